@@ -1,0 +1,89 @@
+# VetLens build, test and model pipeline. Targets work on a fresh Debian 12
+# machine as root: `make deps` installs only what is missing.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+PY := /usr/bin/python3
+GO ?= go
+
+ORT_VERSION := 1.30.0
+ORT_DIR := /usr/local/lib/vetlens
+ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
+
+# Debian packages: training (torch, onnx, scipy for .mat labels), fonts for
+# phantom text, pkg-config and a C toolchain for cgo.
+APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
+	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates npm
+
+BIN := vetlens
+DATA_DIR ?= $(CURDIR)/.vetlens-data
+
+.PHONY: all deps deps-apt deps-ort build run test test-go test-py models train-cardiac train-usg \
+	manifest eval eval-cardiac eval-usg bench clean
+
+all: build
+
+deps: deps-apt deps-ort
+
+deps-apt:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# The ONNX Runtime shared library ships inside the npm package onnxruntime-node.
+deps-ort: $(ORT_LIB)
+
+$(ORT_LIB):
+	@command -v npm >/dev/null || { echo "npm missing: run make deps-apt"; exit 1; }
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
+	tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/linux/x64/libonnxruntime.so.1 && \
+	mkdir -p $(ORT_DIR) && install -m 0644 package/bin/napi-v6/linux/x64/libonnxruntime.so.1 $@ && \
+	rm -rf $$tmp && echo "installed $@"
+
+build: deps
+	$(GO) build -o $(BIN) .
+
+run: build
+	./$(BIN) $(RUN_ARGS)
+
+test: deps test-go test-py
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-py:
+	cd models/train && $(PY) -m unittest discover -s tests -v
+
+# ---- models ---------------------------------------------------------------
+# Retrain everything from synthetic data (hours on 2 cores). With real data:
+#   make train-cardiac DOGHEART=/path/to/DogHeart   (Images/*.png + Labels/*.mat)
+#   make train-usg DATA=cohort.csv
+MINUTES ?= 14
+models: train-cardiac train-usg manifest
+
+train-cardiac:
+	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
+
+train-usg:
+	cd models/train/usg && $(PY) train.py $(if $(DATA),--csv $(DATA),)
+
+manifest:
+	$(PY) models/train/make_manifest.py models
+
+# ---- evaluation and benchmarks -----------------------------------------------
+eval: eval-cardiac eval-usg
+
+eval-cardiac:
+	cd models/train && $(PY) heldout.py --out ../../testdata/heldout --n 320 --negatives 200
+	$(GO) run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md
+
+eval-usg:
+	cd models/train/usg && $(PY) eval.py
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+
+clean:
+	rm -f $(BIN)

@@ -1,0 +1,113 @@
+"""Datasets for the cardiac models: synthetic phantoms and the DogHeart/CCK format.
+
+The letterbox here is the one in docs/model-contract.md and must stay equal
+to engine/imageproc in Go: scale the long side to S with exact area
+averaging (PIL BOX), paste centred on black.
+"""
+import glob
+import os
+from multiprocessing import Pool
+
+import numpy as np
+from PIL import Image
+
+import phantom
+
+N_LANDMARKS = len(phantom.LANDMARKS)
+
+
+def letterbox_geometry(w, h, S):
+    s = S / max(w, h)
+    nw, nh = max(1, int(round(w * s))), max(1, int(round(h * s)))
+    return nw, nh, (S - nw) // 2, (S - nh) // 2
+
+
+def letterbox(im, S):
+    """PIL image -> (letterboxed PIL image of the same mode, (nw, nh, ox, oy))."""
+    w, h = im.size
+    nw, nh, ox, oy = letterbox_geometry(w, h, S)
+    small = im.resize((nw, nh), Image.BOX)
+    canvas = Image.new(im.mode, (S, S), 0)
+    canvas.paste(small, (ox, oy))
+    return canvas, (nw, nh, ox, oy)
+
+
+def to_letterbox_coords(pts_px, w, h, S):
+    """Pixel coordinates [K,2] of a w x h image -> letterbox units / S."""
+    nw, nh, ox, oy = letterbox_geometry(w, h, S)
+    p = np.asarray(pts_px, dtype=np.float64)
+    return np.stack([(p[:, 0] * nw / w + ox) / S, (p[:, 1] * nh / h + oy) / S], 1)
+
+
+def _phantom_sample(args):
+    seed, S, heldout = args
+    rng = np.random.default_rng(seed + 7)
+    long_side = int(rng.integers(256, 600))
+    asp = rng.uniform(*(phantom.HELDOUT if heldout else phantom.TRAIN)["aspect"])
+    w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
+    im, truth, meta = phantom.generate(seed, w, h, heldout=heldout)
+    lb, _ = letterbox(im, S)
+    pts = np.array([truth[k] for k in phantom.LANDMARKS])
+    return np.asarray(lb, np.uint8), to_letterbox_coords(pts, w, h, S).astype(np.float32)
+
+
+def build_phantom_set(n, seed0, S, out, heldout=False, workers=2):
+    """Generate n letterboxed phantoms into an .npz with images, landmarks and mask."""
+    with Pool(workers) as pool:
+        res = pool.map(_phantom_sample, [(seed0 + i, S, heldout) for i in range(n)], chunksize=16)
+    imgs = np.stack([r[0] for r in res])
+    lms = np.stack([r[1] for r in res])
+    mask = np.ones(lms.shape[:2], np.float32)
+    np.savez_compressed(out, images=imgs, landmarks=lms, mask=mask)
+    return out
+
+
+# DogHeart / CCK: Images/*.png + Labels/*.mat with six_points (A-F) and VHS.
+# A,B long axis (heart_top, heart_bottom); C,D short axis (heart_right,
+# heart_left); E,F the T4-T9 span (Vertebra A, Vertebra B). No VLAS point:
+# its mask is 0 so the loss ignores it.
+DOGHEART_ORDER = {"heart_top": 0, "heart_bottom": 1, "heart_right": 2, "heart_left": 3,
+                  "Vertebra A": 4, "Vertebra B": 5}
+
+
+def load_dogheart(root, S):
+    """Read a DogHeart/CCK folder into (images uint8 [N,S,S], landmarks [N,7,2], mask [N,7])."""
+    from scipy.io import loadmat
+
+    imgs, lms, masks = [], [], []
+    for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
+        stem = os.path.splitext(os.path.basename(ip))[0]
+        lp = os.path.join(root, "Labels", stem + ".mat")
+        if not os.path.exists(lp):
+            continue
+        six = np.asarray(loadmat(lp)["six_points"], dtype=np.float64).reshape(6, 2)
+        im = Image.open(ip).convert("L")
+        w, h = im.size
+        pts = np.zeros((N_LANDMARKS, 2))
+        mask = np.zeros(N_LANDMARKS, np.float32)
+        for name, j in DOGHEART_ORDER.items():
+            k = phantom.LANDMARKS.index(name)
+            pts[k] = six[j]
+            mask[k] = 1
+        lb, _ = letterbox(im, S)
+        imgs.append(np.asarray(lb, np.uint8))
+        lms.append(to_letterbox_coords(pts, w, h, S).astype(np.float32))
+        masks.append(mask)
+    if not imgs:
+        raise FileNotFoundError(f"no DogHeart images with labels under {root}")
+    return np.stack(imgs), np.stack(lms), np.stack(masks)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="build a letterboxed phantom set")
+    ap.add_argument("--n", type=int, required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--size", type=int, required=True)
+    ap.add_argument("--heldout", action="store_true")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("out")
+    a = ap.parse_args()
+    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers)
+    print("wrote", a.out)

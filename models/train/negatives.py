@@ -1,0 +1,144 @@
+"""Images that are not thoracic radiographs, for the validity classifier.
+
+SYNTHETIC. Kinds: text documents, UI screenshots, colour scenes, grayscale
+textures and blobs (hard negatives), colour photos of clutter, plain and
+gradient fields, and whatever image files Debian packages put under
+/usr/share (icons, wallpapers) when present.
+"""
+import glob
+import math
+import os
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+from phantom import _font
+
+WORDS = ("invoice total patient clinic dog cat report date amount paid results normal the of and for with "
+         "appointment vaccine weight kg notes history follow up please sign here lorem ipsum dolor").split()
+
+
+def _text(r, n):
+    return " ".join(r.choice(WORDS) for _ in range(n))
+
+
+def document(r, w, h):
+    bg = int(r.uniform(215, 255))
+    im = Image.new("RGB", (w, h), (bg, bg, int(bg * r.uniform(0.9, 1))))
+    d = ImageDraw.Draw(im)
+    sz = int(h * r.uniform(0.015, 0.04))
+    f = _font(sz)
+    y = int(h * 0.05)
+    while y < h * 0.95:
+        d.text((int(w * 0.06), y), _text(r, int(r.integers(3, 12))), fill=(20, 20, 20), font=f)
+        y += int(sz * r.uniform(1.3, 2.2))
+    if r.random() < 0.5:
+        for _ in range(int(r.integers(1, 6))):
+            x0, y0 = int(r.uniform(0, w)), int(r.uniform(0, h))
+            d.rectangle([x0, y0, x0 + int(r.uniform(20, w / 2)), y0 + int(r.uniform(10, h / 5))], outline=(0, 0, 0))
+    return im
+
+
+def screenshot(r, w, h):
+    base = tuple(int(c) for c in r.uniform(30, 250, 3))
+    im = Image.new("RGB", (w, h), base)
+    d = ImageDraw.Draw(im)
+    d.rectangle([0, 0, w, int(h * r.uniform(0.04, 0.1))], fill=tuple(int(c) for c in r.uniform(0, 255, 3)))
+    for _ in range(int(r.integers(3, 14))):
+        x0, y0 = int(r.uniform(0, w)), int(r.uniform(0, h))
+        col = tuple(int(c) for c in r.uniform(0, 255, 3))
+        d.rectangle([x0, y0, x0 + int(r.uniform(30, w / 2)), y0 + int(r.uniform(15, h / 3))], fill=col)
+        d.text((x0 + 4, y0 + 4), _text(r, 3), fill=(0, 0, 0) if sum(col) > 380 else (255, 255, 255),
+               font=_font(h * 0.025))
+    return im
+
+
+def scene(r, w, h):
+    gy = np.linspace(0, 1, h)[:, None, None]
+    top, bot = r.uniform(0, 255, 3), r.uniform(0, 255, 3)
+    arr = (top * (1 - gy) + bot * gy) * np.ones((1, w, 1))
+    im = Image.fromarray(arr.astype(np.uint8))
+    d = ImageDraw.Draw(im)
+    for _ in range(int(r.integers(5, 40))):
+        x0, y0 = r.uniform(-0.1, 1) * w, r.uniform(-0.1, 1) * h
+        s = r.uniform(0.02, 0.4) * max(w, h)
+        col = tuple(int(c) for c in r.uniform(0, 255, 3))
+        if r.random() < 0.5:
+            d.ellipse([x0, y0, x0 + s, y0 + s * r.uniform(0.4, 1.5)], fill=col)
+        else:
+            d.polygon([(x0 + r.uniform(-s, s), y0 + r.uniform(-s, s)) for _ in range(int(r.integers(3, 7)))], fill=col)
+    return im.filter(ImageFilter.GaussianBlur(r.uniform(0, 3)))
+
+
+def texture(r, w, h, color=False):
+    """Fractal noise: clouds, fur, fabric, stone. Gray ones are hard negatives."""
+    acc = np.zeros((h, w), np.float32)
+    for octave in range(1, 7):
+        n = 2 ** octave
+        small = r.random((n + 1, n + 1)).astype(np.float32)
+        acc += np.asarray(Image.fromarray(small).resize((w, h), Image.BICUBIC)) / octave ** r.uniform(0.6, 1.4)
+    acc = (acc - acc.min()) / max(acc.max() - acc.min(), 1e-6)
+    if r.random() < 0.4:
+        acc = np.abs(np.sin(acc * r.uniform(5, 30)))
+    if color:
+        a, b = r.uniform(0, 255, 3), r.uniform(0, 255, 3)
+        arr = a * acc[..., None] + b * (1 - acc[..., None])
+    else:
+        arr = np.repeat(acc[..., None] * 255, 3, 2)
+    return Image.fromarray(arr.astype(np.uint8))
+
+
+def gray_blobs(r, w, h):
+    """Gray scenes with bright blobs and lines on black: resembles an X-ray only loosely."""
+    im = Image.new("L", (w, h), int(r.uniform(0, 60)))
+    d = ImageDraw.Draw(im)
+    for _ in range(int(r.integers(3, 25))):
+        x0, y0 = r.uniform(0, w), r.uniform(0, h)
+        s = r.uniform(0.03, 0.5) * max(w, h)
+        v = int(r.uniform(60, 255))
+        if r.random() < 0.6:
+            d.ellipse([x0, y0, x0 + s, y0 + s * r.uniform(0.3, 1.5)], fill=v)
+        else:
+            d.line([(x0, y0), (x0 + r.uniform(-s, s), y0 + r.uniform(-s, s))], fill=v, width=int(r.uniform(2, 15)))
+    return im.filter(ImageFilter.GaussianBlur(r.uniform(0, 6))).convert("RGB")
+
+
+def plain(r, w, h):
+    col = tuple(int(c) for c in r.uniform(0, 255, 3))
+    if r.random() < 0.5:
+        v = int(r.uniform(0, 255))
+        col = (v, v, v)
+    return Image.new("RGB", (w, h), col)
+
+
+_SYSTEM = None
+
+
+def system_image(r, w, h):
+    """An image file shipped by a Debian package, if any are installed."""
+    global _SYSTEM
+    if _SYSTEM is None:
+        pats = ["/usr/share/pixmaps/*.png", "/usr/share/icons/*/*/*/*.png", "/usr/share/backgrounds/*/*",
+                "/usr/share/images/*/*", "/usr/share/wallpapers/*/*/*/*.png"]
+        _SYSTEM = [p for pat in pats for p in glob.glob(pat) if p.lower().endswith((".png", ".jpg", ".jpeg"))]
+    if not _SYSTEM:
+        return scene(r, w, h)
+    try:
+        im = Image.open(_SYSTEM[int(r.integers(len(_SYSTEM)))]).convert("RGB")
+    except Exception:
+        return scene(r, w, h)
+    return im.resize((w, h), Image.BILINEAR)
+
+
+KINDS = [document, screenshot, scene, lambda r, w, h: texture(r, w, h, True), texture, gray_blobs, plain, system_image]
+
+
+def generate(seed, w=None, h=None):
+    r = np.random.default_rng(seed)
+    if w is None:
+        w, h = int(r.integers(200, 900)), int(r.integers(200, 900))
+    kind = KINDS[int(r.integers(len(KINDS)))]
+    im = kind(r, w, h)
+    if r.random() < 0.3:
+        im = im.convert("L").convert("RGB")
+    return im

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Train one cardiac landmark model (heatmap regression, soft-argmax decoding).
+
+A small U-Net predicts one heatmap per landmark at stride 4; a spatial
+softmax and its expectation (integral regression / DSNT) give sub-pixel
+coordinates. Loss: L1 on coordinates (masked, so data without a VLAS point
+still trains the rest) plus a Jensen-Shannon term pulling each heatmap toward
+a small Gaussian, which keeps heatmaps peaked so `peak` means something.
+
+Train five with different --seed values (different init, data order and
+augmentation) for the ensemble. Data: a phantom .npz (dataset.py) and/or a
+DogHeart/CCK folder (--dogheart DIR).
+"""
+import argparse
+import json
+import math
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dataset
+
+K = dataset.N_LANDMARKS
+
+
+def conv_bn(cin, cout, stride=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def fuse(cin, cout):
+    """Decoder stage: 1x1 reduction of the concatenated skip, then a 3x3."""
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                         conv_bn(cout, cout))
+
+
+class Block(nn.Module):
+    """Two 3x3 convolutions with a residual connection."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.a = conv_bn(cin, cout, stride)
+        self.b = nn.Sequential(nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+        self.skip = None if (cin == cout and stride == 1) else nn.Sequential(
+            nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        s = x if self.skip is None else self.skip(x)
+        return F.relu(self.b(self.a(x)) + s)
+
+
+class LandmarkNet(nn.Module):
+    """Input [N,1,S,S] in 0..1 -> heatmap logits [N,K,S/4,S/4]."""
+
+    def __init__(self, width=16):
+        super().__init__()
+        w = width
+        self.stem = conv_bn(1, w, 2)            # S/2
+        self.e1 = Block(w, 2 * w, 2)            # S/4
+        self.e2 = Block(2 * w, 4 * w, 2)        # S/8
+        self.e3 = Block(4 * w, 6 * w, 2)        # S/16
+        self.e4 = Block(6 * w, 8 * w, 2)        # S/32
+        self.ctx = Block(8 * w, 8 * w, 1)
+        self.d3 = fuse(8 * w + 6 * w, 4 * w)
+        self.d2 = fuse(4 * w + 4 * w, 3 * w)
+        self.d1 = fuse(3 * w + 2 * w, 2 * w)
+        self.head = nn.Conv2d(2 * w, K, 1)
+
+    def forward(self, x):
+        x = (x - 0.45) / 0.25
+        s1 = self.stem(x)
+        e1 = self.e1(s1)
+        e2 = self.e2(e1)
+        e3 = self.e3(e2)
+        e4 = self.ctx(self.e4(e3))
+        up = lambda t, ref: F.interpolate(t, size=ref.shape[-2:], mode="bilinear", align_corners=False)
+        d3 = self.d3(torch.cat([up(e4, e3), e3], 1))
+        d2 = self.d2(torch.cat([up(d3, e2), e2], 1))
+        d1 = self.d1(torch.cat([up(d2, e1), e1], 1))
+        return self.head(d1)
+
+
+def decode(logits):
+    """Heatmap logits -> (probabilities, coords [N,K,2] in 0..1, peak mass [N,K])."""
+    n, k, h, w = logits.shape
+    p = F.softmax(logits.reshape(n, k, h * w), -1).reshape(n, k, h, w)
+    xs = (torch.arange(w, dtype=p.dtype) + 0.5) / w
+    ys = (torch.arange(h, dtype=p.dtype) + 0.5) / h
+    x = (p.sum(2) * xs).sum(-1)
+    y = (p.sum(3) * ys).sum(-1)
+    coords = torch.stack([x, y], -1)
+    # probability mass within 2 cells of the decoded point
+    dx = (xs.view(1, 1, 1, w) - x.view(n, k, 1, 1)) * w
+    dy = (ys.view(1, 1, h, 1) - y.view(n, k, 1, 1)) * h
+    near = ((dx * dx + dy * dy) <= 4.0).to(p.dtype)
+    peak = (p * near).sum((2, 3))
+    return p, coords, peak
+
+
+class Exported(nn.Module):
+    """The graph shipped in ONNX: image -> (landmarks, peak)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, image):
+        _, coords, peak = decode(self.net(image))
+        return coords, peak
+
+
+def js_to_gaussian(p, coords, sigma_cells=1.0):
+    n, k, h, w = p.shape
+    xs = (torch.arange(w, dtype=p.dtype) + 0.5) / w
+    ys = (torch.arange(h, dtype=p.dtype) + 0.5) / h
+    gx = torch.exp(-0.5 * ((xs.view(1, 1, 1, w) - coords[..., 0].view(n, k, 1, 1)) * w / sigma_cells) ** 2)
+    gy = torch.exp(-0.5 * ((ys.view(1, 1, h, 1) - coords[..., 1].view(n, k, 1, 1)) * h / sigma_cells) ** 2)
+    q = gx * gy
+    q = q / q.sum((2, 3), keepdim=True).clamp_min(1e-12)
+    m = 0.5 * (p + q)
+    kl = lambda a, b: (a * (torch.log(a.clamp_min(1e-12)) - torch.log(b.clamp_min(1e-12)))).sum((2, 3))
+    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+
+
+def augment(x, y, g):
+    """Photometric jitter and left-right flips (the anatomy labels do not swap)."""
+    n = x.shape[0]
+    flip = torch.rand(n, generator=g) < 0.5
+    x = torch.where(flip.view(n, 1, 1, 1), x.flip(-1), x)
+    y = y.clone()
+    y[flip, :, 0] = 1.0 - y[flip, :, 0]
+    gamma = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.25)
+    x = x.clamp(0, 1) ** gamma
+    c = 1 + torch.randn(n, 1, 1, 1, generator=g) * 0.15
+    b = torch.randn(n, 1, 1, 1, generator=g) * 0.05
+    x = (x - 0.5) * c + 0.5 + b
+    x = x + torch.randn(x.shape, generator=g) * (torch.rand(n, 1, 1, 1, generator=g) * 0.04)
+    return x.clamp(0, 1), y
+
+
+def load_data(args):
+    imgs, lms, masks = [], [], []
+    for p in args.data:
+        d = np.load(p)
+        imgs.append(d["images"])
+        lms.append(d["landmarks"])
+        masks.append(d["mask"])
+    if args.dogheart:
+        i, l, m = dataset.load_dogheart(args.dogheart, args.size)
+        imgs.append(i)
+        lms.append(l)
+        masks.append(m)
+    return np.concatenate(imgs), np.concatenate(lms), np.concatenate(masks)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", nargs="*", default=[], help="phantom .npz files")
+    ap.add_argument("--dogheart", help="DogHeart/CCK folder (Images/, Labels/)")
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--width", type=int, default=16)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--minutes", type=float, default=12.0, help="training time budget")
+    ap.add_argument("--steps", type=int, default=0, help="fixed step count (overrides --minutes)")
+    ap.add_argument("--batch", type=int, default=24)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", required=True, help="checkpoint path (.pt)")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    g = torch.Generator().manual_seed(args.seed)
+    imgs, lms, masks = load_data(args)
+    n = len(imgs)
+    # Each ensemble member sees its own bootstrap-free shuffle and holds out
+    # 3 % for a progress figure.
+    perm = np.random.default_rng(args.seed).permutation(n)
+    nval = max(8, n // 33)
+    val, tr = perm[:nval], perm[nval:]
+    X = torch.from_numpy(imgs)
+    Y = torch.from_numpy(lms)
+    Mk = torch.from_numpy(masks)
+    net = LandmarkNet(args.width)
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-4, weight_decay=1e-4)
+
+    def batch(idx):
+        x = X[idx].float().unsqueeze(1) / 255.0
+        return x, Y[idx], Mk[idx]
+
+    def step_fn(idx):
+        x, y, m = batch(idx)
+        x, y = augment(x, y, g)
+        p, c, _ = decode(net(x))
+        l1 = ((c - y).abs().sum(-1) * m).sum() / m.sum().clamp_min(1) * args.size
+        js = (js_to_gaussian(p, y) * m).sum() / m.sum().clamp_min(1)
+        loss = l1 + js
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return l1.item()
+
+    # The schedule runs on elapsed time, not steps, so training ends on time
+    # however busy the machine is: one-cycle, warm-up then cosine decay.
+    max_lr = 3e-3
+    budget = args.minutes * 60.0
+
+    def lr_at(progress):
+        if progress < 0.15:
+            return max_lr * (0.04 + 0.96 * progress / 0.15)
+        q = (progress - 0.15) / 0.85
+        return max_lr * (1e-4 + 0.5 * (1 - 1e-4) * (1 + math.cos(math.pi * min(q, 1.0))))
+
+    net.train()
+    rng = np.random.default_rng(args.seed + 1)
+    print(f"seed {args.seed}: {n} samples, budget {args.minutes} min" + (f", {args.steps} steps" if args.steps else ""),
+          flush=True)
+    order = np.array([], dtype=int)
+    t_start = time.time()
+    step = 0
+    err = float("nan")
+
+    def checkpoint():
+        torch.save({"state": net.state_dict(), "size": args.size, "width": args.width, "seed": args.seed,
+                    "step": step, "total": step, "val_err_px": float(err), "minutes": args.minutes}, args.out)
+
+    while True:
+        progress = step / args.steps if args.steps else (time.time() - t_start) / budget
+        if progress >= 1.0:
+            break
+        for grp in opt.param_groups:
+            grp["lr"] = lr_at(progress)
+        if len(order) < args.batch:
+            order = np.concatenate([order, rng.permutation(tr)])
+        idx, order = order[: args.batch], order[args.batch:]
+        l1 = step_fn(idx)
+        if step % 100 == 0:
+            net.eval()
+            with torch.no_grad():
+                x, y, m = batch(val)
+                _, c, pk = decode(net(x))
+                err = float((((c - y) ** 2).sum(-1).sqrt() * m).sum() / m.sum() * args.size)
+            net.train()
+            print(f"step {step} progress {progress:.2f} lr {lr_at(progress):.5f} train_l1_px {l1:.2f} "
+                  f"val_err_px {err:.3f} peak {pk.mean():.2f} elapsed {time.time()-t_start:.0f}s", flush=True)
+            checkpoint()
+        step += 1
+    net.eval()
+    with torch.no_grad():
+        x, y, m = batch(val)
+        _, c, pk = decode(net(x))
+        err = float((((c - y) ** 2).sum(-1).sqrt() * m).sum() / m.sum() * args.size)
+    print(f"final step {step} val_err_px {err:.3f} peak {pk.mean():.2f}", flush=True)
+    checkpoint()
+    print("done", args.out, flush=True)
+
+
+if __name__ == "__main__":
+    main()
