@@ -198,7 +198,7 @@ def render_card(fam, held, stats, f, checks):
         "- Splits by patient (hash of patient_id): 60 % train, 10 % Platt calibration, "
         "10 % conformal calibration, 20 % internal test.",
         f"- Held-out evaluation: {held}; prevalence of USG < {prm['sg_cutoff']}: {pct(f['prevalence'])}.",
-        f"- Rows dropped (missing lab, complete-case analysis): {stats['missing']} of {stats['rows']}; "
+        f"- Evaluation rows dropped (missing lab, complete-case analysis): {stats['missing']} of {stats['rows']}; "
         f"unit auto-corrections applied: {stats['corrected']}.",
         "",
         "## Method",
