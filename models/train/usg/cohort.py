@@ -12,7 +12,9 @@ import argparse
 import csv
 import datetime as dt
 import math
+import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -251,6 +253,15 @@ def read_cohort(path):
         raise SystemExit(f"{path}: no complete rows")
     stats["kept"] = len(X)
     return np.asarray(X, dtype=np.float64), np.asarray(usg), pids, stats
+
+
+def simulated_dataset(n_patients, seed):
+    """Simulate a cohort and read it back through the CSV path a clinic
+    export takes (rounding, unit slips, missing labs), as read_cohort returns."""
+    with tempfile.TemporaryDirectory(prefix="usg-cohort-") as d:
+        path = os.path.join(d, "cohort.csv")
+        write_csv(simulate(n_patients, seed), path)
+        return read_cohort(path)
 
 
 def main():

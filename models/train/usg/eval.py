@@ -99,16 +99,10 @@ def main():
         Xte, yte = X[split == "test"], (usg[split == "test"] < cohort.SG_CUTOFF).astype(float)
         held = f"test split of {os.path.basename(a.data)} ({len(Xte)} rows)"
     else:
-        tmp = os.path.join(models, ".usg_eval_train.csv")
-        cohort.write_csv(cohort.simulate(train.TRAIN_PATIENTS, train.TRAIN_SEED), tmp)
-        X, usg, pids, _ = cohort.read_cohort(tmp)
-        os.remove(tmp)
+        X, usg, pids, _ = cohort.simulated_dataset(train.TRAIN_PATIENTS, train.TRAIN_SEED)
         split = np.array([train.split_of(p) for p in pids])
         Xtr, ytr = X[split == "train"], (usg[split == "train"] < cohort.SG_CUTOFF).astype(float)
-        tmp = os.path.join(models, ".usg_eval_heldout.csv")
-        cohort.write_csv(cohort.simulate(HELDOUT_PATIENTS, HELDOUT_SEED), tmp)
-        Xte, ute, pte, stats = cohort.read_cohort(tmp)
-        os.remove(tmp)
+        Xte, ute, pte, stats = cohort.simulated_dataset(HELDOUT_PATIENTS, HELDOUT_SEED)
         yte = (ute < cohort.SG_CUTOFF).astype(float)
         held = (f"fresh simulated cohort, seed {HELDOUT_SEED} (never used in training), "
                 f"{HELDOUT_PATIENTS} patients, {len(Xte)} complete visits from {len(set(pte))} patients")

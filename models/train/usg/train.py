@@ -266,14 +266,11 @@ def main():
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
 
     if args.data:
-        data_path, source, version = args.data, "clinic CSV " + os.path.basename(args.data), MODEL_VERSION_CLINIC
+        source, version = "clinic CSV " + os.path.basename(args.data), MODEL_VERSION_CLINIC
+        X, usg, pids, stats = cohort.read_cohort(args.data)
     else:
-        data_path = os.path.join(out, ".usg_train_cohort.csv")
-        cohort.write_csv(cohort.simulate(TRAIN_PATIENTS, TRAIN_SEED), data_path)
         source, version = f"simulated cohort (cohort.py seed {TRAIN_SEED}, {TRAIN_PATIENTS} patients)", MODEL_VERSION_SIM
-    X, usg, pids, stats = cohort.read_cohort(data_path)
-    if not args.data:
-        os.remove(data_path)
+        X, usg, pids, stats = cohort.simulated_dataset(TRAIN_PATIENTS, TRAIN_SEED)
     y = (usg < cohort.SG_CUTOFF).astype(np.float64)
     pids = np.array(pids)
     split = np.array([split_of(p) for p in pids])
