@@ -94,7 +94,7 @@ func Load(dir string) (*Engine, error) {
 		return nil, fmt.Errorf("usg engine: parse %s family params: %w", Family, err)
 	}
 	e := &Engine{modelVersion: fam.ModelVersion, params: p}
-	if err := e.checkParams(); err != nil {
+	if err := e.applyParams(); err != nil {
 		return nil, fmt.Errorf("usg engine: manifest %s: %w", dir, err)
 	}
 	models := m.ByRole(Role)
@@ -124,7 +124,9 @@ func Load(dir string) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) checkParams() error {
+// applyParams validates the family params and derives the tiers, the
+// float32 background and its normalised weights from them.
+func (e *Engine) applyParams() error {
 	p := &e.params
 	if !slices.Equal(p.Features, Features()) {
 		return fmt.Errorf("features %v, engine expects %v", p.Features, Features())
