@@ -1,0 +1,403 @@
+// Package usg is the feline urine specific gravity screening engine
+// (spec usg-v1): request validation, the calibrated ensemble run through ONNX
+// Runtime, exact Shapley attributions, conformal sets and risk tiers, and the
+// response and error bodies. It is pure computation: no HTTP, no storage.
+//
+// The model contract, SHAP definition and conformal rule are in docs/usg.md.
+package usg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"vetlens/engine/manifest"
+	"vetlens/engine/ort"
+)
+
+// Service names and versions reported by the USG service.
+const (
+	ServiceName    = "usg-v1"
+	ServiceVersion = "1.6.0"
+	// Family is the manifest family of the USG model.
+	Family = "usg"
+	// Role is the manifest role of the ensemble model file.
+	Role = "usg_ensemble"
+)
+
+// Params are the usg family's parameters from the model manifest.
+type Params struct {
+	ServiceVersion    string            `json:"service_version"`
+	Features          []string          `json:"features"`
+	FeatureAliases    map[string]string `json:"feature_aliases"`
+	ThresholdImpaired float64           `json:"threshold_impaired"`
+	RiskTiers         []float64         `json:"risk_tiers"`
+	SGCutoff          float64           `json:"sg_cutoff"`
+	ConformalAlpha    float64           `json:"conformal_alpha"`
+	ConformalQhat     float64           `json:"conformal_qhat"`
+	TrainingData      string            `json:"training_data"`
+	Background        Background        `json:"shap_background"`
+	Reference         *Reference        `json:"reference,omitempty"`
+}
+
+// Background is the weighted SHAP background sample, in raw units.
+type Background struct {
+	Rows      [][]float64 `json:"rows"`
+	Weights   []float64   `json:"weights"`
+	BaseValue float64     `json:"base_value"`
+}
+
+// Reference holds inputs and the trainer's outputs saved at export, for tests.
+type Reference struct {
+	Inputs       [][]float64 `json:"inputs"`
+	Logit        []float64   `json:"logit"`
+	MemberLogits [][]float64 `json:"member_logits"`
+	Shap         []struct {
+		BaseValue float64   `json:"base_value"`
+		Shap      []float64 `json:"shap"`
+	} `json:"shap"`
+}
+
+// Engine runs USG predictions. It is immutable after Load and safe for
+// concurrent use.
+type Engine struct {
+	sess         *ort.Session
+	logitIdx     int
+	membersIdx   int
+	modelVersion string
+	params       Params
+	tiers        Tiers
+	bg           [][NumFeatures]float32
+	weights      []float64
+	base         float64
+}
+
+// Load reads the usg family and the usg_ensemble model from the manifest in
+// dir, verifies the model's checksum, opens it, and checks the stored SHAP
+// base value against the model. ort.Init must have succeeded first.
+func Load(dir string) (*Engine, error) {
+	m, err := manifest.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("usg engine: %w", err)
+	}
+	fam, err := m.Family(Family)
+	if err != nil {
+		return nil, fmt.Errorf("usg engine: %w", err)
+	}
+	var p Params
+	if err := json.Unmarshal(fam.Params, &p); err != nil {
+		return nil, fmt.Errorf("usg engine: parse %s family params: %w", Family, err)
+	}
+	e := &Engine{modelVersion: fam.ModelVersion, params: p}
+	if err := e.applyParams(); err != nil {
+		return nil, fmt.Errorf("usg engine: manifest %s: %w", dir, err)
+	}
+	models := m.ByRole(Role)
+	if len(models) != 1 {
+		return nil, fmt.Errorf("usg engine: manifest %s has %d %s models, want 1", dir, len(models), Role)
+	}
+	mod := models[0]
+	if err := m.Verify(mod); err != nil {
+		return nil, fmt.Errorf("usg engine: %w", err)
+	}
+	if !slices.Equal(mod.InputSize, []int{NumFeatures}) || len(mod.Inputs) != 1 {
+		return nil, fmt.Errorf("usg engine: model %s: want one input of size [%d], manifest says %v %v",
+			mod.File, NumFeatures, mod.Inputs, mod.InputSize)
+	}
+	e.logitIdx, e.membersIdx = slices.Index(mod.Outputs, "logit"), slices.Index(mod.Outputs, "member_logits")
+	if e.logitIdx < 0 || e.membersIdx < 0 {
+		return nil, fmt.Errorf("usg engine: model %s: outputs %v lack logit or member_logits", mod.File, mod.Outputs)
+	}
+	e.sess, err = ort.NewSession(m.Path(mod), mod.Inputs, mod.Outputs, ort.Options{IntraOpThreads: 1})
+	if err != nil {
+		return nil, fmt.Errorf("usg engine: %w", err)
+	}
+	if err := e.computeBase(context.Background()); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("usg engine: %w", err)
+	}
+	return e, nil
+}
+
+// applyParams validates the family params and derives the tiers, the
+// float32 background and its normalised weights from them.
+func (e *Engine) applyParams() error {
+	p := &e.params
+	if !slices.Equal(p.Features, Features()) {
+		return fmt.Errorf("features %v, engine expects %v", p.Features, Features())
+	}
+	if e.modelVersion == "" {
+		return fmt.Errorf("empty model_version")
+	}
+	if !(p.ThresholdImpaired > 0 && p.ThresholdImpaired < 1) {
+		return fmt.Errorf("threshold_impaired %v not in (0,1)", p.ThresholdImpaired)
+	}
+	if len(p.RiskTiers) != 3 || !(p.RiskTiers[0] < p.RiskTiers[1] && p.RiskTiers[1] < p.RiskTiers[2]) ||
+		p.RiskTiers[1] != p.ThresholdImpaired {
+		return fmt.Errorf("risk_tiers %v must be 3 ascending bounds with the middle one = threshold_impaired %v",
+			p.RiskTiers, p.ThresholdImpaired)
+	}
+	copy(e.tiers.Bounds[:], p.RiskTiers)
+	if !(p.ConformalAlpha > 0 && p.ConformalAlpha < 1) || !(p.ConformalQhat >= 0 && p.ConformalQhat <= 1) {
+		return fmt.Errorf("conformal alpha %v / qhat %v out of range", p.ConformalAlpha, p.ConformalQhat)
+	}
+	if p.SGCutoff <= 1 {
+		return fmt.Errorf("sg_cutoff %v", p.SGCutoff)
+	}
+	bg := p.Background
+	if len(bg.Rows) == 0 || len(bg.Rows) != len(bg.Weights) {
+		return fmt.Errorf("shap_background: %d rows, %d weights", len(bg.Rows), len(bg.Weights))
+	}
+	var sum float64
+	for i, r := range bg.Rows {
+		if len(r) != NumFeatures || bg.Weights[i] <= 0 {
+			return fmt.Errorf("shap_background row %d: %d values, weight %v", i, len(r), bg.Weights[i])
+		}
+		var row [NumFeatures]float32
+		for j, v := range r {
+			row[j] = float32(v)
+		}
+		e.bg = append(e.bg, row)
+		sum += bg.Weights[i]
+	}
+	for _, w := range bg.Weights {
+		e.weights = append(e.weights, w/sum)
+	}
+	if !maps.Equal(p.FeatureAliases, FeatureAliases()) || p.ServiceVersion != ServiceVersion {
+		return fmt.Errorf("feature_aliases %v / service_version %q differ from the engine's %v / %q",
+			p.FeatureAliases, p.ServiceVersion, FeatureAliases(), ServiceVersion)
+	}
+	return nil
+}
+
+// computeBase sets the SHAP base value, the weighted mean model log-odds over
+// the background, and requires it to match the value stored at export.
+func (e *Engine) computeBase(ctx context.Context) error {
+	in := make([]float32, 0, len(e.bg)*NumFeatures)
+	for _, b := range e.bg {
+		in = append(in, b[:]...)
+	}
+	out, err := e.sess.Run(ctx, ort.Tensor{Shape: []int64{int64(len(e.bg)), NumFeatures}, Data: in})
+	if err != nil {
+		return fmt.Errorf("shap base value: %w", err)
+	}
+	logit := out[e.logitIdx].Data
+	var base float64
+	for k, w := range e.weights {
+		base += w * float64(logit[k])
+	}
+	if d := math.Abs(base - e.params.Background.BaseValue); d > 1e-4 {
+		return fmt.Errorf("shap base value %.6f from the model differs from the exported %.6f: model and params do not belong together",
+			base, e.params.Background.BaseValue)
+	}
+	e.base = base
+	return nil
+}
+
+// Close releases the ONNX Runtime session.
+func (e *Engine) Close() error {
+	if e == nil {
+		return nil
+	}
+	return e.sess.Close()
+}
+
+// ModelVersion identifies the serving model.
+func (e *Engine) ModelVersion() string { return e.modelVersion }
+
+// Params returns the manifest parameters the engine runs with.
+func (e *Engine) Params() Params { return e.params }
+
+// raw is one prediction before rounding.
+type raw struct {
+	logit   float64   // calibrated ensemble log-odds
+	p       float64   // sigmoid(logit)
+	members []float64 // members' calibrated log-odds
+	base    float64
+	phi     [NumFeatures]float64
+}
+
+// predictRaw runs the model once on x and on every coalition of x with the
+// background (one batched call) and computes the exact Shapley values.
+func (e *Engine) predictRaw(ctx context.Context, vals [NumFeatures]float64) (*raw, error) {
+	var x [NumFeatures]float32
+	for i, v := range vals {
+		x[i] = float32(v)
+	}
+	k := len(e.bg)
+	n := 1 + (Coalitions-2)*k
+	in := make([]float32, n*NumFeatures)
+	copy(in, x[:])
+	coalitionRows(in[NumFeatures:], x, e.bg)
+	out, err := e.sess.Run(ctx, ort.Tensor{Shape: []int64{int64(n), NumFeatures}, Data: in})
+	if err != nil {
+		return nil, fmt.Errorf("usg predict: %w", err)
+	}
+	logit, members := out[e.logitIdx], out[e.membersIdx]
+	if len(logit.Data) != n || len(members.Shape) != 2 || members.Shape[0] != int64(n) {
+		return nil, fmt.Errorf("usg predict: output shapes %v and %v for %d rows", logit.Shape, members.Shape, n)
+	}
+	var v [Coalitions]float64
+	v[0] = e.base
+	v[Coalitions-1] = float64(logit.Data[0])
+	for s := 1; s < Coalitions-1; s++ {
+		rows := logit.Data[1+(s-1)*k : 1+s*k]
+		var sum float64
+		for j, w := range e.weights {
+			sum += w * float64(rows[j])
+		}
+		v[s] = sum
+	}
+	m := int(members.Shape[1])
+	r := &raw{logit: v[Coalitions-1], base: e.base, phi: Shapley(&v), members: make([]float64, m)}
+	r.p = sigmoid(r.logit)
+	for j := 0; j < m; j++ {
+		r.members[j] = float64(members.Data[j])
+	}
+	return r, nil
+}
+
+// Response is the spec's success body {result, meta}.
+type Response struct {
+	Result Result `json:"result"`
+	Meta   Meta   `json:"meta"`
+}
+
+// Result is the prediction.
+type Result struct {
+	Classification          string      `json:"classification"`
+	ProbabilityAdequate     float64     `json:"probability_adequate"`
+	ProbabilityImpaired     float64     `json:"probability_impaired"`
+	RiskTier                string      `json:"risk_tier"`
+	RiskLabel               string      `json:"risk_label"`
+	ThresholdSG             float64     `json:"threshold_sg"`
+	ModelVersion            string      `json:"model_version"`
+	EnsembleStd             float64     `json:"ensemble_std"`
+	ConformalSet            []string    `json:"conformal_set"`
+	ConformalClassification string      `json:"conformal_classification"`
+	ConformalAlpha          float64     `json:"conformal_alpha"`
+	Explanation             Explanation `json:"explanation"`
+	Warnings                []string    `json:"warnings,omitempty"`
+}
+
+// Explanation is the SHAP attribution of the log-odds.
+type Explanation struct {
+	BaseValue float64       `json:"base_value"`
+	Features  []FeatureShap `json:"features"`
+}
+
+// FeatureShap is one feature's attribution.
+type FeatureShap struct {
+	Feature   string  `json:"feature"`
+	Label     string  `json:"label"`
+	Value     float64 `json:"value"`
+	Shap      float64 `json:"shap"`
+	Direction string  `json:"direction"`
+}
+
+// Meta describes the service that answered.
+type Meta struct {
+	Service      string  `json:"service"`
+	ModelVersion string  `json:"model_version"`
+	ElapsedMS    float64 `json:"elapsed_ms"`
+}
+
+// Predict runs one validated request. Classification, risk tier and the
+// conformal set are decided on the reported (4-decimal) probability, so the
+// body is consistent with itself.
+func (e *Engine) Predict(ctx context.Context, req *Request) (*Response, error) {
+	if req == nil {
+		return nil, fmt.Errorf("usg predict: nil request")
+	}
+	start := req.Received
+	if start.IsZero() {
+		start = time.Now()
+	}
+	r, err := e.predictRaw(ctx, req.Values)
+	if err != nil {
+		return nil, err
+	}
+	p := round(r.p, 4)
+	tier, label := e.tiers.Tier(p)
+	set, setClass := ConformalSet(p, e.params.ConformalQhat, e.params.ThresholdImpaired)
+	res := Result{
+		Classification:          Classify(p, e.params.ThresholdImpaired),
+		ProbabilityAdequate:     round(1-p, 4),
+		ProbabilityImpaired:     p,
+		RiskTier:                tier,
+		RiskLabel:               label,
+		ThresholdSG:             e.params.SGCutoff,
+		ModelVersion:            e.modelVersion,
+		EnsembleStd:             round(EnsembleStd(r.members), 4),
+		ConformalSet:            set,
+		ConformalClassification: setClass,
+		ConformalAlpha:          e.params.ConformalAlpha,
+		Explanation:             Explanation{BaseValue: round(r.base, 4), Features: explain(req.Values, r.phi)},
+		Warnings:                req.Warnings,
+	}
+	return &Response{
+		Result: res,
+		Meta: Meta{
+			Service:      ServiceName,
+			ModelVersion: e.modelVersion,
+			ElapsedMS:    round(float64(time.Since(start).Microseconds())/1000, 3),
+		},
+	}, nil
+}
+
+// explain lists the features by |shap| descending (ties in model order).
+func explain(vals [NumFeatures]float64, phi [NumFeatures]float64) []FeatureShap {
+	idx := []int{0, 1, 2, 3, 4}
+	sort.SliceStable(idx, func(a, b int) bool { return math.Abs(phi[idx[a]]) > math.Abs(phi[idx[b]]) })
+	out := make([]FeatureShap, 0, NumFeatures)
+	for _, i := range idx {
+		s := round(phi[i], 4)
+		dir := LabelAdequate
+		if s > 0 {
+			dir = LabelImpaired
+		}
+		out = append(out, FeatureShap{
+			Feature: featureInfo[i].key, Label: featureInfo[i].label,
+			Value: round(vals[i], 2), Shap: s, Direction: dir,
+		})
+	}
+	return out
+}
+
+// VersionInfo is the body of GET /usg/v1/version.
+type VersionInfo struct {
+	Service           string            `json:"service"`
+	ServiceVersion    string            `json:"service_version"`
+	ModelVersion      string            `json:"model_version"`
+	Features          []string          `json:"features"`
+	FeatureAliases    map[string]string `json:"feature_aliases"`
+	ThresholdImpaired float64           `json:"threshold_impaired"`
+	SGCutoff          float64           `json:"sg_cutoff"`
+}
+
+// Version returns the version body.
+func (e *Engine) Version() VersionInfo {
+	return VersionInfo{
+		Service: ServiceName, ServiceVersion: ServiceVersion, ModelVersion: e.modelVersion,
+		Features: Features(), FeatureAliases: FeatureAliases(),
+		ThresholdImpaired: e.params.ThresholdImpaired, SGCutoff: e.params.SGCutoff,
+	}
+}
+
+// Health is the body of GET /usg/v1/health.
+type Health struct {
+	Status         string `json:"status"`
+	Service        string `json:"service"`
+	ModelVersion   string `json:"model_version"`
+	ServiceVersion string `json:"service_version"`
+}
+
+// Health returns the health body.
+func (e *Engine) Health() Health {
+	return Health{Status: "ok", Service: ServiceName, ModelVersion: e.modelVersion, ServiceVersion: ServiceVersion}
+}
