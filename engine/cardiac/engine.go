@@ -232,27 +232,19 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if err := imageproc.CheckSize(b.Dx(), b.Dy()); err != nil {
 		return nil, err
 	}
-	r := &Result{Width: b.Dx(), Height: b.Dy()}
-
 	p, err := e.runValidity(ctx, img)
 	if err != nil {
 		return nil, err
 	}
-	r.ClassifierConfidence = p
 	if math.IsNaN(p) || p < ValidityThreshold {
-		r.Code = Decide(Evidence{PRadiograph: p})
-		r.Rejected = r.Code == CodeRejected
-		r.Spread = math.NaN()
-		return r, nil
+		return newResult(b.Dx(), b.Dy(), p, nil, nil), nil
 	}
-
 	models, peaks, err := e.runLandmarks(ctx, img)
 	if err != nil {
 		return nil, err
 	}
-	r.ModelLandmarks = models
-	r.fill(p, peaks)
-	if o.Render && !r.Rejected {
+	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
+	if o.Render {
 		jpg, err := RenderJPEG(img, r)
 		if err != nil {
 			return nil, fmt.Errorf("render: %w", err)
@@ -262,9 +254,16 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	return r, nil
 }
 
-// fill derives everything from ModelLandmarks and the per-model peaks.
-func (r *Result) fill(p float64, peaks [][NumLandmarks]float64) {
-	w, h := r.Width, r.Height
+// newResult derives a Result for a w x h image from the validity output p
+// and, for a valid image, each landmark model's landmarks (pixels) and peaks.
+func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {
+	r := &Result{Width: w, Height: h, ClassifierConfidence: p, ModelLandmarks: models}
+	if math.IsNaN(p) || p < ValidityThreshold || len(models) == 0 {
+		r.Code = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
+		r.Rejected = r.Code == CodeRejected
+		r.Spread = math.NaN()
+		return r
+	}
 	scale := float64(max(w, h))
 	finite := true
 	for mi, l := range r.ModelLandmarks {
@@ -313,6 +312,7 @@ func (r *Result) fill(p float64, peaks [][NumLandmarks]float64) {
 		v := round(r.Geometry.VLAS, DecimalsScore)
 		r.VLAS = &v
 	}
+	return r
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -381,23 +381,31 @@ func (e *Engine) runLandmarks(ctx context.Context, img image.Image) ([]Landmarks
 }
 
 func (m model) runLandmark(ctx context.Context, x []float32, lb imageproc.Letterbox) (Landmarks, [NumLandmarks]float64, error) {
-	var l Landmarks
 	var pk [NumLandmarks]float64
 	s := int64(m.size)
 	out, err := m.s.Run(ctx, ort.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
 	if err != nil {
-		return l, pk, fmt.Errorf("landmark model %s: %w", m.name, err)
+		return Landmarks{}, pk, fmt.Errorf("landmark model %s: %w", m.name, err)
 	}
 	lm, p := out[m.lmIndex].Data, out[m.pkIndex].Data
 	if len(lm) != NumLandmarks*2 || len(p) != NumLandmarks {
-		return l, pk, fmt.Errorf("landmark model %s: got %d landmark and %d peak values, want %d and %d",
+		return Landmarks{}, pk, fmt.Errorf("landmark model %s: got %d landmark and %d peak values, want %d and %d",
 			m.name, len(lm), len(p), NumLandmarks*2, NumLandmarks)
 	}
-	for k := 0; k < NumLandmarks; k++ {
-		u, v := float64(lm[2*k])*float64(m.size), float64(lm[2*k+1])*float64(m.size)
-		px, py := lb.ToOriginal(u, v)
-		l[k] = Point{px, py}
+	for k := range pk {
 		pk[k] = float64(p[k])
 	}
-	return l, pk, nil
+	return toPixels(lm, lb), pk, nil
+}
+
+// toPixels maps a landmark model's output (x, y pairs in letterbox units
+// divided by S) to pixels of the original image.
+func toPixels(lm []float32, lb imageproc.Letterbox) Landmarks {
+	var l Landmarks
+	s := float64(lb.S)
+	for k := range l {
+		x, y := lb.ToOriginal(float64(lm[2*k])*s, float64(lm[2*k+1])*s)
+		l[k] = Point{x, y}
+	}
+	return l
 }
