@@ -28,6 +28,9 @@ const (
 	outputPeak     = "peak"
 )
 
+// loadWorkers is how many models Load reads and hashes at once.
+const loadWorkers = 2
+
 // ErrNoModels means the manifest lists no cardiac models (they have not
 // been shipped yet).
 var ErrNoModels = errors.New("model manifest has no cardiac models")
@@ -90,11 +93,16 @@ func Load(dir string, o Options) (*Engine, error) {
 	all := append([]manifest.Model{vs[0]}, ls...)
 	loaded := make([]model, len(all))
 	errs := make([]error, len(all))
+	// Two at a time: loading all at once doubles peak memory (each
+	// session briefly holds its parsed model twice) for little speed on
+	// two cores.
+	sem := make(chan struct{}, loadWorkers)
 	var wg sync.WaitGroup
 	for i, entry := range all {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
+			defer func() { <-sem; wg.Done() }()
 			loaded[i], errs[i] = loadModel(m, entry, o)
 		}()
 	}
