@@ -192,6 +192,8 @@ func testImages(t *testing.T) map[string]image.Image {
 		"nrgba":         rgbaImage(77, 130),
 		"rgba":          rgba,
 		"gray16":        gray16Image(70, 40),
+		"gray16 sub":    gray16Image(90, 60).SubImage(image.Rect(3, 7, 80, 51)),
+		"gray16 opaque": opaque{gray16Image(70, 40)},
 		"paletted":      palettedImage(40, 33),
 		"cmyk":          cmyk,
 		"tiny upscale":  gradient(20, 13),
