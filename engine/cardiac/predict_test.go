@@ -48,7 +48,7 @@ func checkConsistent(t *testing.T, r *Result) {
 		t.Errorf("code %d with confidence %s", r.Code, r.Confidence)
 	}
 	if !r.Rejected && r.Code != CodeUnexpected {
-		if len(r.ModelLandmarks) != 5 && len(r.ModelLandmarks) < 2 {
+		if len(r.ModelLandmarks) < 2 {
 			t.Errorf("%d model landmark sets", len(r.ModelLandmarks))
 		}
 		for k, p := range r.Landmarks {
@@ -272,13 +272,9 @@ func BenchmarkPredict1024(b *testing.B) {
 
 // BenchmarkPredict1024Modes compares how the ensemble is scheduled.
 func BenchmarkPredict1024Modes(b *testing.B) {
-	base := testEngine(b) // skips without models
+	testEngine(b) // initialises ONNX Runtime; skips without models
+	dir := testModelsDir(b)
 	data := jpegBytes(b, phantom(1024, 1024))
-	dir := os.Getenv(TestModelsEnv)
-	if dir == "" {
-		dir = "../../models"
-	}
-	_ = base
 	for _, o := range []Options{
 		{IntraOpThreads: 1, Concurrency: 0},
 		{IntraOpThreads: 1, Concurrency: 2},
