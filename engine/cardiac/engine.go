@@ -45,17 +45,17 @@ type Options struct {
 	Concurrency int
 }
 
-// DefaultOptions are the settings measured fastest on a 2-core machine
-// (docs/cardiac.md, "Speed").
+// DefaultOptions are the engine's default settings: one intra-op thread per
+// session and all landmark models at once (docs/cardiac.md, "Speed and
+// memory"; BenchmarkPredict1024Modes compares the alternatives).
 func DefaultOptions() Options { return Options{IntraOpThreads: 1, Concurrency: 0} }
 
 type model struct {
 	name    string
 	s       *ort.Session
 	size    int // S of the [C,S,S] input
-	outs    []string
-	lmIndex int // index of "landmarks" in outs
-	pkIndex int // index of "peak" in outs
+	lmIndex int // index of "landmarks" among the outputs
+	pkIndex int // index of "peak" among the outputs
 }
 
 // Engine holds the validity classifier and the landmark ensemble. Predict
@@ -147,8 +147,7 @@ func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error)
 	if err != nil {
 		return model{}, fmt.Errorf("load %s model %s: %w", e.Role, e.File, err)
 	}
-	return model{name: e.File, s: s, size: e.InputSize[1], outs: e.Outputs,
-		lmIndex: idx[outputLandmark], pkIndex: idx[outputPeak]}, nil
+	return model{name: e.File, s: s, size: e.InputSize[1], lmIndex: idx[outputLandmark], pkIndex: idx[outputPeak]}, nil
 }
 
 // Close releases all sessions.
@@ -244,7 +243,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if err != nil {
 		return nil, err
 	}
-	if math.IsNaN(p) || p < ValidityThreshold {
+	if !isRadiograph(p) {
 		return newResult(b.Dx(), b.Dy(), p, nil, nil), nil
 	}
 	models, peaks, err := e.runLandmarks(ctx, img)
@@ -266,7 +265,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 // and, for a valid image, each landmark model's landmarks (pixels) and peaks.
 func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {
 	r := &Result{Width: w, Height: h, ClassifierConfidence: p, ModelLandmarks: models}
-	if math.IsNaN(p) || p < ValidityThreshold || len(models) == 0 {
+	if !isRadiograph(p) || len(models) == 0 {
 		r.Code = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
 		r.Rejected = r.Code == CodeRejected
 		r.Spread = math.NaN()
@@ -322,6 +321,10 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 	}
 	return r
 }
+
+// isRadiograph reports whether the validity output lets the landmark models
+// run: p >= ValidityThreshold (false for NaN).
+func isRadiograph(p float64) bool { return p >= ValidityThreshold }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
