@@ -103,6 +103,9 @@ def sha256(path):
 
 
 def export(model, path, s, c, outputs):
+    """Exports to ONNX and writes reference outputs the way the real
+    exporters do (models/reference/NAME.json plus a little-endian float32
+    input file), so the Go reference replay test runs against the double."""
     model.eval()
     x = torch.rand(2, c, s, s)
     axes = {"image": {0: "N"}}
@@ -110,6 +113,18 @@ def export(model, path, s, c, outputs):
         axes[o] = {0: "N"}
     torch.onnx.export(model, x, path, opset_version=13, input_names=["image"],
                       output_names=outputs, dynamic_axes=axes)
+    name = os.path.basename(path)[: -len(".onnx")]
+    ref = os.path.join(os.path.dirname(path), "reference")
+    os.makedirs(ref, exist_ok=True)
+    inp = f"{name}_input_{s}.f32"
+    x.numpy().astype("<f4").tofile(os.path.join(ref, inp))
+    with torch.no_grad():
+        y = model(x)
+    if not isinstance(y, tuple):
+        y = (y,)
+    with open(os.path.join(ref, name + ".json"), "w") as f:
+        json.dump({"model": name + ".onnx", "input": inp, "input_shape": list(x.shape),
+                   "outputs": {o: t.numpy().ravel().tolist() for o, t in zip(outputs, y)}}, f)
 
 
 def main():
