@@ -278,18 +278,27 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// bench1024 is a 1024x1024 held-out phantom radiograph (grayscale JPEG).
+func bench1024(b *testing.B) []byte {
+	data, err := os.ReadFile("testdata/phantoms/phantom_3_1024x1024.jpg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
 // BenchmarkPredict1024 is decode + validity + 5-model ensemble + geometry
 // for one 1024x1024 JPEG, with the default options. It reports the median.
 func BenchmarkPredict1024(b *testing.B) {
 	e := testEngine(b)
-	benchPredict(b, e, jpegBytes(b, phantom(1024, 1024)))
+	benchPredict(b, e, bench1024(b))
 }
 
 // BenchmarkPredict1024Modes compares how the ensemble is scheduled.
 func BenchmarkPredict1024Modes(b *testing.B) {
 	testEngine(b) // initialises ONNX Runtime; skips without models
 	dir := testModelsDir(b)
-	data := jpegBytes(b, phantom(1024, 1024))
+	data := bench1024(b)
 	for _, o := range []Options{
 		{IntraOpThreads: 1, Concurrency: 0},
 		{IntraOpThreads: 1, Concurrency: 2},
