@@ -79,7 +79,8 @@ func Render(img image.Image, r *Result) (*image.RGBA, error) {
 		}
 		disc(out, p, 3.2*th, outlineColor)
 		disc(out, p, 2.4*th, landmarkColors[k])
-		label(out, ClassNames[k], int(p.X+4*th), int(p.Y-2*th), int(p.X), scale, landmarkColors[k])
+		// Above and right of the point, clear of the lines through it.
+		label(out, ClassNames[k], int(p.X+3*th), int(p.Y-3*th)-basicfont.Face7x13.Height*scale, int(p.X), scale, landmarkColors[k])
 	}
 	drawPanel(out, r, side)
 	return out, nil
