@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"runtime"
 	"sync"
 
 	"vetlens/engine/imageproc"
@@ -45,10 +46,10 @@ type Options struct {
 	Concurrency int
 }
 
-// DefaultOptions are the engine's default settings: one intra-op thread per
-// session and all landmark models at once (docs/cardiac.md, "Speed and
+// DefaultOptions are the engine's default settings: the landmark models one
+// after the other, each using every core (docs/cardiac.md, "Speed and
 // memory"; BenchmarkPredict1024Modes compares the alternatives).
-func DefaultOptions() Options { return Options{IntraOpThreads: 1, Concurrency: 0} }
+func DefaultOptions() Options { return Options{IntraOpThreads: runtime.NumCPU(), Concurrency: 1} }
 
 type model struct {
 	name    string

@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"syscall"
@@ -299,11 +300,12 @@ func BenchmarkPredict1024Modes(b *testing.B) {
 	testEngine(b) // initialises ONNX Runtime; skips without models
 	dir := testModelsDir(b)
 	data := bench1024(b)
+	n := runtime.NumCPU()
 	for _, o := range []Options{
 		{IntraOpThreads: 1, Concurrency: 0},
-		{IntraOpThreads: 1, Concurrency: 2},
-		{IntraOpThreads: 2, Concurrency: 1},
-		{IntraOpThreads: 2, Concurrency: 0},
+		{IntraOpThreads: 1, Concurrency: n},
+		{IntraOpThreads: n, Concurrency: 1},
+		{IntraOpThreads: n, Concurrency: 0},
 	} {
 		b.Run(fmt.Sprintf("threads=%d,concurrency=%d", o.IntraOpThreads, o.Concurrency), func(b *testing.B) {
 			e, err := Load(dir, o)
