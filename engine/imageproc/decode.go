@@ -7,19 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
 )
 
 // Decode limits. The header is read first (image.DecodeConfig) and an image
 // outside these bounds is refused before any pixel memory is allocated.
-//
-// MaxPixels bounds the decoded size: at most 40 MP, which is 40 MB for 8-bit
-// gray, 160 MB for RGBA and 320 MB for 16-bit RGBA PNGs (the worst case).
 // Digital radiography detectors produce 3-18 MP, so real images fit easily.
 const (
 	// MaxPixels is the largest accepted width*height.
 	MaxPixels = 40_000_000
+	// MaxDecodeBytes bounds the memory a decoder is estimated to need
+	// (DecodeBytes). Without it a 40 MP progressive 4:4:4 colour JPEG,
+	// 7 MB on disk, takes about 600 MB to decode.
+	MaxDecodeBytes = 256 << 20
 	// MaxSide is the largest accepted width or height in pixels.
 	MaxSide = 16384
 	// MinSide is the smallest accepted width or height in pixels; anything
@@ -91,6 +93,10 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	if err := CheckSize(cfg.Width, cfg.Height); err != nil {
 		return nil, format, err
 	}
+	if need := DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)); need > MaxDecodeBytes {
+		return nil, format, fmt.Errorf("%w: %dx%d %s needs about %d MB to decode, over %d MB",
+			ErrTooLarge, cfg.Width, cfg.Height, format, need>>20, MaxDecodeBytes>>20)
+	}
 	img, err = decode(b)
 	if err != nil {
 		return nil, format, fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err)
@@ -99,4 +105,70 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 		return nil, format, fmt.Errorf("%w: %s decoded to %dx%d, header said %dx%d", ErrCorrupt, format, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
 	}
 	return img, format, nil
+}
+
+// DecodeBytes estimates the peak memory Go's decoder needs for an image
+// with this header, from its colour model: PNG holds the image (1 byte per
+// pixel for gray and paletted, 2 for 16-bit gray, 4 for RGBA, 8 for 16-bit
+// RGBA). JPEG holds the image (1 byte per pixel for gray, 3 for YCbCr
+// assuming no chroma subsampling, 8 for CMYK: component planes plus the
+// converted image) and, when progressive, 4 bytes per pixel per component of
+// DCT coefficients.
+func DecodeBytes(format string, cfg image.Config, progressive bool) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	if format == "jpeg" {
+		img, comps := int64(3), int64(3)
+		switch cfg.ColorModel {
+		case color.GrayModel:
+			img, comps = 1, 1
+		case color.CMYKModel:
+			img, comps = 8, 4
+		}
+		if progressive {
+			return px * (img + 4*comps)
+		}
+		return px * img
+	}
+	switch cfg.ColorModel.(type) {
+	case color.Palette:
+		return px
+	}
+	switch cfg.ColorModel {
+	case color.GrayModel:
+		return px
+	case color.Gray16Model:
+		return 2 * px
+	case color.RGBAModel, color.NRGBAModel:
+		return 4 * px
+	}
+	return 8 * px
+}
+
+// jpegProgressive reports whether the JPEG's frame header (the first SOFn
+// marker) is progressive (SOF2, SOF6, SOF10, SOF14). It walks marker
+// segments without trusting lengths beyond the data.
+func jpegProgressive(b []byte) bool {
+	i := 2 // after SOI
+	for i+4 <= len(b) {
+		if b[i] != 0xff {
+			return false
+		}
+		m := b[i+1]
+		switch {
+		case m == 0xff: // fill byte
+			i++
+			continue
+		case m == 0x01 || m >= 0xd0 && m <= 0xd9: // markers without a length
+			i += 2
+			continue
+		}
+		switch m {
+		case 0xc2, 0xc6, 0xca, 0xce:
+			return true
+		case 0xc0, 0xc1, 0xc3, 0xc5, 0xc7, 0xc9, 0xcb, 0xcd, 0xcf, 0xda:
+			return false
+		}
+		i += 2 + (int(b[i+2])<<8 | int(b[i+3]))
+	}
+	return false
 }

@@ -33,14 +33,18 @@ func pngChunk(typ string, data []byte) []byte {
 // craftPNG returns a syntactically valid PNG whose header claims w x h
 // 8-bit gray pixels but whose IDAT holds only a few bytes: the shape of a
 // decompression bomb (a real bomb is a few KB of zeros that inflate to GBs).
-func craftPNG(w, h uint32) []byte {
+func craftPNG(w, h uint32) []byte { return craftPNGType(w, h, 8, 0) }
+
+// craftPNGType is craftPNG with a bit depth and PNG colour type (0 gray,
+// 2 RGB, 3 paletted, 4 gray+alpha, 6 RGBA).
+func craftPNGType(w, h uint32, depth, colorType byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	ihdr := make([]byte, 13)
 	binary.BigEndian.PutUint32(ihdr[0:], w)
 	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8] = 8 // bit depth
-	ihdr[9] = 0 // gray
+	ihdr[8] = depth
+	ihdr[9] = colorType
 	b.Write(pngChunk("IHDR", ihdr))
 	var z bytes.Buffer
 	zw := zlib.NewWriter(&z)
@@ -69,13 +73,16 @@ func encodeJPEG(t testing.TB, img image.Image) []byte {
 	return b.Bytes()
 }
 
-// patchJPEGSize rewrites the SOF0 frame header's height and width.
+// patchJPEGSize rewrites the SOF0 or SOF2 frame header's height and width.
 func patchJPEGSize(t testing.TB, b []byte, w, h uint16) []byte {
 	t.Helper()
 	out := append([]byte(nil), b...)
 	i := bytes.Index(out, []byte{0xff, 0xc0})
 	if i < 0 {
-		t.Fatal("no SOF0 marker")
+		i = bytes.Index(out, []byte{0xff, 0xc2})
+	}
+	if i < 0 {
+		t.Fatal("no SOF0 or SOF2 marker")
 	}
 	binary.BigEndian.PutUint16(out[i+5:], h)
 	binary.BigEndian.PutUint16(out[i+7:], w)
@@ -127,6 +134,10 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prog, err := os.ReadFile("testdata/progressive444.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
 	goodJPEG := encodeJPEG(t, gradient(64, 64))
 	goodPNG := encodePNG(t, gradient(64, 64))
 	cases := []struct {
@@ -153,10 +164,13 @@ func TestDecode(t *testing.T) {
 		{name: "png 16385x40 over side", data: craftPNG(16385, 40), wantErr: ErrTooLarge},
 		{name: "png 4294967295 wide", data: craftPNG(0xffffffff, 1), wantErr: ErrCorrupt},
 		{name: "jpeg header 20000x20000", data: patchJPEGSize(t, goodJPEG, 20000, 20000), wantErr: ErrTooLarge},
+		{name: "16-bit rgba png 8000x5000 over decode memory", data: craftPNGType(8000, 5000, 16, 6), wantErr: ErrTooLarge},
+		{name: "progressive jpeg header 8000x5000 over decode memory", data: patchJPEGSize(t, prog, 8000, 5000), wantErr: ErrTooLarge},
 		{name: "png header fits, data short", data: craftPNG(2000, 2000), wantErr: ErrCorrupt},
 		{name: "32x32 png", data: encodePNG(t, gradient(32, 32)), wantFmt: "png", wantTyp: "*image.Gray", w: 32, h: 32},
 		{name: "gray jpeg", data: goodJPEG, wantFmt: "jpeg", wantTyp: "*image.Gray", w: 64, h: 64},
 		{name: "colour jpeg", data: encodeJPEG(t, rgbaImage(80, 50)), wantFmt: "jpeg", wantTyp: "*image.YCbCr", w: 80, h: 50},
+		{name: "progressive jpeg", data: prog, wantFmt: "jpeg", wantTyp: "*image.YCbCr", w: 64, h: 48},
 		{name: "cmyk jpeg", data: cmyk, wantFmt: "jpeg", wantTyp: "*image.CMYK", w: 64, h: 48},
 		{name: "16-bit gray png", data: encodePNG(t, gray16Image(70, 40)), wantFmt: "png", wantTyp: "*image.Gray16", w: 70, h: 40},
 		{name: "rgba png", data: encodePNG(t, rgbaImage(50, 60)), wantFmt: "png", wantTyp: "*image.NRGBA", w: 50, h: 60},
@@ -240,4 +254,66 @@ func flip(b []byte, from int) []byte {
 		out[i] ^= 0x5a
 	}
 	return out
+}
+
+func TestDecodeBytes(t *testing.T) {
+	cfg := func(m color.Model) image.Config { return image.Config{ColorModel: m, Width: 1000, Height: 1000} }
+	const mp = 1_000_000
+	cases := []struct {
+		name        string
+		format      string
+		cfg         image.Config
+		progressive bool
+		want        int64
+	}{
+		{"png gray", "png", cfg(color.GrayModel), false, mp},
+		{"png gray16", "png", cfg(color.Gray16Model), false, 2 * mp},
+		{"png paletted", "png", cfg(color.Palette(palette.Plan9)), false, mp},
+		{"png nrgba", "png", cfg(color.NRGBAModel), false, 4 * mp},
+		{"png rgba64", "png", cfg(color.RGBA64Model), false, 8 * mp},
+		{"jpeg gray", "jpeg", cfg(color.GrayModel), false, mp},
+		{"jpeg gray progressive", "jpeg", cfg(color.GrayModel), true, 5 * mp},
+		{"jpeg ycbcr", "jpeg", cfg(color.YCbCrModel), false, 3 * mp},
+		{"jpeg ycbcr progressive", "jpeg", cfg(color.YCbCrModel), true, 15 * mp},
+		{"jpeg cmyk progressive", "jpeg", cfg(color.CMYKModel), true, 24 * mp},
+	}
+	for _, tc := range cases {
+		if got := DecodeBytes(tc.format, tc.cfg, tc.progressive); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestJPEGProgressive(t *testing.T) {
+	prog, err := os.ReadFile("testdata/progressive444.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := encodeJPEG(t, rgbaImage(40, 40))
+	cases := []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"progressive", prog, true},
+		{"baseline", base, false},
+		{"cmyk baseline", mustRead(t, "testdata/cmyk.jpg"), false},
+		{"truncated before frame", prog[:30], false},
+		{"garbage after SOI", []byte{0xff, 0xd8, 1, 2, 3, 4, 5}, false},
+		{"huge segment length", []byte{0xff, 0xd8, 0xff, 0xe0, 0xff, 0xff, 0, 0}, false},
+	}
+	for _, tc := range cases {
+		if got := jpegProgressive(tc.data); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
