@@ -76,21 +76,25 @@ func NewResponse(r *Result, modelVersion string) Response {
 		resp.Spread = &s
 		resp.ModelConfidence = r.Confidence
 	}
-	if len(r.ModelLandmarks) > 0 {
-		resp.Prediction = normalized(r.Landmarks, r.Width, r.Height)
-	}
+	resp.Prediction = r.Prediction()
 	if len(r.Rendered) > 0 {
 		resp.RenderedImage = base64.StdEncoding.EncodeToString(r.Rendered)
 	}
 	return resp
 }
 
-// normalized converts pixel landmarks to the spec's 0..1 form, rounded to
-// DecimalsCoordinate; nil if any coordinate is not finite.
-func normalized(l Landmarks, w, h int) []Landmark {
+// Prediction returns the 7 ensemble landmarks in the spec's form: x and y
+// divided by the image width and height (0..1), rounded to
+// DecimalsCoordinate, with the spec's class names, in model order. It is
+// nil when no landmarks were computed (rejection) or any coordinate is not
+// finite.
+func (r *Result) Prediction() []Landmark {
+	if len(r.ModelLandmarks) == 0 {
+		return nil
+	}
 	out := make([]Landmark, NumLandmarks)
-	for k, p := range l {
-		x, y := p.X/float64(w), p.Y/float64(h)
+	for k, p := range r.Landmarks {
+		x, y := p.X/float64(r.Width), p.Y/float64(r.Height)
 		if !isFinite(x) || !isFinite(y) {
 			return nil
 		}
