@@ -40,6 +40,7 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"no validity model", five[1:], nil, "want 1 cardiac_validity", nil},
 		{"one landmark model", five[:2], nil, "want 5 cardiac_landmark", nil},
 		{"no family", five, map[string]manifest.Family{}, `no "cardiac" family`, nil},
+		{"no model_version", five, map[string]manifest.Family{Family: {}}, "has no model_version", nil},
 		{"validity gray input", with(0, func(m *manifest.Model) { m.InputSize = []int{1, 224, 224} }), nil, "input_size [1 224 224], want [3,S,S]", nil},
 		{"landmark not square", with(2, func(m *manifest.Model) { m.InputSize = []int{1, 256, 192} }), nil, "l2.onnx: input_size", nil},
 		{"landmark without peak", with(3, func(m *manifest.Model) { m.Outputs = []string{"landmarks"} }), nil, `lack "peak"`, nil},
