@@ -44,7 +44,7 @@ const JPEGQuality = 90
 // vertebral ruler from Vertebra A to Vertebra B with a tick at every
 // vertebral unit, and a panel with the VHS and VLAS values. Line widths and
 // text scale with the image. Landmarks that are not finite are skipped.
-func Render(img image.Image, r *Result) (*image.RGBA, error) {
+func Render(img image.Image, r *Result) *image.RGBA {
 	b := img.Bounds()
 	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	draw.Draw(out, out.Bounds(), img, b.Min, draw.Src)
@@ -53,7 +53,7 @@ func Render(img image.Image, r *Result) (*image.RGBA, error) {
 	l := r.Landmarks
 	if r.Rejected || len(r.ModelLandmarks) == 0 {
 		drawPanel(out, r, side)
-		return out, nil
+		return out
 	}
 
 	// Vertebral ruler with 7 ticks (0..6 vertebral units).
@@ -83,17 +83,13 @@ func Render(img image.Image, r *Result) (*image.RGBA, error) {
 		label(out, ClassNames[k], int(p.X+3*th), int(p.Y-3*th)-basicfont.Face7x13.Height*scale, int(p.X), scale, landmarkColors[k])
 	}
 	drawPanel(out, r, side)
-	return out, nil
+	return out
 }
 
 // RenderJPEG renders the result and encodes it as JPEG.
 func RenderJPEG(img image.Image, r *Result) ([]byte, error) {
-	m, err := Render(img, r)
-	if err != nil {
-		return nil, err
-	}
 	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: JPEGQuality}); err != nil {
+	if err := jpeg.Encode(&buf, Render(img, r), &jpeg.Options{Quality: JPEGQuality}); err != nil {
 		return nil, fmt.Errorf("encode rendered image: %w", err)
 	}
 	return buf.Bytes(), nil
