@@ -236,14 +236,14 @@ func TestPredictCLIBadLibrary(t *testing.T) {
 }
 
 func TestModelsDir(t *testing.T) {
-	t.Setenv(ModelsEnv, "")
+	t.Setenv(modelsDirEnv, "")
 	if got := ModelsDir("/opt/m"); got != "/opt/m" {
 		t.Errorf("flag: %s", got)
 	}
 	if got := ModelsDir(""); got != "models" {
 		t.Errorf("fallback: %s", got)
 	}
-	t.Setenv(ModelsEnv, "/env/models")
+	t.Setenv(modelsDirEnv, "/env/models")
 	if got := ModelsDir(""); got != "/env/models" {
 		t.Errorf("env: %s", got)
 	}
