@@ -73,14 +73,22 @@ func Render(img image.Image, r *Result) *image.RGBA {
 	line(out, l[HeartTop], l[VLASPoint], th*0.7, vlasColor)
 
 	scale := textScale(side, 700)
+	var placed []image.Rectangle
 	for k, p := range l {
 		if !isFinite(p.X) || !isFinite(p.Y) {
 			continue
 		}
 		disc(out, p, 3.2*th, outlineColor)
 		disc(out, p, 2.4*th, landmarkColors[k])
-		// Above and right of the point, clear of the lines through it.
-		label(out, ClassNames[k], int(p.X+3*th), int(p.Y-3*th)-basicfont.Face7x13.Height*scale, int(p.X), scale, landmarkColors[k])
+	}
+	for k, p := range l {
+		if !isFinite(p.X) || !isFinite(p.Y) {
+			continue
+		}
+		r := labelRect(out.Bounds(), ClassNames[k], p, th, scale, placed)
+		placed = append(placed, r)
+		draw.Draw(out, r, image.NewUniform(panelColor), image.Point{}, draw.Over)
+		drawText(out, ClassNames[k], r.Min.X+scale, r.Min.Y+scale, scale, landmarkColors[k])
 	}
 	drawPanel(out, r, side)
 	return out
@@ -129,20 +137,38 @@ func valueText(v *float64) string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-// label draws s on a dark backing with its top-left at (x, y), or moved
-// left of anchorX (the landmark) and up as needed to stay inside dst.
-func label(dst *image.RGBA, s string, x, y, anchorX, scale int, c color.RGBA) {
-	h := basicfont.Face7x13.Height * scale
-	w := textWidth(s) * scale
-	b := dst.Bounds()
-	if x+w+scale > b.Max.X {
-		x = anchorX - (x - anchorX) - w
+// labelRect places the backing box of a landmark's label: above-right of
+// the point (clear of the lines through it), else below-right, above-left
+// or below-left, whichever first stays inside the image without covering
+// a label already placed; the first in-image choice if all collide.
+func labelRect(b image.Rectangle, s string, p Point, th float64, scale int, placed []image.Rectangle) image.Rectangle {
+	w := textWidth(s)*scale + 2*scale
+	h := basicfont.Face7x13.Height*scale + 2*scale
+	gap := int(3 * th)
+	x, y := int(p.X), int(p.Y)
+	cands := []image.Point{
+		{x + gap, y - gap - h}, {x + gap, y + gap}, {x - gap - w, y - gap - h}, {x - gap - w, y + gap},
 	}
-	x = max(x, b.Min.X+scale)
-	y = max(min(y, b.Max.Y-h-scale), b.Min.Y+scale)
-	box := image.Rect(x-scale, y-scale, x+w+scale, y+h+scale)
-	draw.Draw(dst, box, image.NewUniform(panelColor), image.Point{}, draw.Over)
-	drawText(dst, s, x, y, scale, c)
+	var first image.Rectangle
+	for i, c := range cands {
+		r := image.Rect(c.X, c.Y, c.X+w, c.Y+h)
+		// Keep the box inside the image.
+		r = r.Add(image.Pt(max(b.Min.X-r.Min.X, 0)+min(b.Max.X-r.Max.X, 0), max(b.Min.Y-r.Min.Y, 0)+min(b.Max.Y-r.Max.Y, 0)))
+		if i == 0 {
+			first = r
+		}
+		free := true
+		for _, q := range placed {
+			if r.Overlaps(q) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return r
+		}
+	}
+	return first
 }
 
 // textWidth is the unscaled width of s in the 7x13 font.

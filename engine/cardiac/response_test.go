@@ -224,3 +224,24 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelRect(t *testing.T) {
+	b := image.Rect(0, 0, 400, 300)
+	var placed []image.Rectangle
+	// Three landmarks a few pixels apart: no two labels overlap.
+	for _, p := range []Point{{200, 150}, {206, 150}, {200, 156}} {
+		r := labelRect(b, "heart_top", p, 2, 1, placed)
+		for _, q := range placed {
+			if r.Overlaps(q) {
+				t.Errorf("label %v for %v overlaps %v", r, p, q)
+			}
+		}
+		placed = append(placed, r)
+	}
+	// Near the edges the box moves inside the image.
+	for _, p := range []Point{{399, 150}, {0, 0}, {399, 299}, {5, 299}} {
+		if r := labelRect(b, "Vertebra B", p, 2, 2, nil); !r.In(b) {
+			t.Errorf("label %v for %v leaves the image", r, p)
+		}
+	}
+}
