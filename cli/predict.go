@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/ort"
+)
+
+// MaxInputFileBytes is the largest file `vetlens predict` reads. The HTTP
+// API's limit is 10 MB per image; local files may be larger (lossless PNG
+// exports), and imageproc's pixel limits still apply after reading.
+const MaxInputFileBytes = 64 << 20
+
+const predictUsage = `usage: vetlens predict [--render OUT.jpg] [--models DIR] [--ort-lib PATH] FILE...
+
+Measures VHS and VLAS on each JPEG or PNG radiograph and prints one JSON
+body per file on stdout, one per line, in argument order: the cardiac v3
+single-image prediction body (or the rejection body) without billing and
+history. A file that cannot be read or decoded prints
+{"error": "...", "file": "..."} instead; the other files still run and the
+exit status is then 1. Setup failures (ONNX Runtime, models) exit 2.
+
+--render writes the annotated image as JPEG (not into the JSON). With
+several files, OUT.jpg becomes OUT-1.jpg, OUT-2.jpg, ... by position.
+Rejected images are not rendered.
+
+Models: --models, else $VETLENS_MODELS, else models/ beside the executable,
+else ./models.
+`
+
+// errorLine is the JSON line printed for a file that could not be measured.
+type errorLine struct {
+	Error string `json:"error"`
+	File  string `json:"file"`
+}
+
+// Predict implements `vetlens predict`. It returns 0 when every file was
+// measured (rejection counts as measured), 1 when some file failed, and 2
+// for usage errors or when ONNX Runtime or the models cannot be loaded.
+func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, predictUsage) }
+	render := fs.String("render", "", "write the annotated image to this JPEG file")
+	modelsFlag := fs.String("models", "", "models directory")
+	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "vetlens predict: no input files")
+		fs.Usage()
+		return 2
+	}
+	if err := ort.Init(*ortLib); err != nil {
+		fmt.Fprintf(stderr, "vetlens predict: %v\n", err)
+		return 2
+	}
+	dir := ModelsDir(*modelsFlag)
+	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens predict: load cardiac models from %s: %v\n", dir, err)
+		return 2
+	}
+	defer eng.Close()
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	status := 0
+	for i, file := range files {
+		if err := ctx.Err(); err != nil {
+			fmt.Fprintf(stderr, "vetlens predict: stopped before %s: %v\n", file, err)
+			return 1
+		}
+		resp, err := predictFile(ctx, eng, file, renderPath(*render, i, len(files)))
+		if err != nil {
+			status = 1
+			if resp == nil {
+				if err := enc.Encode(errorLine{Error: err.Error(), File: file}); err != nil {
+					fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
+					return 1
+				}
+				continue
+			}
+			// Measured, but the rendered file could not be written.
+			fmt.Fprintf(stderr, "vetlens predict: %s: %v\n", file, err)
+		}
+		if err := enc.Encode(resp); err != nil {
+			fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}
+
+// predictFile measures one file. A nil response means the file could not
+// be measured; a response with an error means rendering failed.
+func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, error) {
+	b, err := readLimited(file, MaxInputFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	r, err := eng.PredictBytes(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
+	if err != nil {
+		return nil, err
+	}
+	resp := cardiac.NewResponse(r, eng.ModelVersion())
+	resp.RenderedImage = "" // written to renderOut instead of stdout
+	if renderOut != "" && r.Rendered != nil {
+		if err := os.WriteFile(renderOut, r.Rendered, 0o644); err != nil {
+			return &resp, fmt.Errorf("write rendered image: %w", err)
+		}
+	}
+	return &resp, nil
+}
+
+// readLimited reads a whole file, refusing files over limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("read %s: file larger than %d MiB", path, limit>>20)
+	}
+	return b, nil
+}
+
+// renderPath names the rendered image for input i of n: out itself for a
+// single input, otherwise out with -i+1 before its extension.
+func renderPath(out string, i, n int) string {
+	if out == "" || n == 1 {
+		return out
+	}
+	ext := filepath.Ext(out)
+	return fmt.Sprintf("%s-%d%s", strings.TrimSuffix(out, ext), i+1, ext)
+}

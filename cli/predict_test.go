@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/manifest"
+	"vetlens/engine/ort"
+)
+
+// testModelsDir is the shipped models directory, or $VETLENS_TEST_MODELS
+// (for example a test double from engine/cardiac/testdata). It skips only
+// when the manifest has no cardiac models yet.
+func testModelsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("VETLENS_TEST_MODELS")
+	if dir == "" {
+		dir = filepath.Join("..", "models")
+	}
+	m, err := manifest.Load(dir)
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(m.ByRole(cardiac.RoleLandmark))+len(m.ByRole(cardiac.RoleValidity)) == 0 {
+		t.Skipf("no cardiac models in %s/manifest.json yet; set VETLENS_TEST_MODELS to a test double from engine/cardiac/testdata/make_test_double.py to run this", dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Predict(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeImage(t *testing.T, path string, img image.Image) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if strings.HasSuffix(path, ".png") {
+		err = png.Encode(f, img)
+	} else {
+		err = jpeg.Encode(f, img, &jpeg.Options{Quality: 90})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func grayPicture(w, h int) *image.Gray {
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			v := 50 + (x*x+y*3)%60
+			if dx, dy := x-w/2, y-h*11/20; dx*dx*25+dy*dy*16 < w*w {
+				v = 190
+			}
+			img.SetGray(x, y, color.Gray{uint8(v)})
+		}
+	}
+	return img
+}
+
+func colourPicture(w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	cs := [...]color.RGBA{{230, 20, 20, 255}, {20, 200, 40, 255}, {30, 40, 230, 255}, {250, 220, 0, 255}}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetRGBA(x, y, cs[(x/40+y/40)%4])
+		}
+	}
+	return img
+}
+
+func sortedKeys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// TestPredictCLI runs a radiograph-like picture, a missing file, a corrupt
+// file and a colour scene in one call and checks each line's shape.
+func TestPredictCLI(t *testing.T) {
+	models := testModelsDir(t)
+	d := t.TempDir()
+	good := filepath.Join(d, "thorax.jpg")
+	writeImage(t, good, grayPicture(900, 700))
+	corrupt := filepath.Join(d, "corrupt.png")
+	os.WriteFile(corrupt, []byte("\x89PNG\r\n\x1a\nnot really"), 0o644)
+	colour := filepath.Join(d, "scene.png")
+	writeImage(t, colour, colourPicture(640, 480))
+	missing := filepath.Join(d, "missing.jpg")
+	out := filepath.Join(d, "render.jpg")
+
+	code, stdout, stderr := run(t, "--models", models, "--render", out, good, missing, corrupt, colour)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (two files failed); stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
+	}
+	var bodies []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line is not JSON: %q", l)
+		}
+		bodies = append(bodies, m)
+	}
+
+	// Line 1: a measured body (whatever the models conclude) with the
+	// spec's fields and none of the storage or render fields.
+	b := bodies[0]
+	for _, k := range []string{"historic_vhs", "historic_vlas", "billing", "rendered_image", "error"} {
+		if _, ok := b[k]; ok {
+			t.Errorf("line 1 has %s", k)
+		}
+	}
+	if b["rejected"] == true {
+		t.Logf("the models reject the synthetic picture: %v", b)
+	} else {
+		want := []string{"model_confidence", "model_version", "pop_detected", "prediction", "result_code", "result_description", "spread", "vhs", "vlas"}
+		if got := sortedKeys(b); !reflect.DeepEqual(got, want) {
+			t.Errorf("line 1 keys %v, want %v", got, want)
+		}
+		if p, _ := b["prediction"].([]any); len(p) != 7 {
+			t.Errorf("prediction %v", b["prediction"])
+		}
+		f, err := os.Open(filepath.Join(d, "render-1.jpg"))
+		if err != nil {
+			t.Fatalf("rendered file: %v", err)
+		}
+		img, err := jpeg.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() != 900 || img.Bounds().Dy() != 700 {
+			t.Errorf("rendered file: %v, %v", err, img.Bounds())
+		}
+	}
+	// Lines 2 and 3: error lines naming the file.
+	for i, f := range []string{missing, corrupt} {
+		e := bodies[1+i]
+		if got := sortedKeys(e); !reflect.DeepEqual(got, []string{"error", "file"}) || e["file"] != f || e["error"] == "" {
+			t.Errorf("line %d: %v", 2+i, e)
+		}
+	}
+	if !strings.Contains(bodies[2]["error"].(string), "corrupt") {
+		t.Errorf("corrupt file error %q does not say so", bodies[2]["error"])
+	}
+	// Line 4: the rejection body exactly.
+	want := []string{"classifier_confidence", "model_version", "rejected", "rejection_reason", "result_code", "result_description", "vhs", "vlas"}
+	if got := sortedKeys(bodies[3]); !reflect.DeepEqual(got, want) {
+		t.Errorf("rejection keys %v, want %v", got, want)
+	}
+	if bodies[3]["result_code"] != 6.0 || bodies[3]["vhs"] != nil || bodies[3]["rejection_reason"] != "not_a_valid_radiograph" {
+		t.Errorf("rejection body %v", bodies[3])
+	}
+	if _, err := os.Stat(filepath.Join(d, "render-4.jpg")); err == nil {
+		t.Error("a rejected image was rendered")
+	}
+}
+
+func TestPredictCLIUsage(t *testing.T) {
+	if code, _, stderr := run(t); code != 2 || !strings.Contains(stderr, "usage: vetlens predict") {
+		t.Errorf("no files: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ := run(t, "--bogus", "x.jpg"); code != 2 {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+	if code, _, _ := run(t, "-h"); code != 0 {
+		t.Errorf("-h: exit %d", code)
+	}
+}
+
+// TestPredictCLINoCardiacModels: a models directory without cardiac models
+// is a setup error with one clear line.
+func TestPredictCLINoCardiacModels(t *testing.T) {
+	if err := ort.Init(""); err != nil {
+		t.Fatalf("ONNX Runtime: %v", err)
+	}
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, "manifest.json"), []byte(`{"families": {}, "models": []}`), 0o644)
+	img := filepath.Join(d, "a.png")
+	writeImage(t, img, grayPicture(64, 64))
+	code, stdout, stderr := run(t, "--models", d, img)
+	if code != 2 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "no cardiac models") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestPredictCLIBadLibrary runs in a child process because ONNX Runtime
+// can be initialised only once per process.
+func TestPredictCLIBadLibrary(t *testing.T) {
+	if lib := os.Getenv("VETLENS_CLI_CHILD_LIB"); lib != "" {
+		os.Exit(Predict(context.Background(), []string{"--ort-lib", lib, "x.jpg"}, os.Stdout, os.Stderr))
+	}
+	d := t.TempDir()
+	notLib := filepath.Join(d, "libonnxruntime.so")
+	os.WriteFile(notLib, []byte("not a shared library"), 0o644)
+	for _, lib := range []string{filepath.Join(d, "missing.so"), notLib} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPredictCLIBadLibrary$")
+		cmd.Env = append(os.Environ(), "VETLENS_CLI_CHILD_LIB="+lib)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%s: %v, want exit 2", lib, err)
+		}
+		msg := strings.TrimSpace(errb.String())
+		if out.Len() != 0 || strings.Contains(msg, "\n") || !strings.Contains(msg, lib) {
+			t.Errorf("%s: stdout %q, stderr %q: want one line naming the library", lib, out.String(), msg)
+		}
+	}
+}
+
+func TestModelsDir(t *testing.T) {
+	t.Setenv(modelsDirEnv, "")
+	if got := ModelsDir("/opt/m"); got != "/opt/m" {
+		t.Errorf("flag: %s", got)
+	}
+	if got := ModelsDir(""); got != "models" {
+		t.Errorf("fallback: %s", got)
+	}
+	t.Setenv(modelsDirEnv, "/env/models")
+	if got := ModelsDir(""); got != "/env/models" {
+		t.Errorf("env: %s", got)
+	}
+	if got := ModelsDir("/flag"); got != "/flag" {
+		t.Errorf("flag over env: %s", got)
+	}
+}
+
+func TestRenderPath(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		i, n int
+		want string
+	}{{"", 0, 3, ""}, {"a.jpg", 0, 1, "a.jpg"}, {"a.jpg", 0, 2, "a-1.jpg"}, {"dir/b.x.jpg", 2, 3, "dir/b.x-3.jpg"}, {"noext", 1, 2, "noext-2"}} {
+		if got := renderPath(tc.out, tc.i, tc.n); got != tc.want {
+			t.Errorf("renderPath(%q,%d,%d) = %q, want %q", tc.out, tc.i, tc.n, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,426 @@
+package cardiac
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"runtime"
+	"sync"
+
+	"vetlens/engine/imageproc"
+	"vetlens/engine/manifest"
+	"vetlens/engine/ort"
+)
+
+// Manifest roles and family (docs/model-contract.md).
+const (
+	RoleValidity = "cardiac_validity"
+	RoleLandmark = "cardiac_landmark"
+	Family       = "cardiac"
+)
+
+// Tensor names fixed by the model contract.
+const (
+	inputImage     = "image"
+	outputValidity = "p_radiograph"
+	outputLandmark = "landmarks"
+	outputPeak     = "peak"
+)
+
+// loadWorkers is how many models Load reads and hashes at once.
+const loadWorkers = 2
+
+// ErrNoModels means the manifest lists no cardiac models (they have not
+// been shipped yet).
+var ErrNoModels = errors.New("model manifest has no cardiac models")
+
+// Options tune how the engine runs its models.
+type Options struct {
+	// IntraOpThreads is each session's intra-op thread count; 0 lets ONNX
+	// Runtime decide (one per core).
+	IntraOpThreads int
+	// Concurrency is how many landmark models run at once; 0 runs all of
+	// them at once, 1 runs them one after the other.
+	Concurrency int
+}
+
+// DefaultOptions are the engine's default settings: the landmark models one
+// after the other, each using every core (docs/cardiac.md, "Speed and
+// memory"; BenchmarkPredict1024Modes compares the alternatives).
+func DefaultOptions() Options { return Options{IntraOpThreads: runtime.NumCPU(), Concurrency: 1} }
+
+type model struct {
+	name    string
+	s       *ort.Session
+	size    int // S of the [C,S,S] input
+	lmIndex int // index of "landmarks" among the outputs
+	pkIndex int // index of "peak" among the outputs
+}
+
+// Engine holds the validity classifier and the landmark ensemble. Predict
+// is safe for concurrent use.
+type Engine struct {
+	validity  model
+	landmarks []model
+	version   string
+	opts      Options
+}
+
+// Load reads dir/manifest.json, verifies each cardiac model's SHA-256 and
+// loads it into ONNX Runtime. ort.Init must have succeeded. It returns an
+// error wrapping ErrNoModels when the manifest lists no cardiac models.
+func Load(dir string, o Options) (*Engine, error) {
+	m, err := manifest.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	vs, ls := m.ByRole(RoleValidity), m.ByRole(RoleLandmark)
+	if len(vs) == 0 && len(ls) == 0 {
+		return nil, fmt.Errorf("%w (in %s)", ErrNoModels, dir)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("model manifest %s: want 1 %s model, found %d", dir, RoleValidity, len(vs))
+	}
+	if len(ls) < 2 {
+		return nil, fmt.Errorf("model manifest %s: want 5 %s models (at least 2 for a spread), found %d", dir, RoleLandmark, len(ls))
+	}
+	fam, err := m.Family(Family)
+	if err != nil {
+		return nil, err
+	}
+	if fam.ModelVersion == "" {
+		return nil, fmt.Errorf("model manifest %s: family %q has no model_version", dir, Family)
+	}
+	e := &Engine{version: fam.ModelVersion, opts: o, landmarks: make([]model, len(ls))}
+	all := append([]manifest.Model{vs[0]}, ls...)
+	loaded := make([]model, len(all))
+	errs := make([]error, len(all))
+	// Two at a time: loading all six at once raised peak RSS from about
+	// 640 to 900 MB with ResNet-18-sized models, for little speed on two
+	// cores.
+	sem := make(chan struct{}, loadWorkers)
+	var wg sync.WaitGroup
+	for i, entry := range all {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			loaded[i], errs[i] = loadModel(m, entry, o)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, l := range loaded {
+			l.s.Close()
+		}
+		return nil, err
+	}
+	e.validity = loaded[0]
+	copy(e.landmarks, loaded[1:])
+	return e, nil
+}
+
+func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error) {
+	wantC := 1
+	wantOut := []string{outputLandmark, outputPeak}
+	if e.Role == RoleValidity {
+		wantC = 3
+		wantOut = []string{outputValidity}
+	}
+	if len(e.InputSize) != 3 || e.InputSize[0] != wantC || e.InputSize[1] != e.InputSize[2] || e.InputSize[1] <= 0 {
+		return model{}, fmt.Errorf("load %s model %s: input_size %v, want [%d,S,S]", e.Role, e.File, e.InputSize, wantC)
+	}
+	if len(e.Inputs) != 1 || e.Inputs[0] != inputImage {
+		return model{}, fmt.Errorf("load %s model %s: inputs %v, want [%s]", e.Role, e.File, e.Inputs, inputImage)
+	}
+	idx := map[string]int{}
+	for i, n := range e.Outputs {
+		idx[n] = i
+	}
+	for _, n := range wantOut {
+		if _, ok := idx[n]; !ok {
+			return model{}, fmt.Errorf("load %s model %s: outputs %v lack %q", e.Role, e.File, e.Outputs, n)
+		}
+	}
+	if err := m.Verify(e); err != nil {
+		return model{}, fmt.Errorf("load %s model: %w", e.Role, err)
+	}
+	s, err := ort.NewSession(m.Path(e), e.Inputs, e.Outputs, ort.Options{IntraOpThreads: o.IntraOpThreads})
+	if err != nil {
+		return model{}, fmt.Errorf("load %s model %s: %w", e.Role, e.File, err)
+	}
+	return model{name: e.File, s: s, size: e.InputSize[1], lmIndex: idx[outputLandmark], pkIndex: idx[outputPeak]}, nil
+}
+
+// Close releases all sessions.
+func (e *Engine) Close() error {
+	errs := []error{e.validity.s.Close()}
+	for _, l := range e.landmarks {
+		errs = append(errs, l.s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// ModelVersion is the manifest's cardiac family model_version.
+func (e *Engine) ModelVersion() string { return e.version }
+
+// LandmarkModels is the number of landmark models in the ensemble.
+func (e *Engine) LandmarkModels() int { return len(e.landmarks) }
+
+// PredictOptions select optional work per prediction.
+type PredictOptions struct {
+	// Render asks for Result.Rendered (an annotated JPEG).
+	Render bool
+}
+
+// Result is one image's measurement. Positions are in pixels of the
+// original image; Response converts them to the spec's normalized form.
+type Result struct {
+	Width, Height int
+
+	// ClassifierConfidence is the validity model's p_radiograph, unrounded.
+	ClassifierConfidence float64
+	Rejected             bool // result code 6
+
+	// Landmarks is the ensemble mean, clamped into the image. Zero when
+	// rejected.
+	Landmarks Landmarks
+	// ModelLandmarks are each model's landmarks (unclamped), in manifest order.
+	ModelLandmarks []Landmarks
+	// Peaks is each landmark's peak averaged over the models.
+	Peaks [NumLandmarks]float64
+	// Geometry is measured on Landmarks.
+	Geometry Geometry
+
+	// Spread is the ensemble spread, rounded to DecimalsSpread; NaN when
+	// it could not be computed.
+	Spread     float64
+	Confidence Confidence
+
+	Code Code
+	// VHS and VLAS are rounded to DecimalsScore; nil where the code says
+	// they could not be calculated.
+	VHS, VLAS *float64
+
+	LandmarksDetected bool // a VHS was measured (codes 1-4)
+	AxesPerpendicular bool // Geometry.AxesPerpendicular
+	PopDetected       bool // set by the caller's PoP pipeline
+
+	// Rendered is the annotated JPEG when PredictOptions.Render was set
+	// and the image was not rejected.
+	Rendered []byte
+}
+
+// MarkPoPCorrectionFailed turns the result into code 7 (picture-of-picture
+// detected, perspective correction failed): PopDetected is set and VHS and
+// VLAS are withdrawn, so the result is not billable. The PoP pipeline calls
+// it; the engine never decides code 7 by itself.
+func (r *Result) MarkPoPCorrectionFailed() {
+	r.Code = CodePoPFailed
+	r.PopDetected = true
+	r.VHS, r.VLAS = nil, nil
+	r.LandmarksDetected = false
+}
+
+// PredictBytes decodes JPEG or PNG bytes (imageproc.Decode: its sentinel
+// errors come back wrapped) and predicts on the image.
+func (e *Engine) PredictBytes(ctx context.Context, b []byte, o PredictOptions) (*Result, error) {
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode image: %w", err)
+	}
+	return e.Predict(ctx, img, o)
+}
+
+// Predict runs the validity classifier and, for a valid radiograph, the
+// landmark ensemble, and decides the result code. An error means the
+// prediction could not run (bad input size, cancelled context, ONNX Runtime
+// failure); every measurement outcome, including rejection, is a Result.
+func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions) (*Result, error) {
+	b := img.Bounds()
+	if err := imageproc.CheckSize(b.Dx(), b.Dy()); err != nil {
+		return nil, err
+	}
+	p, err := e.runValidity(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	if !isRadiograph(p) {
+		return newResult(b.Dx(), b.Dy(), p, nil, nil), nil
+	}
+	models, peaks, err := e.runLandmarks(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
+	if o.Render {
+		jpg, err := RenderJPEG(img, r)
+		if err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		r.Rendered = jpg
+	}
+	return r, nil
+}
+
+// newResult derives a Result for a w x h image from the validity output p
+// and, for a valid image, each landmark model's landmarks (pixels) and peaks.
+func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {
+	r := &Result{Width: w, Height: h, ClassifierConfidence: p, ModelLandmarks: models}
+	if !isRadiograph(p) || len(models) == 0 {
+		r.Code = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
+		r.Rejected = r.Code == CodeRejected
+		r.Spread = math.NaN()
+		return r
+	}
+	scale := float64(max(w, h))
+	finite := true
+	for mi, l := range r.ModelLandmarks {
+		for k, pt := range l {
+			if !isFinite(pt.X) || !isFinite(pt.Y) || !isFinite(peaks[mi][k]) {
+				finite = false
+			}
+		}
+	}
+	for k := range r.Peaks {
+		for _, pk := range peaks {
+			r.Peaks[k] += pk[k]
+		}
+		r.Peaks[k] /= float64(len(peaks))
+	}
+	r.Landmarks = clampTo(EnsembleMean(r.ModelLandmarks), w, h)
+	r.Geometry = Measure(r.Landmarks)
+	r.Spread = round(Spread(r.ModelLandmarks, w, h), DecimalsSpread)
+	finite = finite && isFinite(r.Spread)
+	r.Confidence = ConfidenceFor(r.Spread)
+
+	var core float64
+	for k, pk := range r.Peaks {
+		if k != VLASPoint {
+			core += pk
+		}
+	}
+	r.Code = Decide(Evidence{
+		PRadiograph:    p,
+		Finite:         finite,
+		CorePeak:       core / (NumLandmarks - 1),
+		VLASPeak:       r.Peaks[VLASPoint],
+		VLASDispersion: Dispersion(r.ModelLandmarks, VLASPoint, scale),
+		Vertebra:       r.Geometry.Vertebra / scale,
+		VHS:            r.Geometry.VHS,
+		VLAS:           r.Geometry.VLAS,
+		Spread:         r.Spread,
+	})
+	r.LandmarksDetected = r.Code.HasVHS()
+	r.AxesPerpendicular = finite && r.Geometry.AxesPerpendicular()
+	if r.Code.HasVHS() {
+		v := round(r.Geometry.VHS, DecimalsScore)
+		r.VHS = &v
+	}
+	if r.Code.HasVLAS() {
+		v := round(r.Geometry.VLAS, DecimalsScore)
+		r.VLAS = &v
+	}
+	return r
+}
+
+// isRadiograph reports whether the validity output lets the landmark models
+// run: p >= ValidityThreshold (false for NaN).
+func isRadiograph(p float64) bool { return p >= ValidityThreshold }
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func (e *Engine) runValidity(ctx context.Context, img image.Image) (float64, error) {
+	x, _, err := imageproc.LetterboxRGB(img, e.validity.size)
+	if err != nil {
+		return 0, fmt.Errorf("validity input: %w", err)
+	}
+	s := int64(e.validity.size)
+	out, err := e.validity.s.Run(ctx, ort.Tensor{Shape: []int64{1, 3, s, s}, Data: x})
+	if err != nil {
+		return 0, fmt.Errorf("validity model %s: %w", e.validity.name, err)
+	}
+	d := out[0].Data
+	if len(d) != 1 {
+		return 0, fmt.Errorf("validity model %s: %s has %d values, want 1", e.validity.name, outputValidity, len(d))
+	}
+	return float64(d[0]), nil
+}
+
+// runLandmarks runs every landmark model (Options.Concurrency at a time)
+// and returns each model's landmarks in original-image pixels and peaks.
+func (e *Engine) runLandmarks(ctx context.Context, img image.Image) ([]Landmarks, [][NumLandmarks]float64, error) {
+	// One letterbox per distinct input size.
+	type input struct {
+		x  []float32
+		lb imageproc.Letterbox
+	}
+	inputs := map[int]input{}
+	for _, m := range e.landmarks {
+		if _, ok := inputs[m.size]; ok {
+			continue
+		}
+		x, lb, err := imageproc.LetterboxGray(img, m.size)
+		if err != nil {
+			return nil, nil, fmt.Errorf("landmark input: %w", err)
+		}
+		inputs[m.size] = input{x, lb}
+	}
+
+	n := len(e.landmarks)
+	lms := make([]Landmarks, n)
+	peaks := make([][NumLandmarks]float64, n)
+	errs := make([]error, n)
+	conc := e.opts.Concurrency
+	if conc <= 0 || conc > n {
+		conc = n
+	}
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for i, m := range e.landmarks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			in := inputs[m.size]
+			lms[i], peaks[i], errs[i] = m.runLandmark(ctx, in.x, in.lb)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	return lms, peaks, nil
+}
+
+func (m model) runLandmark(ctx context.Context, x []float32, lb imageproc.Letterbox) (Landmarks, [NumLandmarks]float64, error) {
+	var pk [NumLandmarks]float64
+	s := int64(m.size)
+	out, err := m.s.Run(ctx, ort.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
+	if err != nil {
+		return Landmarks{}, pk, fmt.Errorf("landmark model %s: %w", m.name, err)
+	}
+	lm, p := out[m.lmIndex].Data, out[m.pkIndex].Data
+	if len(lm) != NumLandmarks*2 || len(p) != NumLandmarks {
+		return Landmarks{}, pk, fmt.Errorf("landmark model %s: got %d landmark and %d peak values, want %d and %d",
+			m.name, len(lm), len(p), NumLandmarks*2, NumLandmarks)
+	}
+	for k := range pk {
+		pk[k] = float64(p[k])
+	}
+	return toPixels(lm, lb), pk, nil
+}
+
+// toPixels maps a landmark model's output (x, y pairs in letterbox units
+// divided by S) to pixels of the original image.
+func toPixels(lm []float32, lb imageproc.Letterbox) Landmarks {
+	var l Landmarks
+	s := float64(lb.S)
+	for k := range l {
+		x, y := lb.ToOriginal(float64(lm[2*k])*s, float64(lm[2*k+1])*s)
+		l[k] = Point{x, y}
+	}
+	return l
+}

@@ -1,0 +1,88 @@
+package cardiac
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vetlens/engine/manifest"
+)
+
+// TestLoadManifestErrors: every manifest problem is caught before ONNX
+// Runtime sees a file, with an error naming the model.
+func TestLoadManifestErrors(t *testing.T) {
+	entry := func(file, role string, size []int, outs ...string) manifest.Model {
+		return manifest.Model{File: file, Role: role, InputSize: size, Inputs: []string{"image"}, Outputs: outs, Version: "t"}
+	}
+	valid := entry("v.onnx", RoleValidity, []int{3, 224, 224}, "p_radiograph")
+	lm := func(i int) manifest.Model {
+		return entry("l"+string(rune('0'+i))+".onnx", RoleLandmark, []int{1, 256, 256}, "landmarks", "peak")
+	}
+	five := []manifest.Model{valid, lm(1), lm(2), lm(3), lm(4), lm(5)}
+	with := func(i int, f func(*manifest.Model)) []manifest.Model {
+		ms := append([]manifest.Model(nil), five...)
+		f(&ms[i])
+		return ms
+	}
+	cases := []struct {
+		name     string
+		models   []manifest.Model
+		families map[string]manifest.Family
+		want     string
+		sentinel error
+	}{
+		{"no cardiac models", []manifest.Model{entry("u.onnx", "usg_ensemble", []int{3, 64, 64}, "x")}, nil, "no cardiac models", ErrNoModels},
+		{"no validity model", five[1:], nil, "want 1 cardiac_validity", nil},
+		{"one landmark model", five[:2], nil, "want 5 cardiac_landmark", nil},
+		{"no family", five, map[string]manifest.Family{}, `no "cardiac" family`, nil},
+		{"no model_version", five, map[string]manifest.Family{Family: {}}, "has no model_version", nil},
+		{"validity gray input", with(0, func(m *manifest.Model) { m.InputSize = []int{1, 224, 224} }), nil, "input_size [1 224 224], want [3,S,S]", nil},
+		{"landmark not square", with(2, func(m *manifest.Model) { m.InputSize = []int{1, 256, 192} }), nil, "l2.onnx: input_size", nil},
+		{"landmark without peak", with(3, func(m *manifest.Model) { m.Outputs = []string{"landmarks"} }), nil, `lack "peak"`, nil},
+		{"wrong input name", with(4, func(m *manifest.Model) { m.Inputs = []string{"input"} }), nil, "inputs [input], want [image]", nil},
+		{"checksum mismatch", with(5, func(m *manifest.Model) { m.SHA256 = strings.Repeat("0", 64) }), nil, "l5.onnx: checksum", nil},
+		{"missing file", with(1, func(m *manifest.Model) { m.File = "gone.onnx" }), nil, "gone.onnx", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for i := range tc.models {
+				m := &tc.models[i]
+				body := []byte("not a model " + m.File)
+				if m.File != "gone.onnx" {
+					if err := os.WriteFile(filepath.Join(dir, m.File), body, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if m.SHA256 == "" {
+					sum := sha256.Sum256(body)
+					m.SHA256 = hex.EncodeToString(sum[:])
+				}
+			}
+			fams := tc.families
+			if fams == nil {
+				fams = map[string]manifest.Family{Family: {ModelVersion: "t"}}
+			}
+			b, _ := json.Marshal(manifest.Manifest{Families: fams, Models: tc.models})
+			if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Load(dir, DefaultOptions())
+			if err == nil {
+				e.Close()
+				t.Fatal("Load succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+			if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
+				t.Errorf("error %v is not %v", err, tc.sentinel)
+			}
+		})
+	}
+}

@@ -1,0 +1,247 @@
+package cardiac
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// handLandmarks is the hand-computed 2000x1000 case: VHS 10, VLAS 2.
+var handLandmarks = Landmarks{
+	HeartTop: {1000, 400}, HeartBottom: {1000, 900}, HeartRight: {800, 650}, HeartLeft: {1300, 650},
+	VLASPoint: {1000, 600}, VertebraA: {100, 100}, VertebraB: {700, 100},
+}
+
+// ensemble returns five models around base, each landmark jittered by
+// +-d px in x for two models (spread = 2*d/sqrt(5)/max(W,H)), and peaks pk.
+func ensemble(base Landmarks, d, pk float64) ([]Landmarks, [][NumLandmarks]float64) {
+	var ms []Landmarks
+	var ps [][NumLandmarks]float64
+	for _, off := range []float64{d, -d, 0, 0, 0} {
+		m := base
+		for k := range m {
+			m[k].X += off
+		}
+		ms = append(ms, m)
+		var p [NumLandmarks]float64
+		for k := range p {
+			p[k] = pk
+		}
+		ps = append(ps, p)
+	}
+	return ms, ps
+}
+
+func keys(t *testing.T, v any) (map[string]any, []string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return m, ks
+}
+
+func TestResponseShape(t *testing.T) {
+	normalKeys := []string{"model_confidence", "model_version", "pop_detected", "prediction", "result_code", "result_description", "spread", "vhs", "vlas"}
+	rejectKeys := []string{"classifier_confidence", "model_version", "rejected", "rejection_reason", "result_code", "result_description", "vhs", "vlas"}
+	good, goodPk := ensemble(handLandmarks, 3, 0.7)
+	wild := append([]Landmarks(nil), good...)
+	wild[0][VLASPoint].X += 200 // VLAS dispersion far over MaxVLASDispersion
+	nan := append([]Landmarks(nil), good...)
+	nan[2][HeartTop].X = math.NaN()
+	lowPk := append([][NumLandmarks]float64(nil), goodPk...)
+	for i := range lowPk {
+		lowPk[i] = [NumLandmarks]float64{0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02}
+	}
+	popFailed := newResult(2000, 1000, 0.9, good, goodPk)
+	popFailed.MarkPoPCorrectionFailed()
+	rendered := newResult(2000, 1000, 0.9, good, goodPk)
+	rendered.Rendered = []byte{0xff, 0xd8, 1, 2}
+
+	cases := []struct {
+		name      string
+		r         *Result
+		code      Code
+		keys      []string
+		vhs, vlas any // nil means JSON null
+	}{
+		{"code 1", newResult(2000, 1000, 0.9, good, goodPk), 1, normalKeys, 10.0, 2.0},
+		{"code 4 VLAS dispersion", newResult(2000, 1000, 0.9, wild, goodPk), 4, normalKeys, 10.0, nil},
+		{"code 5 no peaks", newResult(2000, 1000, 0.9, good, lowPk), 5, normalKeys, nil, nil},
+		{"code 0 NaN landmark", newResult(2000, 1000, 0.9, nan, goodPk), 0,
+			[]string{"model_version", "pop_detected", "result_code", "result_description", "vhs", "vlas"}, nil, nil},
+		{"code 0 NaN validity", newResult(2000, 1000, math.NaN(), nil, nil), 0,
+			[]string{"model_version", "pop_detected", "result_code", "result_description", "vhs", "vlas"}, nil, nil},
+		{"code 6 rejection", newResult(2000, 1000, 0.123456, nil, nil), 6, rejectKeys, nil, nil},
+		{"code 7 PoP failed", popFailed, 7, normalKeys, nil, nil},
+		{"rendered", rendered, 1, append(slices.Clone(normalKeys), "rendered_image"), 10.0, 2.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.r.Code != tc.code {
+				t.Fatalf("code %d, want %d", tc.r.Code, tc.code)
+			}
+			m, ks := keys(t, NewResponse(tc.r, "v3.1.0"))
+			want := slices.Clone(tc.keys)
+			sort.Strings(want)
+			if !reflect.DeepEqual(ks, want) {
+				t.Fatalf("keys %v, want %v", ks, want)
+			}
+			if m["vhs"] != tc.vhs || m["vlas"] != tc.vlas {
+				t.Errorf("vhs %v vlas %v, want %v %v", m["vhs"], m["vlas"], tc.vhs, tc.vlas)
+			}
+			if m["model_version"] != "v3.1.0" || m["result_code"] != float64(tc.code) || m["result_description"] != tc.code.Description() {
+				t.Errorf("version/code/description: %v %v %v", m["model_version"], m["result_code"], m["result_description"])
+			}
+			for _, k := range []string{"historic_vhs", "historic_vlas", "billing", "landmarks_detected", "axes_perpendicular"} {
+				if _, ok := m[k]; ok {
+					t.Errorf("%s must not be in the engine body", k)
+				}
+			}
+		})
+	}
+
+	// Details of the normal body.
+	m, _ := keys(t, NewResponse(cases[0].r, "v"))
+	pred := m["prediction"].([]any)
+	if len(pred) != NumLandmarks {
+		t.Fatalf("prediction has %d entries", len(pred))
+	}
+	for k, p := range pred {
+		e := p.(map[string]any)
+		if e["class"] != ClassNames[k] {
+			t.Errorf("entry %d class %v, want %s", k, e["class"], ClassNames[k])
+		}
+	}
+	// heart_bottom (1000, 900) on 2000x1000, mean of the +-3 px jitter.
+	if hb := pred[HeartBottom].(map[string]any); hb["x"] != 0.5 || hb["y"] != 0.9 {
+		t.Errorf("heart_bottom %v, want x 0.5 y 0.9", hb)
+	}
+	// spread = (2*3^2/5)^0.5/2000 = 0.000949, rounded to 5 decimals.
+	if m["spread"] != 0.00095 || m["model_confidence"] != "optimal" || m["pop_detected"] != false {
+		t.Errorf("spread %v confidence %v pop %v", m["spread"], m["model_confidence"], m["pop_detected"])
+	}
+	m, _ = keys(t, NewResponse(cases[5].r, "v"))
+	if m["classifier_confidence"] != 0.1235 || m["rejected"] != true || m["rejection_reason"] != "not_a_valid_radiograph" {
+		t.Errorf("rejection body %v", m)
+	}
+	m, _ = keys(t, NewResponse(popFailed, "v"))
+	if m["pop_detected"] != true {
+		t.Errorf("PoP failed body: pop_detected %v", m["pop_detected"])
+	}
+	m, _ = keys(t, NewResponse(rendered, "v"))
+	if b, err := base64.StdEncoding.DecodeString(m["rendered_image"].(string)); err != nil || len(b) != 4 {
+		t.Errorf("rendered_image does not round-trip: %v", err)
+	}
+}
+
+// TestResponseEmbedding shows the app layer's extension: embedding the
+// engine body flattens it next to billing and history.
+func TestResponseEmbedding(t *testing.T) {
+	good, pk := ensemble(handLandmarks, 3, 0.7)
+	body := struct {
+		Response
+		HistoricVHS [][2]any       `json:"historic_vhs"`
+		Billing     map[string]any `json:"billing"`
+	}{Response: NewResponse(newResult(2000, 1000, 0.9, good, pk), "v"), HistoricVHS: [][2]any{}, Billing: map[string]any{"billable": true}}
+	m, _ := keys(t, body)
+	if m["vhs"] != 10.0 || m["billing"] == nil || m["historic_vhs"] == nil || m["prediction"] == nil {
+		t.Errorf("embedded body %v", m)
+	}
+}
+
+func TestRender(t *testing.T) {
+	for _, sz := range [][2]int{{2000, 1000}, {600, 1100}, {64, 48}} {
+		w, h := sz[0], sz[1]
+		img := image.NewGray(image.Rect(0, 0, w, h))
+		for i := range img.Pix {
+			img.Pix[i] = uint8(60 + i%7)
+		}
+		var l Landmarks
+		for k, p := range handLandmarks {
+			l[k] = Point{p.X * float64(w) / 2000, p.Y * float64(h) / 1000}
+		}
+		models, pk := ensemble(l, 1, 0.7)
+		r := newResult(w, h, 0.9, models, pk)
+		jpg, err := RenderJPEG(img, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := jpeg.Decode(strings.NewReader(string(jpg)))
+		if err != nil {
+			t.Fatalf("%v: rendered JPEG does not decode: %v", sz, err)
+		}
+		if out.Bounds() != img.Bounds() {
+			t.Fatalf("%v: rendered size %v", sz, out.Bounds())
+		}
+		// Drawn pixels are coloured; the input is grey.
+		colored := 0
+		b := out.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				cr, cg, cb, _ := out.At(x, y).RGBA()
+				if max(cr, cg, cb)-min(cr, cg, cb) > 0x3000 {
+					colored++
+				}
+			}
+		}
+		if colored < w*h/1000 {
+			t.Errorf("%v: only %d coloured pixels drawn", sz, colored)
+		}
+		if w < 200 {
+			continue // the value panel covers most of a tiny image
+		}
+		// The landmark colour is at heart_top.
+		ht := r.Landmarks[HeartTop]
+		cr, cg, cb, _ := out.At(int(ht.X), int(ht.Y)).RGBA()
+		if !(cr > 0xb000 && cg < 0x8000 && cb < 0x8000) {
+			t.Errorf("%v: heart_top pixel is %x %x %x, want red", sz, cr, cg, cb)
+		}
+	}
+	// Rejected and NaN results still render without panicking.
+	img := image.NewGray(image.Rect(0, 0, 100, 80))
+	nan, pk := ensemble(handLandmarks, 1, 0.7)
+	nan[0][HeartTop].X = math.NaN()
+	for _, r := range []*Result{newResult(100, 80, 0.1, nil, nil), newResult(100, 80, 0.9, nan, pk)} {
+		if _, err := RenderJPEG(img, r); err != nil {
+			t.Errorf("code %d: %v", r.Code, err)
+		}
+	}
+}
+
+func TestLabelRect(t *testing.T) {
+	b := image.Rect(0, 0, 400, 300)
+	var placed []image.Rectangle
+	// Three landmarks a few pixels apart: no two labels overlap.
+	for _, p := range []Point{{200, 150}, {206, 150}, {200, 156}} {
+		r := labelRect(b, "heart_top", p, 2, 1, placed)
+		for _, q := range placed {
+			if r.Overlaps(q) {
+				t.Errorf("label %v for %v overlaps %v", r, p, q)
+			}
+		}
+		placed = append(placed, r)
+	}
+	// Near the edges the box moves inside the image.
+	for _, p := range []Point{{399, 150}, {0, 0}, {399, 299}, {5, 299}} {
+		if r := labelRect(b, "Vertebra B", p, 2, 2, nil); !r.In(b) {
+			t.Errorf("label %v for %v leaves the image", r, p)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+// Package imageproc decodes untrusted JPEG/PNG bytes safely and prepares
+// model input tensors (letterboxing) per docs/model-contract.md.
+package imageproc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+)
+
+// Decode limits. The header is read first (image.DecodeConfig) and an image
+// outside these bounds is refused before any pixel memory is allocated.
+// Digital radiography detectors produce 3-18 MP, so real images fit easily.
+const (
+	// MaxPixels is the largest accepted width*height.
+	MaxPixels = 40_000_000
+	// MaxDecodeBytes bounds the memory a decoder is estimated to need
+	// (DecodeBytes). Without it a 40 MP progressive 4:4:4 colour JPEG,
+	// 7 MB on disk, takes about 600 MB to decode.
+	MaxDecodeBytes = 256 << 20
+	// MaxSide is the largest accepted width or height in pixels.
+	MaxSide = 16384
+	// MinSide is the smallest accepted width or height in pixels; anything
+	// smaller cannot show a measurable thorax.
+	MinSide = 32
+)
+
+// Sentinel errors returned (wrapped, with detail) by Decode. Callers match
+// them with errors.Is. An HTTP layer maps ErrTooLarge to 413 and the others
+// to 400.
+var (
+	// ErrEmpty means the input had zero bytes.
+	ErrEmpty = errors.New("empty image data")
+	// ErrFormat means the bytes are not a JPEG or PNG.
+	ErrFormat = errors.New("unsupported image format: JPEG or PNG required")
+	// ErrCorrupt means the header or pixel data could not be decoded.
+	ErrCorrupt = errors.New("corrupt image data")
+	// ErrTooLarge means the header declares more pixels than MaxPixels or
+	// a side longer than MaxSide.
+	ErrTooLarge = errors.New("image dimensions too large")
+	// ErrTooSmall means a side is shorter than MinSide.
+	ErrTooSmall = errors.New("image dimensions too small")
+)
+
+// CheckSize returns a wrapped ErrTooLarge or ErrTooSmall when a w x h image
+// is outside the decode limits, or nil.
+func CheckSize(w, h int) error {
+	switch {
+	case w > MaxSide || h > MaxSide:
+		return fmt.Errorf("%w: %dx%d has a side over %d pixels", ErrTooLarge, w, h, MaxSide)
+	case int64(w)*int64(h) > MaxPixels:
+		return fmt.Errorf("%w: %dx%d is over %d megapixels", ErrTooLarge, w, h, MaxPixels/1_000_000)
+	case w < MinSide || h < MinSide:
+		return fmt.Errorf("%w: %dx%d has a side under %d pixels", ErrTooSmall, w, h, MinSide)
+	}
+	return nil
+}
+
+// Decode decodes JPEG or PNG bytes and returns the image and its format
+// ("jpeg" or "png"). Dimensions are checked against the limits from the
+// header before decoding. A panic inside a decoder is reported as ErrCorrupt.
+func Decode(b []byte) (img image.Image, format string, err error) {
+	if len(b) == 0 {
+		return nil, "", ErrEmpty
+	}
+	var decode func([]byte) (image.Image, error)
+	var config func([]byte) (image.Config, error)
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		format = "png"
+		config = func(b []byte) (image.Config, error) { return png.DecodeConfig(bytes.NewReader(b)) }
+		decode = func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }
+	case bytes.HasPrefix(b, []byte{0xff, 0xd8}):
+		format = "jpeg"
+		config = func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) }
+		decode = func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }
+	default:
+		return nil, "", ErrFormat
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			img, err = nil, fmt.Errorf("%w: %s decoder failed: %v", ErrCorrupt, format, r)
+		}
+	}()
+	cfg, err := config(b)
+	if err != nil {
+		return nil, format, fmt.Errorf("%w: %s header: %v", ErrCorrupt, format, err)
+	}
+	if err := CheckSize(cfg.Width, cfg.Height); err != nil {
+		return nil, format, err
+	}
+	if need := DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)); need > MaxDecodeBytes {
+		return nil, format, fmt.Errorf("%w: %dx%d %s needs about %d MB to decode, over %d MB",
+			ErrTooLarge, cfg.Width, cfg.Height, format, need>>20, MaxDecodeBytes>>20)
+	}
+	img, err = decode(b)
+	if err != nil {
+		return nil, format, fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err)
+	}
+	if bd := img.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
+		return nil, format, fmt.Errorf("%w: %s decoded to %dx%d, header said %dx%d", ErrCorrupt, format, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
+	}
+	return img, format, nil
+}
+
+// DecodeBytes estimates the peak memory Go's decoder needs for an image
+// with this header, from its colour model: PNG holds the image (1 byte per
+// pixel for gray and paletted, 2 for 16-bit gray, 4 for RGBA, 8 for 16-bit
+// RGBA). JPEG holds the image (1 byte per pixel for gray, 3 for YCbCr
+// assuming no chroma subsampling, 8 for CMYK: component planes plus the
+// converted image) and, when progressive, 4 bytes per pixel per component of
+// DCT coefficients.
+func DecodeBytes(format string, cfg image.Config, progressive bool) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	if format == "jpeg" {
+		img, comps := int64(3), int64(3)
+		switch cfg.ColorModel {
+		case color.GrayModel:
+			img, comps = 1, 1
+		case color.CMYKModel:
+			img, comps = 8, 4
+		}
+		if progressive {
+			return px * (img + 4*comps)
+		}
+		return px * img
+	}
+	switch cfg.ColorModel.(type) {
+	case color.Palette:
+		return px
+	}
+	switch cfg.ColorModel {
+	case color.GrayModel:
+		return px
+	case color.Gray16Model:
+		return 2 * px
+	case color.RGBAModel, color.NRGBAModel:
+		return 4 * px
+	}
+	return 8 * px
+}
+
+// jpegProgressive reports whether the JPEG's frame header (the first SOFn
+// marker) is progressive (SOF2, SOF6, SOF10, SOF14). It walks marker
+// segments without trusting lengths beyond the data.
+func jpegProgressive(b []byte) bool {
+	i := 2 // after SOI
+	for i+4 <= len(b) {
+		if b[i] != 0xff {
+			return false
+		}
+		m := b[i+1]
+		switch {
+		case m == 0xff: // fill byte
+			i++
+			continue
+		case m == 0x01 || m >= 0xd0 && m <= 0xd9: // markers without a length
+			i += 2
+			continue
+		}
+		switch m {
+		case 0xc2, 0xc6, 0xca, 0xce:
+			return true
+		case 0xc0, 0xc1, 0xc3, 0xc5, 0xc7, 0xc9, 0xcb, 0xcd, 0xcf, 0xda:
+			return false
+		}
+		i += 2 + (int(b[i+2])<<8 | int(b[i+3]))
+	}
+	return false
+}
