@@ -67,7 +67,8 @@ train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
 train-usg:
-	cd models/train/usg && $(PY) train.py $(if $(DATA),--csv $(DATA),)
+	$(PY) models/train/usg/train.py $(if $(DATA),--data $(DATA))
+	$(PY) models/train/make_manifest.py models
 
 manifest:
 	$(PY) models/train/make_manifest.py models
@@ -80,7 +81,7 @@ eval-cardiac:
 	$(GO) run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md
 
 eval-usg:
-	cd models/train/usg && $(PY) eval.py
+	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...

@@ -10,10 +10,8 @@ import (
 	"vetlens/engine/manifest"
 )
 
-// modelsDirEnv is the environment variable naming the models directory.
-// (Unexported: main's cli/usg.go already exports ModelsEnv with the same
-// value; the two resolvers are to be reconciled when the branches meet.)
-const modelsDirEnv = "VETLENS_MODELS"
+// ModelsEnv is the environment variable naming the models directory.
+const ModelsEnv = "VETLENS_MODELS"
 
 // ModelsDir resolves the models directory, first match wins: flagValue
 // (--models), $VETLENS_MODELS, a models/ folder holding manifest.json beside
@@ -22,7 +20,7 @@ func ModelsDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := os.Getenv(modelsDirEnv); v != "" {
+	if v := os.Getenv(ModelsEnv); v != "" {
 		return v
 	}
 	if exe, err := os.Executable(); err == nil {

@@ -236,14 +236,14 @@ func TestPredictCLIBadLibrary(t *testing.T) {
 }
 
 func TestModelsDir(t *testing.T) {
-	t.Setenv(modelsDirEnv, "")
+	t.Setenv(ModelsEnv, "")
 	if got := ModelsDir("/opt/m"); got != "/opt/m" {
 		t.Errorf("flag: %s", got)
 	}
 	if got := ModelsDir(""); got != "models" {
 		t.Errorf("fallback: %s", got)
 	}
-	t.Setenv(modelsDirEnv, "/env/models")
+	t.Setenv(ModelsEnv, "/env/models")
 	if got := ModelsDir(""); got != "/env/models" {
 		t.Errorf("env: %s", got)
 	}

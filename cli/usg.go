@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
-	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
 )
@@ -25,28 +23,6 @@ const (
 	ExitUsage    = 2 // bad command line
 	ExitInternal = 3 // models or ONNX Runtime unusable; internal_error body printed
 )
-
-// ModelsEnv is the environment variable naming the models directory.
-const ModelsEnv = "VETLENS_MODELS"
-
-// ResolveModelsDir picks the models directory: the flag value, else
-// $VETLENS_MODELS, else a models directory with a manifest beside the
-// executable, else ./models.
-func ResolveModelsDir(flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	if d := os.Getenv(ModelsEnv); d != "" {
-		return d
-	}
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Join(filepath.Dir(exe), "models")
-		if _, err := os.Stat(filepath.Join(d, manifest.FileName)); err == nil {
-			return d
-		}
-	}
-	return "models"
-}
 
 // usgFlags maps each feature flag to its canonical request key.
 var usgFlags = []struct{ flag, key, help string }{
@@ -132,7 +108,7 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := ort.Init(*ortLib); err != nil {
 		return printError(stdout, stderr, err)
 	}
-	eng, err := usg.Load(ResolveModelsDir(*models))
+	eng, err := usg.Load(ModelsDir(*models))
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}

@@ -107,17 +107,3 @@ func TestUSGUsage(t *testing.T) {
 		}
 	}
 }
-
-func TestResolveModelsDir(t *testing.T) {
-	t.Setenv(ModelsEnv, "/from/env")
-	if d := ResolveModelsDir("/from/flag"); d != "/from/flag" {
-		t.Errorf("flag: %s", d)
-	}
-	if d := ResolveModelsDir(""); d != "/from/env" {
-		t.Errorf("env: %s", d)
-	}
-	t.Setenv(ModelsEnv, "")
-	if d := ResolveModelsDir(""); d != "models" {
-		t.Errorf("default: %s", d)
-	}
-}

@@ -1,0 +1,52 @@
+// Command vetlens is the VetLens clinic application: cardiac measurement
+// from thoracic radiographs and feline USG screening, from the command line
+// (and, as later issues land, the desktop GUI and the LAN API).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"vetlens/cli"
+)
+
+const usage = `usage: vetlens <command> [flags]
+
+commands:
+  predict [--render OUT.jpg] FILE...   cardiac measurement of radiograph files, one JSON body per line
+  usg --bun N --creatinine N --hgb N --lymphocytes N --age-months N
+  usg --json FILE|-                     feline USG screening, the usg-v1 {result, meta} body
+  help                                  this text
+
+Run "vetlens <command> -h" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return cli.ExitUsage
+	}
+	switch args[0] {
+	case "predict":
+		return cli.Predict(ctx, args[1:], stdout, stderr)
+	case "usg":
+		return cli.USG(ctx, args[1:], stdin, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return cli.ExitOK
+	default:
+		fmt.Fprintf(stderr, "vetlens: unknown command %q\n\n%s", args[0], usage)
+		return cli.ExitUsage
+	}
+}
