@@ -1,0 +1,270 @@
+// Command evalcardiac measures the shipped cardiac models on the held-out
+// set written by models/train/heldout.py, through the same engine the
+// product runs, and writes the figures into the model card.
+//
+//	go run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"vetlens/cli"
+	"vetlens/engine/cardiac"
+	"vetlens/engine/ort"
+)
+
+type item struct {
+	File       string                `json:"file"`
+	Radiograph bool                  `json:"radiograph"`
+	Width      int                   `json:"width"`
+	Height     int                   `json:"height"`
+	VHS        float64               `json:"vhs"`
+	VLAS       float64               `json:"vlas"`
+	Landmarks  map[string][2]float64 `json:"landmarks"`
+}
+
+type truthFile struct {
+	Generator string `json:"generator"`
+	Items     []item `json:"items"`
+}
+
+// Summary is what the evaluation found; it is printed as JSON and rendered
+// into the model card.
+type Summary struct {
+	Radiographs          int            `json:"radiographs"`
+	Negatives            int            `json:"negatives"`
+	VHSMeasured          int            `json:"vhs_measured"`
+	VHSMAE               float64        `json:"vhs_mae"`
+	VHSMedianAE          float64        `json:"vhs_median_ae"`
+	VHSP95AE             float64        `json:"vhs_p95_ae"`
+	VLASMeasured         int            `json:"vlas_measured"`
+	VLASMAE              float64        `json:"vlas_mae"`
+	ClassAccuracy        float64        `json:"class_accuracy"`
+	NegativesRejected    float64        `json:"negatives_rejected"`
+	RadiographsRejected  float64        `json:"radiographs_rejected"`
+	LandmarkErrPctMedian float64        `json:"landmark_err_pct_median"`
+	Codes                map[int]int    `json:"result_codes"`
+	ByConfidence         map[string]agg `json:"by_confidence"`
+	LatencyMedianMs      float64        `json:"latency_median_ms"`
+	Square1024MedianMs   float64        `json:"latency_1024_median_ms"`
+}
+
+type agg struct {
+	N             int     `json:"n"`
+	MedianVHSErr  float64 `json:"median_vhs_err"`
+	MeanVHSErr    float64 `json:"mean_vhs_err"`
+	MedianSpread  float64 `json:"median_spread"`
+	errs, spreads []float64
+}
+
+func sizeClass(vhs float64) string {
+	switch {
+	case vhs < 8.2:
+		return "small"
+	case vhs <= 10:
+		return "normal"
+	default:
+		return "large"
+	}
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func quantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	return s[int(math.Min(float64(len(s)-1), math.Floor(q*float64(len(s)))))]
+}
+
+func mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	t := 0.0
+	for _, v := range x {
+		t += v
+	}
+	return t / float64(len(x))
+}
+
+func main() {
+	data := flag.String("data", "testdata/heldout", "held-out folder with truth.json")
+	models := flag.String("models", "", "models directory (default: the usual resolution)")
+	card := flag.String("card", "", "model card to update between the eval markers")
+	lib := flag.String("ort-lib", "", "ONNX Runtime library")
+	flag.Parse()
+	if err := run(*data, cli.ModelsDir(*models), *card, *lib); err != nil {
+		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
+		os.Exit(1)
+	}
+}
+
+func run(data, modelsDir, card, lib string) error {
+	b, err := os.ReadFile(filepath.Join(data, "truth.json"))
+	if err != nil {
+		return fmt.Errorf("read held-out truth: %w", err)
+	}
+	var tf truthFile
+	if err := json.Unmarshal(b, &tf); err != nil {
+		return fmt.Errorf("parse held-out truth: %w", err)
+	}
+	if err := ort.Init(lib); err != nil {
+		return err
+	}
+	eng, err := cardiac.Load(modelsDir, cardiac.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	s := Summary{Codes: map[int]int{}, ByConfidence: map[string]agg{}}
+	var vhsErr, vlasErr, lat, lat1024, lmErr []float64
+	correctClass, rejectedNeg, rejectedPos := 0, 0, 0
+	for _, it := range tf.Items {
+		img, err := os.ReadFile(filepath.Join(data, it.File))
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		res, err := eng.PredictBytes(ctx, img, cardiac.PredictOptions{})
+		ms := float64(time.Since(t0).Microseconds()) / 1000
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.File, err)
+		}
+		lat = append(lat, ms)
+		if it.Width == 1024 && it.Height == 1024 {
+			lat1024 = append(lat1024, ms)
+		}
+		rejected := res.Code == cardiac.CodeRejected
+		if !it.Radiograph {
+			s.Negatives++
+			if rejected {
+				rejectedNeg++
+			}
+			continue
+		}
+		s.Radiographs++
+		s.Codes[int(res.Code)]++
+		if rejected {
+			rejectedPos++
+			continue
+		}
+		if res.VHS == nil {
+			continue
+		}
+		e := math.Abs(*res.VHS - it.VHS)
+		vhsErr = append(vhsErr, e)
+		if sizeClass(*res.VHS) == sizeClass(it.VHS) {
+			correctClass++
+		}
+		if res.VLAS != nil {
+			vlasErr = append(vlasErr, math.Abs(*res.VLAS-it.VLAS))
+		}
+		diag := math.Hypot(float64(it.Width), float64(it.Height))
+		for k, name := range cardiac.ClassNames {
+			tp, ok := it.Landmarks[name]
+			if !ok {
+				continue
+			}
+			p := res.Landmarks[k]
+			lmErr = append(lmErr, 100*math.Hypot(p.X-tp[0], p.Y-tp[1])/diag)
+		}
+		level := string(res.Confidence)
+		a := s.ByConfidence[level]
+		a.N++
+		a.errs = append(a.errs, e)
+		a.spreads = append(a.spreads, res.Spread)
+		s.ByConfidence[level] = a
+	}
+	for k, a := range s.ByConfidence {
+		a.MedianVHSErr = median(a.errs)
+		a.MeanVHSErr = mean(a.errs)
+		a.MedianSpread = median(a.spreads)
+		s.ByConfidence[k] = a
+	}
+	s.VHSMeasured, s.VLASMeasured = len(vhsErr), len(vlasErr)
+	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = mean(vhsErr), median(vhsErr), quantile(vhsErr, 0.95)
+	s.VLASMAE = mean(vlasErr)
+	if s.VHSMeasured > 0 {
+		s.ClassAccuracy = float64(correctClass) / float64(s.VHSMeasured)
+	}
+	if s.Negatives > 0 {
+		s.NegativesRejected = float64(rejectedNeg) / float64(s.Negatives)
+	}
+	if s.Radiographs > 0 {
+		s.RadiographsRejected = float64(rejectedPos) / float64(s.Radiographs)
+	}
+	s.LandmarkErrPctMedian = median(lmErr)
+	s.LatencyMedianMs, s.Square1024MedianMs = median(lat), median(lat1024)
+	out, _ := json.MarshalIndent(s, "", " ")
+	fmt.Println(string(out))
+	if card != "" {
+		return writeCard(card, tf.Generator, s)
+	}
+	return nil
+}
+
+func writeCard(path, generator string, s Summary) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	const begin, end = "<!-- eval:begin -->", "<!-- eval:end -->"
+	text := string(b)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: eval markers missing", path)
+	}
+	var w strings.Builder
+	fmt.Fprintf(&w, "%s\nMeasured by `make eval` on %s: %d radiograph phantoms (%s) and %d negatives, none seen in training, run through the Go engine exactly as `vetlens predict` runs them.\n\n",
+		begin, time.Now().UTC().Format("2006-01-02"), s.Radiographs, generator, s.Negatives)
+	w.WriteString("| metric | value | target |\n|---|---|---|\n")
+	fmt.Fprintf(&w, "| VHS MAE (vertebrae), %d measured | %.3f | <= 0.25 |\n", s.VHSMeasured, s.VHSMAE)
+	fmt.Fprintf(&w, "| VHS median / 95th percentile abs. error | %.3f / %.3f | |\n", s.VHSMedianAE, s.VHSP95AE)
+	fmt.Fprintf(&w, "| VLAS MAE (vertebrae), %d measured | %.3f | <= 0.2 |\n", s.VLASMeasured, s.VLASMAE)
+	fmt.Fprintf(&w, "| small / normal / large (<8.2, 8.2-10, >10) accuracy | %.1f %% | >= 95 %% |\n", 100*s.ClassAccuracy)
+	fmt.Fprintf(&w, "| negatives rejected | %.1f %% | >= 98 %% |\n", 100*s.NegativesRejected)
+	fmt.Fprintf(&w, "| radiographs falsely rejected | %.1f %% | <= 1 %% |\n", 100*s.RadiographsRejected)
+	fmt.Fprintf(&w, "| median landmark error (%% of image diagonal) | %.2f %% | |\n", s.LandmarkErrPctMedian)
+	fmt.Fprintf(&w, "| median latency per image, all sizes / 1024x1024 (ms, this machine) | %.0f / %.0f | |\n", s.LatencyMedianMs, s.Square1024MedianMs)
+	codes := make([]int, 0, len(s.Codes))
+	for c := range s.Codes {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var cs []string
+	for _, c := range codes {
+		cs = append(cs, fmt.Sprintf("%d: %d", c, s.Codes[c]))
+	}
+	fmt.Fprintf(&w, "\nResult codes on radiographs: %s.\n\n", strings.Join(cs, ", "))
+	w.WriteString("Confidence against error (VHS, vertebrae):\n\n| level | images | median abs. error | mean abs. error | median spread |\n|---|---|---|---|---|\n")
+	for _, lvl := range []string{"optimal", "good", "review"} {
+		a := s.ByConfidence[lvl]
+		fmt.Fprintf(&w, "| %s | %d | %.3f | %.3f | %.5f |\n", lvl, a.N, a.MedianVHSErr, a.MeanVHSErr, a.MedianSpread)
+	}
+	w.WriteString(end)
+	text = text[:i] + w.String() + text[j+len(end):]
+	return os.WriteFile(path, []byte(text), 0o644)
+}
