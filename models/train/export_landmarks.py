@@ -26,13 +26,13 @@ def reference_input(S, seed=424242):
     return (np.asarray(lb, np.float32) / 255.0)[None, None]
 
 
-def export(ckpt_path, index, models_dir):
+def export(ckpt_path, index, models_dir, flip_tta=False):
     ck = torch.load(ckpt_path, map_location="cpu")
     S = ck["size"]
     net = T.LandmarkNet(ck["width"])
     net.load_state_dict(ck["state"])
     net.eval()
-    model = T.Exported(net).eval()
+    model = T.Exported(net, flip_tta).eval()
     name = f"cardiac_landmark_{index}"
     path = os.path.join(models_dir, name + ".onnx")
     dummy = torch.zeros(1, 1, S, S)
@@ -41,7 +41,8 @@ def export(ckpt_path, index, models_dir):
                       dynamic_axes={"image": {0: "n"}, "landmarks": {0: "n"}, "peak": {0: "n"}})
     meta = {"role": "cardiac_landmark", "input_size": [1, S, S], "inputs": ["image"],
             "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
-            "params": {"seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4)}}
+            "params": {"seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
+                       "flip_tta": flip_tta}}
     with open(os.path.join(models_dir, name + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ref_dir = os.path.join(models_dir, "reference")
@@ -60,7 +61,8 @@ def export(ckpt_path, index, models_dir):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), ".."))
+    ap.add_argument("--flip-tta", action="store_true", help="average each model with its mirrored run")
     ap.add_argument("checkpoints", nargs="+")
     a = ap.parse_args()
     for i, c in enumerate(a.checkpoints, 1):
-        export(c, i, a.models)
+        export(c, i, a.models, a.flip_tta)

@@ -20,8 +20,8 @@ NEG_SEED_BASE = 90_000_000
 
 
 def _pos(args):
-    i, out = args
-    seed = phantom.HELDOUT_SEED_BASE + i
+    i, out, base = args
+    seed = base + i
     r = np.random.default_rng(seed + 11)
     if i % 4 == 0:
         w = h = 1024
@@ -41,8 +41,8 @@ def _pos(args):
 
 
 def _neg(args):
-    i, out = args
-    im = negatives.generate(NEG_SEED_BASE + i)
+    i, out, base = args
+    im = negatives.generate(base + i)
     name = f"neg_{i:04d}.jpg"
     im.save(os.path.join(out, name), quality=90)
     return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1]}
@@ -54,13 +54,17 @@ def main():
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--negatives", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--validation", action="store_true",
+                    help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
     a = ap.parse_args()
+    pos_base = phantom.HELDOUT_SEED_BASE + (5_000_000 if a.validation else 0)
+    neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0)
     os.makedirs(a.out, exist_ok=True)
     with Pool(a.workers) as p:
-        items = p.map(_pos, [(i, a.out) for i in range(a.n)], chunksize=4)
-        items += p.map(_neg, [(i, a.out) for i in range(a.negatives)], chunksize=8)
+        items = p.map(_pos, [(i, a.out, pos_base) for i in range(a.n)], chunksize=4)
+        items += p.map(_neg, [(i, a.out, neg_base) for i in range(a.negatives)], chunksize=8)
     with open(os.path.join(a.out, "truth.json"), "w") as f:
-        json.dump({"generator": "phantom.py HELDOUT ranges, seeds >= %d" % phantom.HELDOUT_SEED_BASE,
+        json.dump({"generator": "phantom.py HELDOUT ranges, seeds from %d" % pos_base,
                    "ranges": phantom.HELDOUT, "items": items}, f, indent=1)
     print(f"held-out set: {a.n} radiograph phantoms, {a.negatives} negatives in {a.out}")
 

@@ -101,15 +101,26 @@ def decode(logits):
 
 
 class Exported(nn.Module):
-    """The graph shipped in ONNX: image -> (landmarks, peak)."""
+    """The graph shipped in ONNX: image -> (landmarks, peak).
 
-    def __init__(self, net):
+    With flip_tta the graph also runs the mirrored image (x -> 1-x in the
+    letterbox frame, an exact mirror) and averages both predictions.
+    """
+
+    def __init__(self, net, flip_tta=False):
         super().__init__()
         self.net = net
+        self.flip_tta = flip_tta
 
     def forward(self, image):
-        _, coords, peak = decode(self.net(image))
-        return coords, peak
+        if not self.flip_tta:
+            _, coords, peak = decode(self.net(image))
+            return coords, peak
+        n = image.shape[0]
+        _, c, p = decode(self.net(torch.cat([image, torch.flip(image, [3])], 0)))
+        c1, c2 = c[:n], c[n:]
+        c2 = torch.stack([1.0 - c2[..., 0], c2[..., 1]], -1)
+        return 0.5 * (c1 + c2), 0.5 * (p[:n] + p[n:])
 
 
 def js_to_gaussian(p, coords, sigma_cells=1.0):

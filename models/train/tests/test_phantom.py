@@ -1,7 +1,5 @@
 """Tests for the phantom generator, the datasets and the trainer pipeline."""
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -78,30 +76,6 @@ class DogHeartTest(unittest.TestCase):
             top = lms[0, phantom.LANDMARKS.index("heart_top")]
             # 400x200 -> 100x50 (scale 0.25) placed at y offset 25
             np.testing.assert_allclose(top, [100 / 400, (50 * 0.25 + 25) / 100], atol=1e-6)
-
-
-class TrainerSmokeTest(unittest.TestCase):
-    """A few steps on tiny generated data, then export: the Go side loads the result
-    in engine/cardiac's smoke test (make test runs both)."""
-
-    def test_train_and_export(self):
-        with tempfile.TemporaryDirectory() as d:
-            npz = os.path.join(d, "tiny.npz")
-            dataset.build_phantom_set(12, 555, 64, npz, workers=1)
-            ck = os.path.join(d, "m.pt")
-            train = os.path.join(os.path.dirname(HERE), "train_landmarks.py")
-            subprocess.run([sys.executable, train, "--data", npz, "--size", "64", "--width", "4", "--seed", "1",
-                            "--steps", "3", "--batch", "4", "--threads", "1", "--out", ck], check=True,
-                           capture_output=True)
-            exp = os.path.join(os.path.dirname(HERE), "export_landmarks.py")
-            subprocess.run([sys.executable, exp, "--models", d, ck], check=True, capture_output=True)
-            with open(os.path.join(d, "cardiac_landmark_1.meta.json")) as f:
-                meta = json.load(f)
-            self.assertEqual(meta["input_size"], [1, 64, 64])
-            with open(os.path.join(d, "reference", "cardiac_landmark_1.json")) as f:
-                ref = json.load(f)
-            self.assertEqual(len(ref["outputs"]["landmarks"]), 14)
-            self.assertTrue(os.path.getsize(os.path.join(d, "cardiac_landmark_1.onnx")) > 1000)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+package cardiac
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// pythonForTraining is Debian's interpreter, which has python3-torch.
+const pythonForTraining = "/usr/bin/python3"
+
+// TestTrainerSmokeExportLoadsInGo trains two landmark models for a few steps
+// on tiny generated phantoms, exports them, composes a manifest beside the
+// shipped validity model, and runs a prediction through this engine: the
+// whole trainer -> ONNX -> Go path, end to end.
+func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trainer smoke test needs python3-torch and about a minute")
+	}
+	shipped := testModelsDir(t)
+	testEngine(t) // initialises ONNX Runtime
+	train := filepath.Join("..", "..", "models", "train")
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(pythonForTraining, args...)
+		cmd.Dir = train
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	npz := filepath.Join(dir, "tiny.npz")
+	run("dataset.py", "--n", "12", "--seed", "555", "--size", "64", "--workers", "1", npz)
+	var ckpts []string
+	for _, seed := range []string{"1", "2"} {
+		ck := filepath.Join(dir, "m"+seed+".pt")
+		run("train_landmarks.py", "--data", npz, "--size", "64", "--width", "4", "--seed", seed,
+			"--steps", "3", "--batch", "4", "--threads", "1", "--out", ck)
+		ckpts = append(ckpts, ck)
+	}
+	run(append([]string{"export_landmarks.py", "--models", dir}, ckpts...)...)
+	for _, f := range []string{"cardiac_validity.onnx", "cardiac_validity.meta.json", "cardiac.family.json"} {
+		copyFile(t, filepath.Join(shipped, f), filepath.Join(dir, f))
+	}
+	run("make_manifest.py", dir)
+
+	e, err := Load(dir, DefaultOptions())
+	if err != nil {
+		t.Fatalf("load freshly exported models: %v", err)
+	}
+	defer e.Close()
+	if e.LandmarkModels() != 2 {
+		t.Fatalf("loaded %d landmark models, want 2", e.LandmarkModels())
+	}
+	img, err := os.ReadFile(filepath.Join(shipped, "reference", "smoke_phantom.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.PredictBytes(context.Background(), img, PredictOptions{})
+	if err != nil {
+		t.Fatalf("predict with freshly exported models: %v", err)
+	}
+	if res.Width == 0 || res.Code < 0 || res.Code > 7 {
+		t.Fatalf("implausible result %+v", res)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
