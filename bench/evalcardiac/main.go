@@ -40,22 +40,23 @@ type truthFile struct {
 // Summary is what the evaluation found; it is printed as JSON and rendered
 // into the model card.
 type Summary struct {
-	Radiographs          int            `json:"radiographs"`
-	Negatives            int            `json:"negatives"`
-	VHSMeasured          int            `json:"vhs_measured"`
-	VHSMAE               float64        `json:"vhs_mae"`
-	VHSMedianAE          float64        `json:"vhs_median_ae"`
-	VHSP95AE             float64        `json:"vhs_p95_ae"`
-	VLASMeasured         int            `json:"vlas_measured"`
-	VLASMAE              float64        `json:"vlas_mae"`
-	ClassAccuracy        float64        `json:"class_accuracy"`
-	NegativesRejected    float64        `json:"negatives_rejected"`
-	RadiographsRejected  float64        `json:"radiographs_rejected"`
-	LandmarkErrPctMedian float64        `json:"landmark_err_pct_median"`
-	Codes                map[int]int    `json:"result_codes"`
-	ByConfidence         map[string]agg `json:"by_confidence"`
-	LatencyMedianMs      float64        `json:"latency_median_ms"`
-	Square1024MedianMs   float64        `json:"latency_1024_median_ms"`
+	Radiographs          int                `json:"radiographs"`
+	Negatives            int                `json:"negatives"`
+	VHSMeasured          int                `json:"vhs_measured"`
+	VHSMAE               float64            `json:"vhs_mae"`
+	VHSMedianAE          float64            `json:"vhs_median_ae"`
+	VHSP95AE             float64            `json:"vhs_p95_ae"`
+	VLASMeasured         int                `json:"vlas_measured"`
+	VLASMAE              float64            `json:"vlas_mae"`
+	ClassAccuracy        float64            `json:"class_accuracy"`
+	NegativesRejected    float64            `json:"negatives_rejected"`
+	RadiographsRejected  float64            `json:"radiographs_rejected"`
+	LandmarkErrPctMedian float64            `json:"landmark_err_pct_median"`
+	PerLandmarkPct       map[string]float64 `json:"per_landmark_err_pct_median"`
+	Codes                map[int]int        `json:"result_codes"`
+	ByConfidence         map[string]agg     `json:"by_confidence"`
+	LatencyMedianMs      float64            `json:"latency_median_ms"`
+	Square1024MedianMs   float64            `json:"latency_1024_median_ms"`
 }
 
 type agg struct {
@@ -141,6 +142,7 @@ func run(data, modelsDir, card, lib string) error {
 	ctx := context.Background()
 	s := Summary{Codes: map[int]int{}, ByConfidence: map[string]agg{}}
 	var vhsErr, vlasErr, lat, lat1024, lmErr []float64
+	perLandmark := map[string][]float64{}
 	correctClass, rejectedNeg, rejectedPos := 0, 0, 0
 	for _, it := range tf.Items {
 		img, err := os.ReadFile(filepath.Join(data, it.File))
@@ -189,7 +191,9 @@ func run(data, modelsDir, card, lib string) error {
 				continue
 			}
 			p := res.Landmarks[k]
-			lmErr = append(lmErr, 100*math.Hypot(p.X-tp[0], p.Y-tp[1])/diag)
+			pct := 100 * math.Hypot(p.X-tp[0], p.Y-tp[1]) / diag
+			lmErr = append(lmErr, pct)
+			perLandmark[name] = append(perLandmark[name], pct)
 		}
 		level := string(res.Confidence)
 		a := s.ByConfidence[level]
@@ -217,6 +221,10 @@ func run(data, modelsDir, card, lib string) error {
 		s.RadiographsRejected = float64(rejectedPos) / float64(s.Radiographs)
 	}
 	s.LandmarkErrPctMedian = median(lmErr)
+	s.PerLandmarkPct = map[string]float64{}
+	for k, v := range perLandmark {
+		s.PerLandmarkPct[k] = median(v)
+	}
 	s.LatencyMedianMs, s.Square1024MedianMs = median(lat), median(lat1024)
 	out, _ := json.MarshalIndent(s, "", " ")
 	fmt.Println(string(out))
@@ -248,6 +256,9 @@ func writeCard(path, generator string, s Summary) error {
 	fmt.Fprintf(&w, "| negatives rejected | %.1f %% | >= 98 %% |\n", 100*s.NegativesRejected)
 	fmt.Fprintf(&w, "| radiographs falsely rejected | %.1f %% | <= 1 %% |\n", 100*s.RadiographsRejected)
 	fmt.Fprintf(&w, "| median landmark error (%% of image diagonal) | %.2f %% | |\n", s.LandmarkErrPctMedian)
+	for _, name := range cardiac.ClassNames {
+		fmt.Fprintf(&w, "| median error of %s (%% of diagonal) | %.2f %% | |\n", name, s.PerLandmarkPct[name])
+	}
 	fmt.Fprintf(&w, "| median latency per image, all sizes / 1024x1024 (ms, this machine) | %.0f / %.0f | |\n", s.LatencyMedianMs, s.Square1024MedianMs)
 	codes := make([]int, 0, len(s.Codes))
 	for c := range s.Codes {
