@@ -179,6 +179,8 @@ def main():
     ap.add_argument("--batch", type=int, default=24)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", required=True, help="checkpoint path (.pt)")
+    ap.add_argument("--init", help="start from this checkpoint (a further, shorter cycle)")
+    ap.add_argument("--max-lr", type=float, default=3e-3)
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -195,6 +197,8 @@ def main():
     Y = torch.from_numpy(lms)
     Mk = torch.from_numpy(masks)
     net = LandmarkNet(args.width)
+    if args.init:
+        net.load_state_dict(torch.load(args.init, map_location="cpu")["state"])
     opt = torch.optim.AdamW(net.parameters(), lr=1e-4, weight_decay=1e-4)
 
     def batch(idx):
@@ -215,13 +219,14 @@ def main():
 
     # The schedule runs on elapsed time, not steps, so training ends on time
     # however busy the machine is: one-cycle, warm-up then cosine decay.
-    max_lr = 3e-3
+    max_lr = args.max_lr
     budget = args.minutes * 60.0
+    warm = 0.05 if args.init else 0.15
 
     def lr_at(progress):
-        if progress < 0.15:
-            return max_lr * (0.04 + 0.96 * progress / 0.15)
-        q = (progress - 0.15) / 0.85
+        if progress < warm:
+            return max_lr * (0.04 + 0.96 * progress / warm)
+        q = (progress - warm) / (1 - warm)
         return max_lr * (1e-4 + 0.5 * (1 - 1e-4) * (1 + math.cos(math.pi * min(q, 1.0))))
 
     net.train()
