@@ -217,7 +217,6 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 				if err := events.ImageError(i, req.UUID, imgErr); err != nil {
 					return nil, fmt.Errorf("stream: %w", err)
 				}
-				continue
 			}
 			zero := 0.0
 			photos = append(photos, PhotoResult{Rejected: true, RejectionReason: "invalid_image", ClassifierConfidence: &zero})

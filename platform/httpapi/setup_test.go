@@ -186,6 +186,7 @@ func (p *fakePoP) Frame(ctx context.Context, owner, id string, img image.Image) 
 type api struct {
 	t      testing.TB
 	srv    *httptest.Server
+	h      *Server
 	svc    *app.Service
 	client *http.Client
 	key    string
@@ -211,7 +212,8 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(New(svc, o.cfg))
+	h := New(svc, o.cfg)
+	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(func() { srv.Close(); st.Close() })
@@ -222,7 +224,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	cl := srv.Client()
 	cl.Transport.(*http.Transport).MaxConnsPerHost = 0
 	cl.Transport.(*http.Transport).TLSClientConfig.MinVersion = tls.VersionTLS12
-	return &api{t: t, srv: srv, svc: svc, client: cl, key: key}
+	return &api{t: t, srv: srv, h: h, svc: svc, client: cl, key: key}
 }
 
 // do sends a request; key "" sends no x-api-key header.
@@ -305,4 +307,18 @@ func fileBytes(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// idle waits until the server has no request in flight.
+func (a *api) idle() {
+	a.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		a.h.mu.Lock()
+		n := len(a.h.inFlight)
+		a.h.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	a.t.Fatal("requests still in flight after 5 s")
 }
