@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+var phantoms = filepath.Join("..", "..", "engine", "cardiac", "testdata", "phantoms")
+
+// TestV3PredictRealModels runs single, batch and stream predictions on the
+// shipped cardiac models (skipped until models/manifest.json lists them)
+// and checks that billing follows the result codes.
+func TestV3PredictRealModels(t *testing.T) {
+	eng := realCardiac(t)
+	a := newAPI(t, apiOpts{cardiac: eng})
+	img1 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_1_640x480.png")))
+	img2 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_3_1024x1024.jpg")))
+	billed := 0
+	resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"image": img1, "render": true, "uuid": "rex"})
+	m := obj(t, b)
+	if resp.StatusCode != 200 || m["model_version"] != eng.ModelVersion() {
+		t.Fatalf("single %d %s", resp.StatusCode, b)
+	}
+	code := int(m["result_code"].(float64))
+	bl := m["billing"].(map[string]any)
+	if (code >= 1 && code <= 4) != (bl["billable"] == true) {
+		t.Fatalf("code %d billing %v", code, bl)
+	}
+	if bl["billable"] == true {
+		billed++
+		if m["rendered_image"] == "" || len(m["prediction"].([]any)) != 7 {
+			t.Errorf("single body %.300s", b)
+		}
+	}
+	resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"images": []string{img1, img2}})
+	m = obj(t, b)
+	if resp.StatusCode != 200 || len(m["per_photo"].([]any)) != 2 || m["n_photos_processed"] != 2.0 {
+		t.Fatalf("batch %d %.500s", resp.StatusCode, b)
+	}
+	if bl := m["billing"].(map[string]any); (m["n_photos_with_landmarks"].(float64) > 0) != (bl["billable"] == true) {
+		t.Fatalf("batch billing %v with %v photos with landmarks", bl, m["n_photos_with_landmarks"])
+	} else if bl["billable"] == true {
+		billed++
+	}
+	sresp := a.stream(context.Background(), map[string]any{"images": []string{img1, img2}})
+	evs, _ := readSSE(t, sresp)
+	sresp.Body.Close()
+	if len(evs) != 5 || evs[0].name != "processing_started" || evs[3].name != "summary" || evs[4].name != "billing" {
+		t.Fatalf("stream events %v", evs)
+	}
+	if evs[4].data["billable"] == true {
+		billed++
+	}
+	if n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a"); n != billed {
+		t.Fatalf("ledger %d, billed responses %d", n, billed)
+	}
+}
