@@ -117,6 +117,11 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // flat USG rate. A non-billable outcome reports the current usage and the
 // tier of that count. A ledger failure gives reason billing_error.
 func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
+	return s.meter(ctx, c, ch, nil)
+}
+
+// meter is Meter, also appending log to the USG log in the same commit.
+func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USGLogEntry) Billing {
 	now := s.clock.Now().UTC()
 	cust, err := s.store.Customers().Get(ctx, c.Customer)
 	if err != nil {
@@ -128,7 +133,7 @@ func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
 	}
 	reason := ReasonNoValid
 	ev, st, billed, err := s.store.Ledger().Bill(ctx,
-		store.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck},
+		store.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
 		func(st store.BillState) (store.Event, bool, error) {
 			if !ch.Valid {
 				reason = ReasonNoValid

@@ -21,7 +21,8 @@ type usgLogInputs struct {
 // PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
 // inputs after correction, the response, model_version) and bills it at
 // the flat USG rate, counted toward the customer's monthly tier. The log
-// entry and the ledger event are committed before it returns. USG
+// entry and the ledger event are committed together, in one transaction,
+// before it returns. USG
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
@@ -44,15 +45,13 @@ func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*
 	if err != nil {
 		return nil, fmt.Errorf("usg log: %w", err)
 	}
-	if _, err := s.store.USGLog().Append(ctx, store.USGLogEntry{
+	entry := &store.USGLogEntry{
 		Time: s.clock.Now().UTC(), Customer: c.Customer, KeyPrefix: c.KeyPrefix,
 		ClinicCode: req.ClinicCode, UUID: req.UUID, Inputs: inJSON, Outputs: outJSON,
 		ModelVersion: resp.Result.ModelVersion,
-	}); err != nil {
-		return nil, fmt.Errorf("usg: %w", err)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}); b.Reason == ReasonError {
-		return nil, fmt.Errorf("usg: billing ledger could not be written")
+	if b := s.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
+		return nil, fmt.Errorf("usg: log and ledger could not be written")
 	}
 	return resp, nil
 }

@@ -47,6 +47,9 @@ type BillRequest struct {
 	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
 	// event records the time for the pair.
 	RecheckUUID string
+	// USGLog, when set, is appended to the USG prediction log in the same
+	// transaction (its Seq is filled in), so a USG call costs one commit.
+	USGLog *USGLogEntry
 }
 
 // Decide decides from the state whether to append ev; Seq and
@@ -62,7 +65,9 @@ type LedgerService struct{ db *bolt.DB }
 // Bill reads the state for req, calls decide and, when it says so, appends
 // the event, all in one read-write transaction: concurrent calls for one
 // customer are serialized, so the counts never race. The transaction is
-// committed (fsynced) before Bill returns. It returns the final state
+// committed (fsynced) before Bill returns. Concurrent calls are grouped
+// into one commit (bbolt's Batch), so decide may run more than once and
+// must only depend on its argument. It returns the final state
 // (MonthlyUsage including an appended event), the event and whether it was
 // appended.
 func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide) (Event, BillState, bool, error) {
@@ -77,7 +82,19 @@ func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide
 	if err := checkParts(req.Customer, req.RecheckUUID); err != nil {
 		return ev, st, false, err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		ev, st, bill = Event{}, BillState{}, false
+		if req.USGLog != nil {
+			b := tx.Bucket(bucketUSGLog)
+			seq, err := b.NextSequence()
+			if err != nil {
+				return fmt.Errorf("usg log sequence: %w", err)
+			}
+			req.USGLog.Seq = seq
+			if err := put(b, itob(seq), req.USGLog); err != nil {
+				return err
+			}
+		}
 		usage := tx.Bucket(bucketUsage)
 		rk := tx.Bucket(bucketRecheck)
 		prefix := join(req.Customer, req.Month)

@@ -75,6 +75,10 @@ func Open(dir string, lockTimeout time.Duration) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
+	// Group commit: concurrent ledger writes share one fsync. The delay
+	// only bounds how long a lone call waits for company.
+	db.MaxBatchDelay = 500 * time.Microsecond
+	db.MaxBatchSize = 64
 	s := &Store{db: db}
 	s.keys = &KeyService{db: db}
 	s.customers = &CustomerService{db: db}
