@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"vetlens/engine/cardiac"
 )
 
 type sseEvent struct {
@@ -162,5 +167,59 @@ func TestInFlightLimit(t *testing.T) {
 	wg.Wait()
 	if resp, _ := a.do("POST", "/usg/v1/predict", a.key, usgValid); resp.StatusCode != 200 {
 		t.Errorf("after release: %d", resp.StatusCode)
+	}
+}
+
+// slowCardiac takes 300 ms per image, then measures code 1.
+type slowCardiac struct{ fakeCardiac }
+
+func (s slowCardiac) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	time.Sleep(300 * time.Millisecond)
+	return s.fakeCardiac.Predict(ctx, img, o)
+}
+
+// TestGracefulShutdown: cancelling Serve's context while a request is in
+// flight lets it finish (200, billed) before Serve returns; new
+// connections are refused.
+func TestGracefulShutdown(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: slowCardiac{}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := HTTPServer(a.h, a.srv.TLS, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, srv, ln, 10*time.Second) }()
+	url := "https://" + ln.Addr().String() + "/v3/predict"
+	type result struct {
+		status int
+		body   []byte
+	}
+	got := make(chan result, 1)
+	go func() {
+		body, _ := json.Marshal(map[string]any{"image": b64(grayPNG(t, 1, 64, 64))})
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header.Set("x-api-key", a.key)
+		resp, err := a.client.Do(req)
+		if err != nil {
+			got <- result{}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- result{resp.StatusCode, b}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	r := <-got
+	if r.status != 200 || obj(t, r.body)["billing"].(map[string]any)["billable"] != true {
+		t.Fatalf("in-flight request during shutdown: %d %s", r.status, r.body)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Fatal("listener still accepting after shutdown")
 	}
 }

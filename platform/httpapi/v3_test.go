@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -212,5 +213,18 @@ func TestOpenAPIDocument(t *testing.T) {
 		if paths[p] == nil {
 			t.Errorf("openapi lacks %s", p)
 		}
+	}
+}
+
+// TestRequestTimeout: work that outlives Config.RequestTimeout is
+// stopped and answered 500 {error: "request timed out"}, not billed.
+func TestRequestTimeout(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}, cfg: Config{RequestTimeout: 100 * time.Millisecond}})
+	resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"image": b64(grayPNG(t, 200, 64, 64))})
+	if resp.StatusCode != 500 || !strings.Contains(obj(t, b)["error"].(string), "timed out") {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+		t.Fatal("timed-out request billed")
 	}
 }
