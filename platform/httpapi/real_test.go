@@ -1,7 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 )
@@ -23,6 +28,7 @@ func TestV3PredictRealModels(t *testing.T) {
 		t.Fatalf("single %d %s", resp.StatusCode, b)
 	}
 	code := int(m["result_code"].(float64))
+	t.Logf("single: result_code %d", code)
 	bl := m["billing"].(map[string]any)
 	if (code >= 1 && code <= 4) != (bl["billable"] == true) {
 		t.Fatalf("code %d billing %v", code, bl)
@@ -52,7 +58,38 @@ func TestV3PredictRealModels(t *testing.T) {
 	if evs[4].data["billable"] == true {
 		billed++
 	}
+	// Colour noise is not a radiograph: when the validity model rejects
+	// it, the body is exactly the rejection shape and nothing is billed.
+	resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"image": b64(noisePNG(t, 320, 240)), "uuid": "rex"})
+	m = obj(t, b)
+	if resp.StatusCode != 200 {
+		t.Fatalf("noise: %d %s", resp.StatusCode, b)
+	}
+	if m["result_code"] == 6.0 {
+		if len(m) != 9 || m["rejected"] != true || m["billing"].(map[string]any)["billable"] != false {
+			t.Errorf("rejection body %s", b)
+		}
+	} else {
+		t.Logf("colour noise not rejected (code %v)", m["result_code"])
+	}
 	if n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a"); n != billed {
 		t.Fatalf("ledger %d, billed responses %d", n, billed)
 	}
+}
+
+// noisePNG is w x h random colour noise.
+func noisePNG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(1, 2))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(r.IntN(256)), uint8(r.IntN(256)), uint8(r.IntN(256)), 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -56,22 +55,28 @@ func realUSG(t testing.TB) *usg.Engine {
 	return usgEng
 }
 
-// realCardiac loads the shipped cardiac models, skipping while the
+// realCardiac loads the shipped cardiac models, or those in
+// $VETLENS_TEST_MODELS (for example the test double from
+// engine/cardiac/testdata/make_test_double.py), skipping while the
 // manifest lists no cardiac_landmark model (they are still being trained).
 func realCardiac(t testing.TB) *cardiac.Engine {
 	t.Helper()
-	m, err := manifest.Load(modelsDir)
+	dir := modelsDir
+	if d := os.Getenv(testModelsEnv); d != "" {
+		dir = d
+	}
+	m, err := manifest.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.ByRole(cardiac.RoleLandmark)) == 0 {
-		t.Skipf("no %s models in %s/manifest.json yet: cardiac-model tests skipped", cardiac.RoleLandmark, modelsDir)
+		t.Skipf("no %s models in %s/manifest.json yet: cardiac-model tests skipped", cardiac.RoleLandmark, dir)
 	}
 	cardiacOnce.Do(func() {
 		if cardiacErr = ort.Init(""); cardiacErr != nil {
 			return
 		}
-		cardiacEng, cardiacErr = cardiac.Load(modelsDir, cardiac.DefaultOptions())
+		cardiacEng, cardiacErr = cardiac.Load(dir, cardiac.DefaultOptions())
 	})
 	if cardiacErr != nil {
 		t.Fatal(cardiacErr)
@@ -298,8 +303,6 @@ func keysOf(m map[string]any) map[string]bool {
 	return out
 }
 
-var errSkip = errors.New("skip")
-
 func fileBytes(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -322,3 +325,7 @@ func (a *api) idle() {
 	}
 	a.t.Fatal("requests still in flight after 5 s")
 }
+
+// testModelsEnv is engine/cardiac's VETLENS_TEST_MODELS: another models
+// directory for the cardiac-model tests.
+const testModelsEnv = "VETLENS_TEST_MODELS"
