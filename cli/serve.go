@@ -113,7 +113,9 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
-	srv := httpapi.HTTPServer(api, tlsConf, 5*time.Minute)
+	// The body read deadline exceeds the 300 s work bound: net/http cancels
+	// a request whose connection hits its read deadline, streams included.
+	srv := httpapi.HTTPServer(api, tlsConf, 310*time.Second)
 	if created {
 		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
 	}
