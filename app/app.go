@@ -52,6 +52,9 @@ type Config struct {
 	USGRate float64
 	// RecheckWindow is the grace for a repeated uuid (24 h).
 	RecheckWindow time.Duration
+	// CardiacConcurrency is how many cardiac images are measured at once
+	// across all requests (default 1: the engine uses every core per image).
+	CardiacConcurrency int
 }
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
@@ -68,8 +71,9 @@ func DefaultConfig() Config {
 			TierProfessional: {Single: 2.00, Session: 3.00},
 			TierEnterprise:   {Single: 1.50, Session: 2.50},
 		},
-		USGRate:       DefaultUSGRate,
-		RecheckWindow: 24 * time.Hour,
+		USGRate:            DefaultUSGRate,
+		RecheckWindow:      24 * time.Hour,
+		CardiacConcurrency: 1,
 	}
 }
 
@@ -82,6 +86,8 @@ type Service struct {
 	cardiac CardiacEngine
 	usg     USGEngine
 	pop     PoP
+
+	cardiacSlots chan struct{}
 }
 
 // Deps are the Service's collaborators.
@@ -112,7 +118,11 @@ func New(d Deps, cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("app: no rate for tier %s", t)
 		}
 	}
-	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP}, nil
+	if cfg.CardiacConcurrency <= 0 {
+		cfg.CardiacConcurrency = 1
+	}
+	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
+		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency)}, nil
 }
 
 // Store is the Service's store (for administration and tests).

@@ -252,3 +252,21 @@ func TestHistoryPerCustomer(t *testing.T) {
 		t.Fatalf("customer b sees %s for a's patient", got)
 	}
 }
+
+// TestCardiacConcurrencyBound: with CardiacConcurrency 1 a second
+// prediction waits for the first, and gives up with its context.
+func TestCardiacConcurrencyBound(t *testing.T) {
+	s, _ := newTestService(t, t0)
+	s.cardiacSlots <- struct{}{} // a prediction in progress
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	c := newCaller(t, s, "clinic", "")
+	_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("prediction ran without a free slot: %v", err)
+	}
+	<-s.cardiacSlots
+	if _, err := s.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+}

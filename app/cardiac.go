@@ -57,11 +57,26 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.cardiac.Predict(ctx, img, cardiac.PredictOptions{Render: req.Render})
+	res, err := s.predictImage(ctx, img, cardiac.PredictOptions{Render: req.Render})
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+}
+
+// predictImage runs one cardiac prediction when one of the
+// Config.CardiacConcurrency slots is free, waiting (or giving up with the
+// context) otherwise. Each prediction already uses every core, so running
+// more at once only adds memory and thread contention; a batch takes a
+// slot per image, so single requests interleave with long batches.
+func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	select {
+	case s.cardiacSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.cardiacSlots }()
+	return s.cardiac.Predict(ctx, img, o)
 }
 
 // finishSingle adds history and billing to one result.
@@ -223,7 +238,7 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 			results = append(results, nil)
 			continue
 		}
-		res, err := s.cardiac.Predict(ctx, img, cardiac.PredictOptions{})
+		res, err := s.predictImage(ctx, img, cardiac.PredictOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("predict images[%d]: %w", i, err)
 		}

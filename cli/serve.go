@@ -42,6 +42,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
 	usgRate := fs.Float64("usg-rate", app.DefaultUSGRate, "flat price of one USG prediction, dollars")
+	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -55,7 +56,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect,
-		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate,
+		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -65,7 +66,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
-	inFlight                                           int
+	inFlight, cardiacConc                              int
 	usgRate                                            float64
 }
 
@@ -94,6 +95,7 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	}
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
+	cfg.CardiacConcurrency = c.cardiacConc
 	svc, err := app.New(deps, cfg)
 	if err != nil {
 		return err

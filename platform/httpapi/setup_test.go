@@ -213,7 +213,9 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
 	}
-	svc, err := app.New(deps, app.DefaultConfig())
+	cfg := app.DefaultConfig()
+	cfg.CardiacConcurrency = 4 // the blocking fakes in the limit tests need 2 at once
+	svc, err := app.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
