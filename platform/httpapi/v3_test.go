@@ -228,3 +228,18 @@ func TestRequestTimeout(t *testing.T) {
 		t.Fatal("timed-out request billed")
 	}
 }
+
+// TestBatchUndecodableImage: valid base64 that is not a usable image does
+// not fail a batch; its per_photo entry is rejected "invalid_image".
+func TestBatchUndecodableImage(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}})
+	resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"images": []string{b64([]byte("not an image")), b64(grayPNG(t, 2, 64, 64))}})
+	m := obj(t, b)
+	if resp.StatusCode != 200 || m["best_photo_index"] != 1.0 || m["n_photos_processed"] != 1.0 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	p0 := m["per_photo"].([]any)[0].(map[string]any)
+	if p0["rejected"] != true || p0["rejection_reason"] != "invalid_image" || p0["vhs"] != nil {
+		t.Fatalf("per_photo[0] %v", p0)
+	}
+}
