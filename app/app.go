@@ -88,6 +88,7 @@ type Service struct {
 	pop     PoP
 
 	cardiacSlots chan struct{}
+	owners       sessionOwners
 }
 
 // Deps are the Service's collaborators.
@@ -149,6 +150,7 @@ const (
 	KindUnavailable               // 503: a pipeline is not loaded
 	KindNotFound                  // 404: unknown or expired session
 	KindUnprocessable             // 422: corner detection failed
+	KindConflict                  // 409: frame for a finished session
 )
 
 // Error is a use-case error with its Kind.

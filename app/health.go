@@ -13,7 +13,9 @@ type Health struct {
 const ExpectedModels = 5
 
 // CardiacHealth reports the loaded models: healthy when the 5 prediction
-// models and the 5 PoP models are loaded, degraded otherwise.
+// models are loaded and the PoP pipeline is enabled, degraded otherwise.
+// pop_models_loaded is the pipeline's own count (a classical-vision
+// pipeline may load none and still be enabled).
 func (s *Service) CardiacHealth() Health {
 	h := Health{Status: "healthy"}
 	if s.cardiac != nil {
@@ -24,7 +26,7 @@ func (s *Service) CardiacHealth() Health {
 		h.PopModelsLoaded = s.pop.ModelsLoaded()
 		h.PopPipelineEnabled = true
 	}
-	if h.ModelsLoaded < ExpectedModels || h.PopModelsLoaded < ExpectedModels {
+	if h.ModelsLoaded < ExpectedModels || !h.PopPipelineEnabled {
 		h.Status = "degraded"
 	}
 	return h

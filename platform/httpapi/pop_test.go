@@ -24,7 +24,7 @@ func TestPoPSessionFlow(t *testing.T) {
 	resp, b := a.do("POST", "/v3/pop-session/start", a.key, `{}`)
 	st := obj(t, b)
 	if resp.StatusCode != 200 || st["session_status"] != "ready" || st["pop_pipeline_enabled"] != true || st["models_loaded"] != 5.0 ||
-		st["pop_models_loaded"] != 5.0 || st["model_version"] != "fake-1" || st["session_config"].(map[string]any)["max_frames"] != 4.0 || len(st) != 7 {
+		st["pop_models_loaded"] != 0.0 || st["model_version"] != "fake-1" || st["session_config"].(map[string]any)["max_frames"] != 4.0 || len(st) != 7 {
 		t.Fatalf("start %d %s", resp.StatusCode, b)
 	}
 	id := st["session_id"].(string)
@@ -45,7 +45,10 @@ func TestPoPSessionFlow(t *testing.T) {
 	if len(fr) != 6 || fr["pop_detected"] != true || fr["landmarks_detected"] != true {
 		t.Errorf("frame_result %v", fr)
 	}
-	frame(bad)
+	nos := frame(bad) // no screen seen: code 5, empty frame_result
+	if nos["result_code"] != 5.0 || nos["frame_result"].(map[string]any)["landmarks_detected"] != false || nos["frame_result"].(map[string]any)["vhs"] != nil {
+		t.Errorf("no-screen frame %v", nos)
+	}
 	done := frame(good)
 	if done["session_status"] != "continue" {
 		t.Fatalf("%v", done)
@@ -64,9 +67,9 @@ func TestPoPSessionFlow(t *testing.T) {
 	if bl := done["billing"].(map[string]any); bl["billable"] != true || bl["call_type"] != "session" || bl["rate"] != 4.0 {
 		t.Errorf("billing %v", bl)
 	}
-	// The finished session is gone: 404.
+	// A frame for the finished session: 409.
 	resp, b = a.do("POST", "/v3/pop-session", a.key, map[string]any{"image": good, "session_id": id})
-	if resp.StatusCode != 404 || obj(t, b)["error"] == "" {
+	if resp.StatusCode != 409 || obj(t, b)["error"] == "" {
 		t.Errorf("after complete: %d %s", resp.StatusCode, b)
 	}
 	// Failed session: max frames, billing not billable.
@@ -96,6 +99,7 @@ func TestPoPSessionFlow(t *testing.T) {
 		{a.key, map[string]any{"image": good}, 400},
 		{a.key, map[string]any{"session_id": id}, 400},
 		{a.key, map[string]any{"image": "%%", "session_id": id}, 400},
+		{a.key, map[string]any{"image": b64([]byte("GIF89a....")), "session_id": id}, 400},
 		{a.key, map[string]any{"image": b64(hugePNGHeader(30000, 30000)), "session_id": id}, 413},
 	} {
 		resp, b := a.do("POST", "/v3/pop-session", tc.key, tc.body)

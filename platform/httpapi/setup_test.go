@@ -125,7 +125,9 @@ func (f fakeCardiac) Predict(ctx context.Context, img image.Image, o cardiac.Pre
 
 // fakePoP is an in-memory PoP pipeline: corner detection fails on gray
 // level 99; a session completes on the third frame whose gray level is 1
-// (a good frame) and fails after max_frames frames.
+// (a good frame), fails after max_frames (4) frames, and answers
+// ErrSessionClosed afterwards. A frame of gray level 5 sees no screen (nil
+// result).
 type fakePoP struct {
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
@@ -133,45 +135,54 @@ type fakePoP struct {
 }
 
 type fakeSession struct {
-	owner        string
 	frames, good int
 	done         bool
 }
 
-func (p *fakePoP) ModelsLoaded() int    { return 5 }
+func (p *fakePoP) ModelsLoaded() int    { return 0 }
 func (p *fakePoP) ModelVersion() string { return "pop-fake-1" }
-func (p *fakePoP) DetectCorners(ctx context.Context, img image.Image) ([4][2]float64, error) {
-	if color.GrayModel.Convert(img.At(0, 0)).(color.Gray).Y == 99 {
-		return [4][2]float64{}, app.ErrNoCorners
+func (p *fakePoP) DetectCorners(ctx context.Context, b []byte) ([4][2]float64, int, int, error) {
+	img, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		return [4][2]float64{}, 0, 0, err
 	}
-	b := img.Bounds()
-	w, h := float64(b.Dx()), float64(b.Dy())
-	return [4][2]float64{{1, 1}, {w - 1, 1}, {w - 1, h - 1}, {1, h - 1}}, nil
+	if color.GrayModel.Convert(img.At(0, 0)).(color.Gray).Y == 99 {
+		return [4][2]float64{}, 0, 0, app.ErrNoCorners
+	}
+	w, h := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())
+	return [4][2]float64{{1, 1}, {w - 1, 1}, {w - 1, h - 1}, {1, h - 1}}, img.Bounds().Dx(), img.Bounds().Dy(), nil
 }
-func (p *fakePoP) Rectify(ctx context.Context, img image.Image, c [4][2]float64) (image.Image, error) {
-	return image.NewGray(image.Rect(0, 0, 40, 30)), nil
+func (p *fakePoP) Rectify(ctx context.Context, b []byte, c [4][2]float64) ([]byte, int, int, error) {
+	return []byte{0xff, 0xd8, 0xff}, 40, 30, nil
 }
-func (p *fakePoP) StartSession(ctx context.Context, owner string) (app.Session, error) {
+func (p *fakePoP) StartSession(ctx context.Context) (app.Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
 	id := fmt.Sprintf("sess-%d", p.n)
-	p.sessions[id] = &fakeSession{owner: owner}
+	p.sessions[id] = &fakeSession{}
 	return app.Session{ID: id, Config: app.SessionConfig{MaxFrames: 4, MaxConsecutiveFailures: 3, SessionTTLSeconds: 300}}, nil
 }
-func (p *fakePoP) Frame(ctx context.Context, owner, id string, img image.Image) (app.FrameOutcome, error) {
+func (p *fakePoP) Frame(ctx context.Context, id string, b []byte) (app.FrameOutcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s, ok := p.sessions[id]
-	if !ok || s.owner != owner || s.done {
+	if !ok {
 		return app.FrameOutcome{}, app.ErrSessionNotFound
 	}
+	if s.done {
+		return app.FrameOutcome{}, app.ErrSessionClosed
+	}
 	s.frames++
+	img, _, _ := image.Decode(bytes.NewReader(b))
 	g := color.GrayModel.Convert(img.At(0, 0)).(color.Gray).Y
 	r, _ := fakeCardiac{}.Predict(ctx, img, cardiac.PredictOptions{})
 	r.PopDetected = true
 	if g == 1 {
 		s.good++
+	}
+	if g == 5 {
+		r = nil
 	}
 	out := app.FrameOutcome{FrameIndex: s.frames - 1, FramesProcessed: s.frames, GoodFrames: s.good, Result: r}
 	switch {

@@ -93,6 +93,7 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			app.KindInvalid: http.StatusBadRequest, app.KindTooLarge: http.StatusRequestEntityTooLarge,
 			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
 			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
+			app.KindConflict: http.StatusConflict,
 		}[k]
 		msg = ae.Error()
 	}
