@@ -100,9 +100,17 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 	if err := out.write(": stream open\n\n"); err != nil {
 		return
 	}
+	// The heartbeat goroutine must be gone before the handler returns:
+	// the ResponseWriter may not be used after that.
 	done := make(chan struct{})
-	defer close(done)
+	var hb sync.WaitGroup
+	defer func() {
+		close(done)
+		hb.Wait()
+	}()
+	hb.Add(1)
 	go func() {
+		defer hb.Done()
 		t := time.NewTicker(s.cfg.HeartbeatInterval)
 		defer t.Stop()
 		for {
