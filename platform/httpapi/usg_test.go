@@ -3,10 +3,13 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"vetlens/app"
 	"vetlens/engine/usg"
 )
 
@@ -144,4 +147,39 @@ func FuzzUSGParseRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// brokenUSG fails every prediction, as a broken ONNX Runtime would.
+type brokenUSG struct{ *usg.Engine }
+
+func (brokenUSG) Predict(context.Context, *usg.Request) (*usg.Response, error) {
+	return nil, errors.New("onnxruntime: session run failed")
+}
+
+// TestUSGInternalError: the spec's 500 internal_error row; nothing is
+// logged or billed.
+func TestUSGInternalError(t *testing.T) {
+	a := newAPI(t, apiOpts{})
+	svc, err := app.New(app.Deps{Store: a.svc.Store(), USG: brokenUSG{realUSG(t)}}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(New(svc, Config{}))
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/usg/v1/predict", strings.NewReader(usgValid))
+	req.Header.Set("x-api-key", a.key)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb usg.ErrorBody
+	json.NewDecoder(resp.Body).Decode(&eb)
+	if resp.StatusCode != 500 || eb.Error.Code != "internal_error" || eb.Error.Message == "" {
+		t.Fatalf("%d %+v", resp.StatusCode, eb)
+	}
+	checkCORS(t, resp)
+	if l, _ := a.svc.Store().USGLog().List(context.Background()); len(l) != 0 {
+		t.Fatal("failed prediction logged")
+	}
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"image"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"vetlens/engine/cardiac"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -241,5 +245,31 @@ func TestBatchUndecodableImage(t *testing.T) {
 	p0 := m["per_photo"].([]any)[0].(map[string]any)
 	if p0["rejected"] != true || p0["rejection_reason"] != "invalid_image" || p0["vhs"] != nil {
 		t.Fatalf("per_photo[0] %v", p0)
+	}
+}
+
+// brokenCardiac fails every prediction.
+type brokenCardiac struct{ fakeCardiac }
+
+func (brokenCardiac) Predict(context.Context, image.Image, cardiac.PredictOptions) (*cardiac.Result, error) {
+	return nil, errors.New("onnxruntime: session run failed")
+}
+
+// TestV3InternalError: the spec's 500 row, {error} body, nothing billed;
+// a stream ends with an error event of index -1.
+func TestV3InternalError(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: brokenCardiac{}})
+	resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"image": b64(grayPNG(t, 1, 64, 64))})
+	if m := obj(t, b); resp.StatusCode != 500 || m["error"] != "internal server error" || len(m) != 1 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	sresp := a.stream(context.Background(), map[string]any{"images": []string{b64(grayPNG(t, 1, 64, 64))}})
+	evs, _ := readSSE(t, sresp)
+	sresp.Body.Close()
+	if len(evs) != 2 || evs[1].name != "error" || evs[1].data["index"] != -1.0 {
+		t.Fatalf("stream events %v", evs)
+	}
+	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+		t.Fatal("failure billed")
 	}
 }
