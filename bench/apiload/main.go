@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +39,9 @@ func main() {
 	n := flag.Int("n", 4000, "requests in total")
 	warm := flag.Int("warmup", 50, "warm-up requests (not measured)")
 	imagePath := flag.String("image", "", "cardiac: image file to send")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
 	flag.Parse()
+	profile = *cpuprofile
 	if err := run(*models, *mode, *clients, *n, *warm, *imagePath); err != nil {
 		fmt.Fprintln(os.Stderr, "apiload:", err)
 		os.Exit(1)
@@ -132,6 +135,16 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 		next <- struct{}{}
 	}
 	close(next)
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	for range clients {
 		wg.Add(1)
@@ -150,6 +163,9 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
 	if firstErr != nil {
 		return firstErr
 	}
@@ -163,6 +179,9 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 	fmt.Printf("ledger_events=%d\n", len(evs))
 	return nil
 }
+
+// profile is the -cpuprofile path.
+var profile string
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
