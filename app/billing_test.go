@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -268,5 +269,18 @@ func TestCardiacConcurrencyBound(t *testing.T) {
 	<-s.cardiacSlots
 	if _, err := s.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBillingErrorShape: when the ledger cannot be written the caller
+// gets {billable: false, reason: billing_error} and nothing else.
+func TestBillingErrorShape(t *testing.T) {
+	s, _ := newTestService(t, t0)
+	c := newCaller(t, s, "clinic", "")
+	s.Store().Close()
+	b := s.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	j, _ := json.Marshal(b)
+	if string(j) != `{"billable":false,"reason":"billing_error"}` {
+		t.Fatalf("%s", j)
 	}
 }
