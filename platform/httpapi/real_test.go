@@ -3,11 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -92,4 +95,62 @@ func noisePNG(t testing.TB, w, h int) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestConcurrentRealCardiac: 20 clients x 50 requests on the real engines
+// (2 cardiac single/batch predictions per client among USG calls);
+// the ledger equals the billed responses and monthly_usage agrees.
+func TestConcurrentRealCardiac(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000 requests with real cardiac predictions")
+	}
+	eng := realCardiac(t)
+	a := newAPI(t, apiOpts{cardiac: eng})
+	img := b64(fileBytes(t, filepath.Join(phantoms, "phantom_2_480x720.jpg")))
+	var mu sync.Mutex
+	billed, maxUsage := 0, 0
+	var wg sync.WaitGroup
+	for cl := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				var resp *http.Response
+				var b []byte
+				switch {
+				case i == 10:
+					resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"image": img})
+				case i == 30:
+					resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"images": []string{img, img}, "uuid": fmt.Sprintf("dog-%d", cl)})
+				case i%3 == 0:
+					resp, b = a.do("POST", "/usg/v1/predict", a.key, `{"BUN": 1}`)
+				default:
+					resp, b = a.do("POST", "/usg/v1/predict", a.key, usgValid)
+				}
+				mu.Lock()
+				switch {
+				case resp.Request.URL.Path == "/usg/v1/predict":
+					if resp.StatusCode == 200 {
+						billed++
+					}
+				case resp.StatusCode != 200:
+					t.Errorf("cardiac %d %s", resp.StatusCode, b)
+				default:
+					bl := obj(t, b)["billing"].(map[string]any)
+					if bl["billable"] == true {
+						billed++
+					}
+					maxUsage = max(maxUsage, int(bl["monthly_usage"].(float64)))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	evs, _ := a.svc.Store().Ledger().Events(context.Background())
+	n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a")
+	if len(evs) != billed || n != billed || maxUsage > n {
+		t.Fatalf("ledger %d, monthly_usage %d, billed responses %d, highest reported %d", len(evs), n, billed, maxUsage)
+	}
+	t.Logf("%d billed of 1000", billed)
 }
