@@ -248,6 +248,7 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 		if events != nil {
 			idx, nt := i, n
 			p.Index, p.NTotal, p.ModelVersion = &idx, &nt, mv
+			p.PopDetected = nil // not a field of the spec's photo event
 			if err := events.Photo(p); err != nil {
 				return nil, fmt.Errorf("stream: %w", err)
 			}

@@ -87,6 +87,9 @@ func TestStreamEvents(t *testing.T) {
 			t.Errorf("photo lacks %s: %v", k, p)
 		}
 	}
+	if len(p) != 9 {
+		t.Errorf("photo event has fields beyond the spec's nine: %v", p)
+	}
 	if evs[2].data["index"] != 1.0 || evs[2].data["uuid"] != "rex" || evs[2].data["error"] == "" || evs[3].data["index"] != 2.0 {
 		t.Errorf("error events %v %v", evs[2].data, evs[3].data)
 	}
