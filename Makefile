@@ -17,6 +17,8 @@ APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
+
+.PHONY: fuzz bench-api
 .PHONY: all deps deps-apt deps-ort build run test test-go test-py models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg bench clean
 
@@ -52,6 +54,18 @@ test: deps test-go test-py
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+# Fuzz the request decoders (cardiac JSON + base64 + image decode, USG JSON)
+# briefly; raise FUZZTIME for a longer run.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./app/
+	$(GO) test -run '^$$' -fuzz '^FuzzUSGParseRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./platform/httpapi/
+
+# LAN API load over TLS on loopback (USG, 8 clients).
+bench-api:
+	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
 
 test-py:
 	cd models/train && $(PY) -m unittest discover -s tests -v

@@ -20,6 +20,10 @@ commands:
   predict [--render OUT.jpg] FILE...   cardiac measurement of radiograph files, one JSON body per line
   usg --bun N --creatinine N --hgb N --lymphocytes N --age-months N
   usg --json FILE|-                     feline USG screening, the usg-v1 {result, meta} body
+  serve --data-dir DIR [--addr HOST:PORT] [--cert F --key F] [--redirect-addr HOST:PORT]
+                                        the LAN API over HTTPS (/v3 and /usg/v1)
+  keys create --data-dir DIR --customer NAME [--tier T] | keys list --data-dir DIR | keys revoke --data-dir DIR PREFIX
+                                        API key administration
   help                                  this text
 
 Run "vetlens <command> -h" for a command's flags.
@@ -42,6 +46,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Predict(ctx, args[1:], stdout, stderr)
 	case "usg":
 		return cli.USG(ctx, args[1:], stdin, stdout, stderr)
+	case "serve":
+		return cli.Serve(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return cli.Keys(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return cli.ExitOK

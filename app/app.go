@@ -1,0 +1,183 @@
+// Package app holds VetLens's use cases: API keys, metering and billing,
+// cardiac prediction (single, batch, stream, PoP sessions) and USG
+// prediction with logging. The business rules live here once; the HTTP
+// API (platform/httpapi) and the desktop GUI both call a *Service.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"time"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/usg"
+	"vetlens/platform/store"
+)
+
+// Clock tells the time; tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// CardiacEngine is what the use cases need from engine/cardiac
+// (*cardiac.Engine satisfies it).
+type CardiacEngine interface {
+	Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error)
+	ModelVersion() string
+	LandmarkModels() int
+}
+
+// USGEngine is what the use cases need from engine/usg (*usg.Engine
+// satisfies it).
+type USGEngine interface {
+	Predict(ctx context.Context, req *usg.Request) (*usg.Response, error)
+	Version() usg.VersionInfo
+	Health() usg.Health
+}
+
+// Config holds the configurable business parameters.
+type Config struct {
+	// Rates are the per-call prices by tier; DefaultConfig gives the spec's.
+	Rates map[Tier]Rate
+	// USGRate is the flat price of one successful USG prediction, in
+	// dollars, whatever the tier.
+	USGRate float64
+	// RecheckWindow is the grace for a repeated uuid (24 h).
+	RecheckWindow time.Duration
+	// CardiacConcurrency is how many cardiac images are measured at once
+	// across all requests (default 1: the engine uses every core per image).
+	CardiacConcurrency int
+}
+
+// DefaultUSGRate is the flat USG price when none is configured: $0.50
+// (the spec does not show the amount).
+const DefaultUSGRate = 0.50
+
+// DefaultConfig is the spec's rate table, $1.50/$2.50 as the enterprise
+// rates of customers without custom ones, DefaultUSGRate and 24 h.
+func DefaultConfig() Config {
+	return Config{
+		Rates: map[Tier]Rate{
+			TierPaygo:        {Single: 3.00, Session: 4.00},
+			TierStarter:      {Single: 2.50, Session: 3.50},
+			TierProfessional: {Single: 2.00, Session: 3.00},
+			TierEnterprise:   {Single: 1.50, Session: 2.50},
+		},
+		USGRate:            DefaultUSGRate,
+		RecheckWindow:      24 * time.Hour,
+		CardiacConcurrency: 1,
+	}
+}
+
+// Service is the application: one per process, shared by the HTTP API and
+// the GUI. Engines may be nil when their models are not loaded.
+type Service struct {
+	store   *store.Store
+	clock   Clock
+	cfg     Config
+	cardiac CardiacEngine
+	usg     USGEngine
+	pop     PoP
+
+	cardiacSlots chan struct{}
+	owners       sessionOwners
+}
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	Store   *store.Store
+	Clock   Clock // nil: SystemClock
+	Cardiac CardiacEngine
+	USG     USGEngine
+	PoP     PoP // nil: PoP pipeline not loaded (endpoints answer 503)
+}
+
+// New builds the Service.
+func New(d Deps, cfg Config) (*Service, error) {
+	if d.Store == nil {
+		return nil, errors.New("app: nil store")
+	}
+	if d.Clock == nil {
+		d.Clock = SystemClock{}
+	}
+	if cfg.Rates == nil {
+		cfg.Rates = DefaultConfig().Rates
+	}
+	if cfg.RecheckWindow == 0 {
+		cfg.RecheckWindow = 24 * time.Hour
+	}
+	for _, t := range Tiers() {
+		if _, ok := cfg.Rates[t]; !ok {
+			return nil, fmt.Errorf("app: no rate for tier %s", t)
+		}
+	}
+	if cfg.CardiacConcurrency <= 0 {
+		cfg.CardiacConcurrency = 1
+	}
+	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
+		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency)}, nil
+}
+
+// Store is the Service's store (for administration and tests).
+func (s *Service) Store() *store.Store { return s.store }
+
+// Cardiac is the loaded cardiac engine or nil.
+func (s *Service) Cardiac() CardiacEngine { return s.cardiac }
+
+// USG is the loaded USG engine or nil.
+func (s *Service) USG() USGEngine { return s.usg }
+
+// PoP is the loaded PoP pipeline or nil.
+func (s *Service) PoP() PoP { return s.pop }
+
+// Kind classifies a use-case error for the transports.
+type Kind int
+
+// Error kinds. The HTTP layer maps them to statuses.
+const (
+	KindInternal      Kind = iota // 500
+	KindInvalid                   // 400: missing or invalid fields
+	KindTooLarge                  // 413: image over the size limit
+	KindUnauthorized              // missing or invalid API key
+	KindUnavailable               // 503: a pipeline is not loaded
+	KindNotFound                  // 404: unknown or expired session
+	KindUnprocessable             // 422: corner detection failed
+	KindConflict                  // 409: frame for a finished session
+)
+
+// Error is a use-case error with its Kind.
+type Error struct {
+	Kind Kind
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errf(k Kind, format string, a ...any) *Error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
+}
+
+// KindOf returns the Kind of err (KindInternal when it is not an *Error).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}

@@ -1,0 +1,195 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"vetlens/engine/cardiac"
+	"vetlens/platform/store"
+)
+
+// Tier is a volume pricing tier.
+type Tier string
+
+// Tiers of the spec's table.
+const (
+	TierPaygo        Tier = "paygo"
+	TierStarter      Tier = "starter"
+	TierProfessional Tier = "professional"
+	TierEnterprise   Tier = "enterprise"
+)
+
+// Tiers lists the tiers from lowest to highest.
+func Tiers() []Tier { return []Tier{TierPaygo, TierStarter, TierProfessional, TierEnterprise} }
+
+// Valid reports whether t is one of Tiers.
+func (t Tier) Valid() bool { return t.rank() >= 0 }
+
+func (t Tier) rank() int {
+	for i, x := range Tiers() {
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// TierFor is the volume tier of the n-th billable call of a month:
+// paygo 0-100, starter 101-500, professional 501-2000, enterprise 2001+.
+func TierFor(n int) Tier {
+	switch {
+	case n <= 100:
+		return TierPaygo
+	case n <= 500:
+		return TierStarter
+	case n <= 2000:
+		return TierProfessional
+	default:
+		return TierEnterprise
+	}
+}
+
+// Rate is a tier's price per call in dollars.
+type Rate struct {
+	Single  float64 `json:"single"`
+	Session float64 `json:"session"`
+}
+
+// Call types.
+const (
+	CallSingle  = "single"
+	CallSession = "session"
+	CallUSG     = "usg" // ledger only; USG responses carry no billing object
+)
+
+// Billing reasons.
+const (
+	ReasonValid   = "valid_vhs"
+	ReasonNoValid = "no_valid_vhs"
+	ReasonRecheck = "recheck_24h"
+	ReasonError   = "billing_error"
+)
+
+// Billing is the spec's billing object. For reason billing_error (the
+// ledger could not be written) only billable (false) and reason are sent:
+// the caller gets the result free of charge, and usage and tier are not
+// claimed because they could not be read.
+type Billing struct {
+	Billable     bool     `json:"billable"`
+	Reason       string   `json:"reason"`
+	CallType     string   `json:"call_type,omitempty"`
+	MonthlyUsage *int     `json:"monthly_usage,omitempty"`
+	Tier         Tier     `json:"tier,omitempty"`
+	Rate         *float64 `json:"rate,omitempty"`
+}
+
+// Charge is one outcome to meter.
+type Charge struct {
+	// Service is "cardiac" or "usg".
+	Service string
+	// CallType is CallSingle, CallSession or CallUSG.
+	CallType string
+	// Valid: a valid VHS resulted (cardiac codes 1-4), or the USG call
+	// succeeded.
+	Valid bool
+	// UUID is the patient id; for cardiac calls it selects the 24 h
+	// recheck grace (USG calls never get the grace).
+	UUID string
+}
+
+// ValidCode reports whether a cardiac result code is billable (1-4).
+func ValidCode(c cardiac.Code) bool { return c.HasVHS() }
+
+// Month is the UTC calendar month of t, "YYYY-MM": the billing period.
+func Month(t time.Time) string { return t.UTC().Format("2006-01") }
+
+// Meter applies the spec's billing rules to one outcome and, when it is
+// billable, appends it to the ledger; the ledger transaction is committed
+// before Meter returns, so the response that reports it can be sent.
+//
+// Rules: only a valid outcome is billed; a cardiac call with a uuid billed
+// for the same customer less than RecheckWindow ago is recheck_24h and not
+// billed (the window counts from the last billed call, so repeats do not
+// extend it); the tier is the higher of the customer's contracted tier and
+// the volume tier of the call's rank in the month (TierFor), counting
+// cardiac and USG calls together; the rate is the tier's single or
+// session rate (custom for enterprise customers that have one), or the
+// flat USG rate. A non-billable outcome reports the current usage and the
+// tier of that count. A ledger failure gives reason billing_error.
+func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
+	return s.meter(ctx, c, ch, nil)
+}
+
+// meter is Meter, also appending log to the USG log in the same commit.
+func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USGLogEntry) Billing {
+	now := s.clock.Now().UTC()
+	cust, err := s.store.Customers().Get(ctx, c.Customer)
+	if err != nil {
+		return Billing{Reason: ReasonError}
+	}
+	recheck := ""
+	if ch.Service != "usg" {
+		recheck = ch.UUID
+	}
+	reason := ReasonNoValid
+	ev, st, billed, err := s.store.Ledger().Bill(ctx,
+		store.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
+		func(st store.BillState) (store.Event, bool, error) {
+			if !ch.Valid {
+				reason = ReasonNoValid
+				return store.Event{}, false, nil
+			}
+			if recheck != "" && !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < s.cfg.RecheckWindow {
+				reason = ReasonRecheck
+				return store.Event{}, false, nil
+			}
+			reason = ReasonValid
+			tier := s.tier(cust, st.MonthlyUsage+1)
+			return store.Event{
+				Time: now, KeyPrefix: c.KeyPrefix, Service: ch.Service, CallType: ch.CallType,
+				UUID: ch.UUID, Tier: string(tier), Rate: s.rate(cust, tier, ch.CallType),
+			}, true, nil
+		})
+	if err != nil {
+		return Billing{Reason: ReasonError}
+	}
+	usage := st.MonthlyUsage
+	if !billed {
+		return Billing{Reason: reason, MonthlyUsage: &usage, Tier: s.tier(cust, usage)}
+	}
+	rate := ev.Rate
+	return Billing{Billable: true, Reason: reason, CallType: ch.CallType, MonthlyUsage: &usage, Tier: Tier(ev.Tier), Rate: &rate}
+}
+
+func (s *Service) tier(c store.Customer, n int) Tier {
+	t := TierFor(n)
+	if ct := Tier(c.Tier); ct.rank() > t.rank() {
+		return ct
+	}
+	return t
+}
+
+func (s *Service) rate(c store.Customer, t Tier, callType string) float64 {
+	if callType == CallUSG {
+		return s.cfg.USGRate
+	}
+	r := s.cfg.Rates[t]
+	if t == TierEnterprise {
+		if c.EnterpriseSingle > 0 {
+			r.Single = c.EnterpriseSingle
+		}
+		if c.EnterpriseSession > 0 {
+			r.Session = c.EnterpriseSession
+		}
+	}
+	if callType == CallSession {
+		return r.Session
+	}
+	return r.Single
+}
+
+// MonthlyUsage is the customer's billable calls in the current month,
+// read from the ledger.
+func (s *Service) MonthlyUsage(ctx context.Context, customer string) (int, error) {
+	return s.store.Ledger().MonthlyUsage(ctx, customer, Month(s.clock.Now()))
+}

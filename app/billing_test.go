@@ -1,0 +1,286 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"vetlens/engine/cardiac"
+)
+
+var t0 = time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)
+
+func TestTierFor(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want Tier
+	}{{0, TierPaygo}, {1, TierPaygo}, {100, TierPaygo}, {101, TierStarter}, {500, TierStarter},
+		{501, TierProfessional}, {2000, TierProfessional}, {2001, TierEnterprise}, {1 << 30, TierEnterprise}} {
+		if got := TierFor(tc.n); got != tc.want {
+			t.Errorf("TierFor(%d) = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestTierChanges bills 2001 calls and checks every tier boundary's
+// rate and the usage count, single and session.
+func TestTierChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2001 ledger commits")
+	}
+	ctx := context.Background()
+	s, _ := newTestService(t, t0)
+	c := newCaller(t, s, "clinic", "")
+	want := map[int]struct {
+		tier         Tier
+		single, sess float64
+	}{
+		1: {TierPaygo, 3, 4}, 100: {TierPaygo, 3, 4}, 101: {TierStarter, 2.5, 3.5}, 500: {TierStarter, 2.5, 3.5},
+		501: {TierProfessional, 2, 3}, 2000: {TierProfessional, 2, 3}, 2001: {TierEnterprise, 1.5, 2.5},
+	}
+	for n := 1; n <= 2001; n++ {
+		ct := CallSingle
+		if n%2 == 0 {
+			ct = CallSession
+		}
+		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: ct, Valid: true})
+		if !b.Billable || *b.MonthlyUsage != n || b.Reason != ReasonValid || b.CallType != ct {
+			t.Fatalf("call %d: %+v", n, b)
+		}
+		if w, ok := want[n]; ok {
+			rate := w.single
+			if ct == CallSession {
+				rate = w.sess
+			}
+			if b.Tier != w.tier || *b.Rate != rate {
+				t.Errorf("call %d (%s): tier %s rate %v, want %s %v", n, ct, b.Tier, *b.Rate, w.tier, rate)
+			}
+		}
+	}
+	if n, _ := s.MonthlyUsage(ctx, "clinic"); n != 2001 {
+		t.Fatalf("monthly usage %d", n)
+	}
+	// Custom enterprise rates apply from then on.
+	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: 1.1, Session: 1.9}); err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.Rate != 1.1 || b.Tier != TierEnterprise {
+		t.Fatalf("custom enterprise single: %+v", b)
+	}
+	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: true}); *b.Rate != 1.9 {
+		t.Fatalf("custom enterprise session: %+v", b)
+	}
+}
+
+func TestMonthRollover(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC))
+	c := newCaller(t, s, "clinic", "")
+	for i := 1; i <= 3; i++ {
+		if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.MonthlyUsage != i {
+			t.Fatalf("jan call %d: %+v", i, b)
+		}
+	}
+	clk.Set(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	if *b.MonthlyUsage != 1 || b.Tier != TierPaygo {
+		t.Fatalf("feb first call: %+v", b)
+	}
+	// A local time zone does not move the month: 2026-02-01 00:30 in
+	// UTC+2 is still January in UTC.
+	clk.Set(time.Date(2026, 2, 1, 0, 30, 0, 0, time.FixedZone("EET", 2*3600)))
+	if n, _ := s.MonthlyUsage(ctx, "clinic"); n != 3 {
+		t.Fatalf("UTC month of a UTC+2 time: usage %d, want january's 3", n)
+	}
+}
+
+func TestRecheckGrace(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, t0)
+	a := newCaller(t, s, "a", "")
+	b := newCaller(t, s, "b", "")
+	steps := []struct {
+		name    string
+		caller  Caller
+		uuid    string
+		advance time.Duration
+		ct      string
+		billed  bool
+		reason  string
+	}{
+		{"first", a, "dog1", 0, CallSingle, true, ReasonValid},
+		{"repeat at once", a, "dog1", 0, CallSingle, false, ReasonRecheck},
+		{"repeat as session", a, "dog1", time.Hour, CallSession, false, ReasonRecheck},
+		{"other uuid", a, "dog2", 0, CallSingle, true, ReasonValid},
+		{"other customer same uuid", b, "dog1", 0, CallSingle, true, ReasonValid},
+		{"no uuid", a, "", 0, CallSingle, true, ReasonValid},
+		{"no uuid again", a, "", 0, CallSingle, true, ReasonValid},
+		{"just under 24h", a, "dog1", 23*time.Hour - time.Second, CallSingle, false, ReasonRecheck},
+		{"24h after the billed call", a, "dog1", time.Second, CallSingle, true, ReasonValid},
+		{"grace restarts", a, "dog1", 23 * time.Hour, CallSingle, false, ReasonRecheck},
+	}
+	for _, st := range steps {
+		clk.Add(st.advance)
+		got := s.Meter(ctx, st.caller, Charge{Service: "cardiac", CallType: st.ct, Valid: true, UUID: st.uuid})
+		if got.Billable != st.billed || got.Reason != st.reason {
+			t.Errorf("%s: %+v, want billed %v reason %s", st.name, got, st.billed, st.reason)
+		}
+		if !got.Billable && (got.Rate != nil || got.CallType != "") {
+			t.Errorf("%s: unbilled call carries rate or call_type: %+v", st.name, got)
+		}
+	}
+}
+
+func TestUSGFlatRateCountsTowardTier(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, t0)
+	c := newCaller(t, s, "clinic", "")
+	for i := 1; i <= 100; i++ {
+		b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: "cat"})
+		if !b.Billable || *b.Rate != DefaultUSGRate {
+			t.Fatalf("usg call %d: %+v (uuid must not give a recheck grace)", i, b)
+		}
+	}
+	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	if b.Tier != TierStarter || *b.Rate != 2.5 || *b.MonthlyUsage != 101 {
+		t.Fatalf("101st call after 100 USG calls: %+v", b)
+	}
+	if b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != DefaultUSGRate || b.Tier != TierStarter {
+		t.Fatalf("usg in starter: %+v", b)
+	}
+	cfg := DefaultConfig()
+	cfg.USGRate = 0.75
+	s2, err := New(Deps{Store: s.Store(), Clock: s.clock}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s2.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != 0.75 {
+		t.Fatalf("configured usg rate: %+v", b)
+	}
+}
+
+func TestContractedTierFloor(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, t0)
+	c := newCaller(t, s, "big", TierProfessional)
+	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	if b.Tier != TierProfessional || *b.Rate != 2 {
+		t.Fatalf("%+v", b)
+	}
+	nb := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: false})
+	if nb.Tier != TierProfessional || nb.Billable {
+		t.Fatalf("%+v", nb)
+	}
+}
+
+// TestCodesBilling runs every result code through PredictSingle and a
+// one-image batch: only 1-4 are billed, and the body's omissions follow
+// the spec.
+func TestCodesBilling(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, t0)
+	c := newCaller(t, s, "clinic", "")
+	billed := 0
+	for code := 0; code <= 7; code++ {
+		clk.Add(time.Minute)
+		req := &CardiacRequest{Images: [][]byte{codeImage(t, code)}}
+		body, err := s.PredictSingle(ctx, c, req)
+		if err != nil {
+			t.Fatalf("code %d: %v", code, err)
+		}
+		want := code >= 1 && code <= 4
+		if want {
+			billed++
+		}
+		if body.ResultCode != cardiac.Code(code) || body.Billing.Billable != want || *body.Billing.MonthlyUsage != billed {
+			t.Errorf("single code %d: code %d billing %+v, want billable %v usage %d", code, body.ResultCode, body.Billing, want, billed)
+		}
+		if want && (body.Billing.CallType != CallSingle || *body.Billing.Rate != 3) {
+			t.Errorf("single code %d: %+v", code, body.Billing)
+		}
+		if !want && body.Billing.Reason != ReasonNoValid {
+			t.Errorf("code %d reason %s", code, body.Billing.Reason)
+		}
+		if (code == 6) != (body.HistoricVHS == nil) {
+			t.Errorf("code %d: historic_vhs %s (omitted only on rejection)", code, body.HistoricVHS)
+		}
+		bb, err := s.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{codeImage(t, code)}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want {
+			billed++
+		}
+		if bb.Billing.Billable != want || *bb.Billing.MonthlyUsage != billed || want && (bb.Billing.CallType != CallSession || *bb.Billing.Rate != 4) {
+			t.Errorf("batch code %d: %+v", code, bb.Billing)
+		}
+	}
+	evs, _ := s.Store().Ledger().Events(ctx)
+	if len(evs) != billed || billed != 8 {
+		t.Fatalf("ledger has %d events, %d billed responses", len(evs), billed)
+	}
+}
+
+func TestHistoryPerCustomer(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, t0)
+	a := newCaller(t, s, "a", "")
+	b := newCaller(t, s, "b", "")
+	pred := func(c Caller, uuid string, code int) *SingleBody {
+		body, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}, UUID: uuid, HasUUID: uuid != ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	if got := string(pred(a, "", 1).HistoricVHS); got != "null" {
+		t.Fatalf("no uuid: historic_vhs %s, want null", got)
+	}
+	if got := string(pred(a, "rex", 1).HistoricVHS); got != "[]" {
+		t.Fatalf("new uuid: %s, want []", got)
+	}
+	clk.Add(48 * time.Hour)
+	got := pred(a, "rex", 4)
+	if string(got.HistoricVHS) != `[["2026-01-15",9.1]]` || string(got.HistoricVLAS) != `[["2026-01-15",2]]` {
+		t.Fatalf("second visit: %s %s", got.HistoricVHS, got.HistoricVLAS)
+	}
+	third := pred(a, "rex", 5)
+	if string(third.HistoricVHS) != `[["2026-01-15",9.1],["2026-01-17",9.4]]` || string(third.HistoricVLAS) != `[["2026-01-15",2]]` {
+		t.Fatalf("third visit: %s %s", third.HistoricVHS, third.HistoricVLAS)
+	}
+	if got := string(pred(b, "rex", 1).HistoricVHS); got != "[]" {
+		t.Fatalf("customer b sees %s for a's patient", got)
+	}
+}
+
+// TestCardiacConcurrencyBound: with CardiacConcurrency 1 a second
+// prediction waits for the first, and gives up with its context.
+func TestCardiacConcurrencyBound(t *testing.T) {
+	s, _ := newTestService(t, t0)
+	s.cardiacSlots <- struct{}{} // a prediction in progress
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	c := newCaller(t, s, "clinic", "")
+	_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("prediction ran without a free slot: %v", err)
+	}
+	<-s.cardiacSlots
+	if _, err := s.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBillingErrorShape: when the ledger cannot be written the caller
+// gets {billable: false, reason: billing_error} and nothing else.
+func TestBillingErrorShape(t *testing.T) {
+	s, _ := newTestService(t, t0)
+	c := newCaller(t, s, "clinic", "")
+	s.Store().Close()
+	b := s.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	j, _ := json.Marshal(b)
+	if string(j) != `{"billable":false,"reason":"billing_error"}` {
+		t.Fatalf("%s", j)
+	}
+}

@@ -1,0 +1,422 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+	"vetlens/platform/store"
+)
+
+// ErrCardiacUnavailable means the cardiac models are not loaded (503).
+var ErrCardiacUnavailable = &Error{Kind: KindUnavailable, Msg: "cardiac models not loaded"}
+
+// SingleBody is the single-image prediction response: the engine's body
+// plus history and billing. HistoricVHS/VLAS hold the JSON `null` without
+// a uuid, an array with one, and are omitted on rejection (code 6).
+type SingleBody struct {
+	cardiac.Response
+	HistoricVHS  json.RawMessage `json:"historic_vhs,omitempty"`
+	HistoricVLAS json.RawMessage `json:"historic_vlas,omitempty"`
+	Billing      Billing         `json:"billing"`
+}
+
+// decodeImage decodes JPEG/PNG bytes, mapping imageproc's sentinels:
+// ErrTooLarge is KindTooLarge (413), the rest KindInvalid (400).
+func decodeImage(b []byte) (image.Image, error) {
+	img, _, err := imageproc.Decode(b)
+	if err == nil {
+		return img, nil
+	}
+	if errors.Is(err, imageproc.ErrTooLarge) {
+		return nil, &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
+	}
+	return nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+}
+
+// DecodeImage is decodeImage for the transports (corners, rectify).
+func DecodeImage(b []byte) (image.Image, error) { return decodeImage(b) }
+
+// PredictSingle measures one image: prediction, history for the uuid and
+// billing (call type single). History is read before this measurement is
+// added, so historic_* hold the earlier values.
+func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleBody, error) {
+	if s.cardiac == nil {
+		return nil, ErrCardiacUnavailable
+	}
+	if len(req.Images) != 1 || req.Batch {
+		return nil, errf(KindInvalid, "single prediction needs exactly one image")
+	}
+	img, err := decodeImage(req.Images[0])
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.predictImage(ctx, img, cardiac.PredictOptions{Render: req.Render})
+	if err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+}
+
+// predictImage runs one cardiac prediction when one of the
+// Config.CardiacConcurrency slots is free, waiting (or giving up with the
+// context) otherwise. Each prediction already uses every core, so running
+// more at once only adds memory and thread contention; a batch takes a
+// slot per image, so single requests interleave with long batches.
+func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	select {
+	case s.cardiacSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.cardiacSlots }()
+	return s.cardiac.Predict(ctx, img, o)
+}
+
+// finishSingle adds history and billing to one result.
+func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleBody, error) {
+	body := &SingleBody{Response: cardiac.NewResponse(res, s.cardiac.ModelVersion())}
+	if res.Code != cardiac.CodeRejected {
+		hv, hl, err := s.history(ctx, c, uuid)
+		if err != nil {
+			return nil, err
+		}
+		body.HistoricVHS, body.HistoricVLAS = hv, hl
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	body.Billing = s.Meter(ctx, c, Charge{Service: "cardiac", CallType: callType, Valid: ValidCode(res.Code), UUID: uuid})
+	if err := s.record(ctx, c, uuid, ValidCode(res.Code), res.VHS, res.VLAS); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// history returns the historic_vhs and historic_vlas values: JSON null
+// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first.
+func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
+	if uuid == "" {
+		return json.RawMessage("null"), json.RawMessage("null"), nil
+	}
+	hs, err := s.store.History().List(ctx, c.Customer, uuid)
+	if err != nil {
+		return nil, nil, fmt.Errorf("history: %w", err)
+	}
+	vhs, vlas := [][2]any{}, [][2]any{}
+	for _, h := range hs {
+		d := h.Time.UTC().Format("2006-01-02")
+		if h.VHS != nil {
+			vhs = append(vhs, [2]any{d, *h.VHS})
+		}
+		if h.VLAS != nil {
+			vlas = append(vlas, [2]any{d, *h.VLAS})
+		}
+	}
+	a, _ := json.Marshal(vhs)
+	b, _ := json.Marshal(vlas)
+	return a, b, nil
+}
+
+// record keeps a valid measurement (codes 1-4; valid is false otherwise) in the uuid's history.
+func (s *Service) record(ctx context.Context, c Caller, uuid string, valid bool, vhs, vlas *float64) error {
+	if uuid == "" || !valid {
+		return nil
+	}
+	if err := s.store.History().Add(ctx, c.Customer, uuid, store.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}); err != nil {
+		return fmt.Errorf("record history: %w", err)
+	}
+	return nil
+}
+
+// PhotoResult is one per_photo entry (and the body of a stream photo
+// event, with Index, NTotal and ModelVersion set).
+type PhotoResult struct {
+	Index                *int     `json:"index,omitempty"`
+	VHS                  *float64 `json:"vhs"`
+	VLAS                 *float64 `json:"vlas"`
+	Spread               *float64 `json:"spread"`
+	ModelConfidence      string   `json:"model_confidence,omitempty"`
+	LandmarksDetected    bool     `json:"landmarks_detected"`
+	AxesPerpendicular    bool     `json:"axes_perpendicular"`
+	PopDetected          *bool    `json:"pop_detected,omitempty"`
+	Rejected             bool     `json:"rejected,omitempty"`
+	RejectionReason      string   `json:"rejection_reason,omitempty"`
+	ClassifierConfidence *float64 `json:"classifier_confidence,omitempty"`
+	NTotal               *int     `json:"n_total,omitempty"`
+	ModelVersion         string   `json:"model_version,omitempty"`
+}
+
+// Summary is the batch-level result (the stream's summary event).
+type Summary struct {
+	BestVHS              *float64 `json:"best_vhs"`
+	BestVLAS             *float64 `json:"best_vlas"`
+	MedianVHS            *float64 `json:"median_vhs"`
+	MedianVLAS           *float64 `json:"median_vlas"`
+	VHSStd               *float64 `json:"vhs_std"`
+	VLASStd              *float64 `json:"vlas_std"`
+	VHSConfidence        string   `json:"vhs_confidence"`
+	VLASConfidence       string   `json:"vlas_confidence"`
+	BestPhotoIndex       *int     `json:"best_photo_index"`
+	NPhotosProcessed     int      `json:"n_photos_processed"`
+	NPhotosWithLandmarks int      `json:"n_photos_with_landmarks"`
+}
+
+// BatchBody is the batch prediction response.
+type BatchBody struct {
+	VHS  *float64 `json:"vhs"`
+	VLAS *float64 `json:"vlas"`
+	Summary
+	ProcessingStarted bool            `json:"processing_started"`
+	PerPhoto          []PhotoResult   `json:"per_photo"`
+	HistoricVHS       json.RawMessage `json:"historic_vhs"`
+	HistoricVLAS      json.RawMessage `json:"historic_vlas"`
+	ModelVersion      string          `json:"model_version"`
+	Billing           Billing         `json:"billing"`
+}
+
+// Batch-level confidence: the level of the median spread of the photos
+// with landmarks, lowered one step (optimal to good, good to review) when
+// the measure's standard deviation across photos exceeds these bounds.
+const (
+	BatchVHSStdBound  = 0.3
+	BatchVLASStdBound = 0.15
+)
+
+// StreamEvents receives the stream's events as they happen. A non-nil
+// error (the client went away) stops the batch; nothing is billed.
+type StreamEvents interface {
+	Started(nImages int, modelVersion string) error
+	Photo(p PhotoResult) error
+	ImageError(index int, uuid string, err error) error
+	Summary(s Summary) error
+	Billing(b Billing) error
+}
+
+// PredictBatch measures the images one by one, summarizes and bills the
+// batch once at the session rate when any image gave a valid VHS. With
+// events non-nil (the stream) it reports progress and per-image errors;
+// otherwise a bad image is already refused by ParseCardiacRequest (strict)
+// and a pixel-level decode failure is reported as a rejected photo with
+// rejection_reason "invalid_image". Batch mode never renders images.
+func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
+	if s.cardiac == nil {
+		return nil, ErrCardiacUnavailable
+	}
+	mv := s.cardiac.ModelVersion()
+	n := len(req.Images)
+	if events != nil {
+		if err := events.Started(n, mv); err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+	}
+	var photos []PhotoResult
+	var results []*cardiac.Result // parallel to photos; nil for a failed image
+	for i, b := range req.Images {
+		var imgErr error
+		if i < len(req.ImageErrs) && req.ImageErrs[i] != nil {
+			imgErr = req.ImageErrs[i]
+		}
+		var img image.Image
+		if imgErr == nil {
+			img, imgErr = decodeImage(b)
+		}
+		if imgErr != nil {
+			if events != nil {
+				if err := events.ImageError(i, req.UUID, imgErr); err != nil {
+					return nil, fmt.Errorf("stream: %w", err)
+				}
+			}
+			zero := 0.0
+			photos = append(photos, PhotoResult{Rejected: true, RejectionReason: "invalid_image", ClassifierConfidence: &zero})
+			results = append(results, nil)
+			continue
+		}
+		res, err := s.predictImage(ctx, img, cardiac.PredictOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("predict images[%d]: %w", i, err)
+		}
+		p := photoOf(res)
+		photos = append(photos, p)
+		results = append(results, res)
+		if events != nil {
+			idx, nt := i, n
+			p.Index, p.NTotal, p.ModelVersion = &idx, &nt, mv
+			p.PopDetected = nil // not a field of the spec's photo event
+			if err := events.Photo(p); err != nil {
+				return nil, fmt.Errorf("stream: %w", err)
+			}
+		}
+	}
+	sum := summarize(results)
+	if events != nil {
+		if err := events.Summary(sum); err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+	}
+	body := &BatchBody{Summary: sum, ProcessingStarted: true, PerPhoto: photos, ModelVersion: mv}
+	if body.PerPhoto == nil {
+		body.PerPhoto = []PhotoResult{}
+	}
+	if sum.BestPhotoIndex != nil {
+		best := results[*sum.BestPhotoIndex]
+		body.VHS, body.VLAS = best.VHS, sum.BestVLAS
+	}
+	hv, hl, err := s.history(ctx, c, req.UUID)
+	if err != nil {
+		return nil, err
+	}
+	body.HistoricVHS, body.HistoricVLAS = hv, hl
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("predict batch: %w", err)
+	}
+	valid := sum.NPhotosWithLandmarks > 0
+	body.Billing = s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: valid, UUID: req.UUID})
+	if valid {
+		if err := s.record(ctx, c, req.UUID, true, sum.BestVHS, sum.BestVLAS); err != nil {
+			return nil, err
+		}
+	}
+	if events != nil {
+		if err := events.Billing(body.Billing); err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+	}
+	return body, nil
+}
+
+func photoOf(r *cardiac.Result) PhotoResult {
+	if r.Code == cardiac.CodeRejected {
+		cc := math.Round(r.ClassifierConfidence*1e4) / 1e4
+		return PhotoResult{Rejected: true, RejectionReason: cardiac.RejectionReason, ClassifierConfidence: &cc}
+	}
+	p := PhotoResult{VHS: r.VHS, VLAS: r.VLAS, LandmarksDetected: r.LandmarksDetected, AxesPerpendicular: r.AxesPerpendicular}
+	if !math.IsNaN(r.Spread) && !math.IsInf(r.Spread, 0) {
+		sp := r.Spread
+		p.Spread = &sp
+		p.ModelConfidence = string(r.Confidence)
+	} else {
+		p.ModelConfidence = string(cardiac.ConfidenceReview)
+	}
+	if r.LandmarksDetected {
+		pop := r.PopDetected
+		p.PopDetected = &pop
+	}
+	return p
+}
+
+// summarize applies the batch rules. Best image: among images with a
+// valid VHS, the lowest result code (1 before 4: more confidence, VLAS
+// present), then the lowest spread, then the lowest index. best_vlas is
+// the VLAS of the best image among those with a VLAS. Medians over the
+// images with a value; standard deviations (population) are null below 2
+// values; the batch confidences follow BatchVHSStdBound/BatchVLASStdBound
+// and are "review" when no image has the value.
+func summarize(rs []*cardiac.Result) Summary {
+	var sum Summary
+	type cand struct {
+		i int
+		r *cardiac.Result
+	}
+	var withVHS, withVLAS []cand
+	for i, r := range rs {
+		if r == nil {
+			continue
+		}
+		sum.NPhotosProcessed++
+		if r.LandmarksDetected && r.VHS != nil {
+			sum.NPhotosWithLandmarks++
+			withVHS = append(withVHS, cand{i, r})
+			if r.VLAS != nil {
+				withVLAS = append(withVLAS, cand{i, r})
+			}
+		}
+	}
+	better := func(a, b cand) int {
+		if a.r.Code != b.r.Code {
+			return int(a.r.Code) - int(b.r.Code)
+		}
+		if a.r.Spread != b.r.Spread {
+			if a.r.Spread < b.r.Spread {
+				return -1
+			}
+			return 1
+		}
+		return a.i - b.i
+	}
+	slices.SortStableFunc(withVHS, better)
+	slices.SortStableFunc(withVLAS, better)
+	sum.VHSConfidence, sum.VLASConfidence = string(cardiac.ConfidenceReview), string(cardiac.ConfidenceReview)
+	if len(withVHS) > 0 {
+		i := withVHS[0].i
+		sum.BestPhotoIndex = &i
+		sum.BestVHS = withVHS[0].r.VHS
+		vals, spreads := make([]float64, 0, len(withVHS)), make([]float64, 0, len(withVHS))
+		for _, c := range withVHS {
+			vals = append(vals, *c.r.VHS)
+			spreads = append(spreads, c.r.Spread)
+		}
+		sum.MedianVHS, sum.VHSStd = ptr(round2(median(vals))), stdOf(vals)
+		sum.VHSConfidence = batchConfidence(median(spreads), sum.VHSStd, BatchVHSStdBound)
+	}
+	if len(withVLAS) > 0 {
+		sum.BestVLAS = withVLAS[0].r.VLAS
+		vals, spreads := make([]float64, 0, len(withVLAS)), make([]float64, 0, len(withVLAS))
+		for _, c := range withVLAS {
+			vals = append(vals, *c.r.VLAS)
+			spreads = append(spreads, c.r.Spread)
+		}
+		sum.MedianVLAS, sum.VLASStd = ptr(round2(median(vals))), stdOf(vals)
+		sum.VLASConfidence = batchConfidence(median(spreads), sum.VLASStd, BatchVLASStdBound)
+	}
+	return sum
+}
+
+func batchConfidence(medianSpread float64, std *float64, bound float64) string {
+	c := cardiac.ConfidenceFor(medianSpread)
+	if std != nil && *std > bound {
+		switch c {
+		case cardiac.ConfidenceOptimal:
+			c = cardiac.ConfidenceGood
+		default:
+			c = cardiac.ConfidenceReview
+		}
+	}
+	return string(c)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func stdOf(v []float64) *float64 {
+	if len(v) < 2 {
+		return nil
+	}
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return ptr(math.Round(math.Sqrt(ss/float64(len(v)))*1e3) / 1e3)
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"vetlens/platform/store"
+)
+
+// KeyPrefixLen is the length of a key's public id (hex characters).
+const KeyPrefixLen = 8
+
+// keyTag starts every VetLens API key: "vl_<prefix>_<secret>".
+const keyTag = "vl_"
+
+// Caller is an authenticated API client.
+type Caller struct {
+	Customer  string
+	KeyPrefix string
+}
+
+// ErrInvalidKey means the key is unknown, malformed or revoked.
+var ErrInvalidKey = &Error{Kind: KindUnauthorized, Msg: "invalid API key"}
+
+// ErrMissingKey means no key was sent.
+var ErrMissingKey = &Error{Kind: KindUnauthorized, Msg: "missing API key"}
+
+// KeyInfo is a key as listed: never the secret.
+type KeyInfo struct {
+	Prefix   string `json:"prefix"`
+	Customer string `json:"customer"`
+	Tier     string `json:"tier"`
+	Created  string `json:"created"`
+	Status   string `json:"status"` // active or revoked
+}
+
+func hashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// PrefixOf returns the public id of a key string, or "" when it is not
+// shaped like a VetLens key.
+func PrefixOf(key string) string {
+	rest, ok := strings.CutPrefix(key, keyTag)
+	if !ok || len(rest) < KeyPrefixLen+2 || rest[KeyPrefixLen] != '_' {
+		return ""
+	}
+	p := rest[:KeyPrefixLen]
+	if _, err := hex.DecodeString(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// CreateKey issues a key for customer, creating the customer at tier
+// (default paygo) when new; an existing customer keeps its tier unless
+// tier is given. It returns the key string, which is shown once and
+// stored only as its SHA-256 hash.
+func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (string, KeyInfo, error) {
+	customer = strings.TrimSpace(customer)
+	if customer == "" || !utf8.ValidString(customer) || len(customer) > 200 {
+		return "", KeyInfo{}, errf(KindInvalid, "customer name must be 1-200 bytes of UTF-8")
+	}
+	if tier != "" && !tier.Valid() {
+		return "", KeyInfo{}, errf(KindInvalid, "unknown tier %q (paygo, starter, professional, enterprise)", tier)
+	}
+	now := s.clock.Now().UTC()
+	c, err := s.store.Customers().Get(ctx, customer)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c = store.Customer{Name: customer, Tier: string(TierPaygo), Created: now}
+		if tier != "" {
+			c.Tier = string(tier)
+		}
+		if err := s.store.Customers().Put(ctx, c); err != nil {
+			return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
+		}
+	case err != nil:
+		return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
+	case tier != "" && string(tier) != c.Tier:
+		c.Tier = string(tier)
+		if err := s.store.Customers().Put(ctx, c); err != nil {
+			return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
+		}
+	}
+	for range 5 {
+		var p [KeyPrefixLen / 2]byte
+		var secret [32]byte
+		rand.Read(p[:])
+		rand.Read(secret[:])
+		prefix := hex.EncodeToString(p[:])
+		key := keyTag + prefix + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
+		k := store.Key{Prefix: prefix, Hash: hashKey(key), Customer: customer, Created: now}
+		err := s.store.Keys().Create(ctx, k)
+		if errors.Is(err, store.ErrExists) {
+			continue
+		}
+		if err != nil {
+			return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
+		}
+		return key, keyInfo(k, c.Tier), nil
+	}
+	return "", KeyInfo{}, errors.New("create key: no free prefix after 5 tries")
+}
+
+func keyInfo(k store.Key, tier string) KeyInfo {
+	st := "active"
+	if !k.Active() {
+		st = "revoked"
+	}
+	return KeyInfo{Prefix: k.Prefix, Customer: k.Customer, Tier: tier, Created: k.Created.UTC().Format("2006-01-02T15:04:05Z"), Status: st}
+}
+
+// ListKeys lists every key (never secrets).
+func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
+	ks, err := s.store.Keys().List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	out := make([]KeyInfo, 0, len(ks))
+	for _, k := range ks {
+		tier := ""
+		if c, err := s.store.Customers().Get(ctx, k.Customer); err == nil {
+			tier = c.Tier
+		}
+		out = append(out, keyInfo(k, tier))
+	}
+	return out, nil
+}
+
+// RevokeKey revokes the key with the prefix; it takes effect at once.
+func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error) {
+	k, err := s.store.Keys().Revoke(ctx, prefix, s.clock.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return KeyInfo{}, errf(KindNotFound, "no key with prefix %q", prefix)
+	}
+	if err != nil {
+		return KeyInfo{}, fmt.Errorf("revoke key: %w", err)
+	}
+	return keyInfo(k, ""), nil
+}
+
+// SetEnterpriseRates sets the customer's custom enterprise rates.
+func (s *Service) SetEnterpriseRates(ctx context.Context, customer string, r Rate) error {
+	c, err := s.store.Customers().Get(ctx, customer)
+	if err != nil {
+		return fmt.Errorf("set enterprise rates: %w", err)
+	}
+	c.EnterpriseSingle, c.EnterpriseSession = r.Single, r.Session
+	if err := s.store.Customers().Put(ctx, c); err != nil {
+		return fmt.Errorf("set enterprise rates: %w", err)
+	}
+	return nil
+}
+
+// Authenticate resolves an API key: ErrMissingKey for "", ErrInvalidKey
+// for an unknown, malformed or revoked key. The stored hash is compared
+// in constant time.
+func (s *Service) Authenticate(ctx context.Context, key string) (Caller, error) {
+	if key == "" {
+		return Caller{}, ErrMissingKey
+	}
+	prefix := PrefixOf(key)
+	if prefix == "" {
+		return Caller{}, ErrInvalidKey
+	}
+	k, err := s.store.Keys().Get(ctx, prefix)
+	if errors.Is(err, store.ErrNotFound) {
+		return Caller{}, ErrInvalidKey
+	}
+	if err != nil {
+		return Caller{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare(k.Hash, hashKey(key)) != 1 || !k.Active() {
+		return Caller{}, ErrInvalidKey
+	}
+	return Caller{Customer: k.Customer, KeyPrefix: k.Prefix}, nil
+}

@@ -1,0 +1,313 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	"sync"
+	"time"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+)
+
+// ErrPoPUnavailable means the PoP pipeline is not loaded (503).
+var ErrPoPUnavailable = &Error{Kind: KindUnavailable, Msg: "PoP pipeline not loaded"}
+
+// SessionStart is the /v3/pop-session/start body.
+type SessionStart struct {
+	SessionID          string        `json:"session_id"`
+	SessionStatus      string        `json:"session_status"`
+	PopPipelineEnabled bool          `json:"pop_pipeline_enabled"`
+	ModelsLoaded       int           `json:"models_loaded"`
+	PopModelsLoaded    int           `json:"pop_models_loaded"`
+	ModelVersion       string        `json:"model_version"`
+	SessionConfig      SessionConfig `json:"session_config"`
+}
+
+// FrameResult is the continue response's frame_result.
+type FrameResult struct {
+	VHS               *float64 `json:"vhs"`
+	VLAS              *float64 `json:"vlas"`
+	Spread            *float64 `json:"spread"`
+	ModelConfidence   string   `json:"model_confidence"`
+	LandmarksDetected bool     `json:"landmarks_detected"`
+	PopDetected       bool     `json:"pop_detected"`
+}
+
+// FrameBody is the /v3/pop-session response; which fields are set
+// depends on SessionStatus (continue, complete, failed) as in the spec.
+type FrameBody struct {
+	SessionID         string            `json:"session_id"`
+	SessionStatus     string            `json:"session_status"`
+	Reason            string            `json:"reason,omitempty"`
+	FrameIndex        int               `json:"frame_index"`
+	FramesProcessed   *int              `json:"frames_processed,omitempty"`
+	GoodFrames        *int              `json:"good_frames,omitempty"`
+	ResultCode        *cardiac.Code     `json:"result_code,omitempty"`
+	ResultDescription string            `json:"result_description,omitempty"`
+	FrameResult       *FrameResult      `json:"frame_result,omitempty"`
+	RectifiedImage    string            `json:"rectified_image,omitempty"`
+	Prediction        *cardiac.Response `json:"prediction,omitempty"`
+	Error             string            `json:"error,omitempty"`
+	ModelVersion      string            `json:"model_version,omitempty"`
+	Billing           *Billing          `json:"billing,omitempty"`
+}
+
+func (s *Service) modelVersion() string {
+	if s.cardiac != nil {
+		return s.cardiac.ModelVersion()
+	}
+	return ""
+}
+
+// sessionOwners remembers which customer started each PoP session, so
+// one customer can never send frames to another's session. Entries are
+// dropped ownerRetention after the session started.
+type sessionOwners struct {
+	mu sync.Mutex
+	m  map[string]ownerEntry
+}
+
+type ownerEntry struct {
+	customer string
+	started  time.Time
+}
+
+// ownerRetention outlives any session (TTL 300 s plus the pipeline's
+// retention of finished sessions).
+const ownerRetention = time.Hour
+
+func (o *sessionOwners) add(id, customer string, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]ownerEntry{}
+	}
+	for k, e := range o.m {
+		if now.Sub(e.started) > ownerRetention {
+			delete(o.m, k)
+		}
+	}
+	o.m[id] = ownerEntry{customer: customer, started: now}
+}
+
+func (o *sessionOwners) owns(id, customer string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.m[id]
+	return ok && e.customer == customer
+}
+
+// checkImageHeader refuses, from the header alone, what is not a JPEG or
+// PNG (400) or exceeds imageproc's pixel limits (413), for the endpoints
+// that pass raw bytes to the PoP pipeline.
+func checkImageHeader(b []byte) error {
+	if len(b) == 0 {
+		return &Error{Kind: KindInvalid, Msg: "image is empty", Err: imageproc.ErrEmpty}
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil || (format != "jpeg" && format != "png") {
+		return &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: imageproc.ErrFormat}
+	}
+	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
+		if errors.Is(err, imageproc.ErrTooLarge) {
+			return &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
+		}
+		return &Error{Kind: KindInvalid, Msg: "image too small", Err: err}
+	}
+	return nil
+}
+
+// popErr maps a pipeline error: a bad image is 400, the rest internal.
+func popErr(op string, err error) error {
+	if errors.Is(err, imageproc.ErrCorrupt) || errors.Is(err, imageproc.ErrFormat) {
+		return &Error{Kind: KindInvalid, Msg: "image could not be decoded", Err: err}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// StartSession opens a PoP capture session for the caller. Never billed.
+func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, error) {
+	if s.pop == nil {
+		return nil, ErrPoPUnavailable
+	}
+	sess, err := s.pop.StartSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start session: %w", err)
+	}
+	s.owners.add(sess.ID, c.Customer, s.clock.Now())
+	h := s.CardiacHealth()
+	return &SessionStart{
+		SessionID: sess.ID, SessionStatus: StatusReady, PopPipelineEnabled: true,
+		ModelsLoaded: h.ModelsLoaded, PopModelsLoaded: h.PopModelsLoaded,
+		ModelVersion: s.modelVersion(), SessionConfig: sess.Config,
+	}, nil
+}
+
+// SessionFrame feeds one frame (base64 already decoded) to a session.
+// Continue responses carry no billing; complete is billed once at the
+// session rate when the final result has a valid VHS; failed carries
+// billing {billable false, reason no_valid_vhs} and is not billed. An
+// unknown, expired or other customer's session is KindNotFound (404); a
+// frame after complete or failed is KindConflict (409).
+func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
+	if s.pop == nil {
+		return nil, ErrPoPUnavailable
+	}
+	if sessionID == "" {
+		return nil, errf(KindInvalid, "session_id is required")
+	}
+	if err := checkImageHeader(frame); err != nil {
+		return nil, err
+	}
+	if !s.owners.owns(sessionID, c.Customer) {
+		return nil, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
+	}
+	out, err := s.pop.Frame(ctx, sessionID, frame)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
+	case errors.Is(err, ErrSessionClosed):
+		return nil, &Error{Kind: KindConflict, Msg: "session already completed or failed; start a new one", Err: err}
+	case err != nil:
+		return nil, popErr("session frame", err)
+	}
+	body := &FrameBody{SessionID: sessionID, SessionStatus: out.Status, FrameIndex: out.FrameIndex}
+	switch out.Status {
+	case StatusContinue:
+		body.Reason = out.Reason
+		body.FramesProcessed, body.GoodFrames = &out.FramesProcessed, &out.GoodFrames
+		body.ModelVersion = s.modelVersion()
+		code := cardiac.CodeNoLandmarks
+		fr := &FrameResult{ModelConfidence: string(cardiac.ConfidenceReview)}
+		if r := out.Result; r != nil {
+			code = r.Code
+			p := photoOf(r)
+			fr = &FrameResult{VHS: r.VHS, VLAS: r.VLAS, Spread: p.Spread, ModelConfidence: p.ModelConfidence,
+				LandmarksDetected: r.LandmarksDetected, PopDetected: r.PopDetected}
+			if fr.ModelConfidence == "" {
+				fr.ModelConfidence = string(cardiac.ConfidenceReview)
+			}
+		}
+		body.ResultCode, body.ResultDescription, body.FrameResult = &code, code.Description(), fr
+	case StatusComplete:
+		if out.Result == nil {
+			return nil, errors.New("session frame: complete without a result")
+		}
+		r := *out.Result
+		r.Rendered = out.Rendered
+		resp := cardiac.NewResponse(&r, s.modelVersion())
+		body.Prediction = &resp
+		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
+		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
+		body.Billing = &b
+		if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
+			return nil, err
+		}
+	case StatusFailed:
+		body.Error = out.Error
+		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
+		body.Billing = &b
+	default:
+		return nil, fmt.Errorf("session frame: unknown status %q", out.Status)
+	}
+	return body, nil
+}
+
+// Corners is the /v3/corners body.
+type Corners struct {
+	Corners      [4][2]float64 `json:"corners"`
+	Order        string        `json:"order"`
+	ImageWidth   int           `json:"image_width"`
+	ImageHeight  int           `json:"image_height"`
+	ModelVersion string        `json:"model_version"`
+}
+
+// Rectified is the /v3/rectify body; /v3/preprocess adds corners and order.
+type Rectified struct {
+	RectifiedImage string         `json:"rectified_image"`
+	Corners        *[4][2]float64 `json:"corners,omitempty"`
+	Order          string         `json:"order,omitempty"`
+	Width          int            `json:"width"`
+	Height         int            `json:"height"`
+	ModelVersion   string         `json:"model_version"`
+}
+
+// CornerOrder is the order of the corners.
+const CornerOrder = "TL,TR,BR,BL"
+
+// DetectCorners finds the screen corners (422 when none). Never billed.
+func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, error) {
+	if s.pop == nil {
+		return nil, ErrPoPUnavailable
+	}
+	if err := checkImageHeader(img); err != nil {
+		return nil, err
+	}
+	cs, w, h, err := s.corners(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	return &Corners{Corners: cs, Order: CornerOrder, ImageWidth: w, ImageHeight: h, ModelVersion: s.pop.ModelVersion()}, nil
+}
+
+func (s *Service) corners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
+	cs, w, h, err := s.pop.DetectCorners(ctx, img)
+	if errors.Is(err, ErrNoCorners) {
+		return cs, 0, 0, &Error{Kind: KindUnprocessable, Msg: "corner detection failed", Err: err}
+	}
+	if err != nil {
+		return cs, 0, 0, popErr("corners", err)
+	}
+	return cs, w, h, nil
+}
+
+// Rectify warps the image by the given corners, which must lie inside
+// the image. Never billed.
+func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
+	if s.pop == nil {
+		return nil, ErrPoPUnavailable
+	}
+	if err := checkImageHeader(img); err != nil {
+		return nil, err
+	}
+	cfg, _, _ := image.DecodeConfig(bytes.NewReader(img))
+	for _, p := range corners {
+		if p[0] < 0 || p[1] < 0 || p[0] > float64(cfg.Width) || p[1] > float64(cfg.Height) {
+			return nil, errf(KindInvalid, "corner %v lies outside the %dx%d image", p, cfg.Width, cfg.Height)
+		}
+	}
+	return s.rectify(ctx, img, corners)
+}
+
+func (s *Service) rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
+	jpg, w, h, err := s.pop.Rectify(ctx, img, corners)
+	if err != nil {
+		return nil, popErr("rectify", err)
+	}
+	return &Rectified{RectifiedImage: base64.StdEncoding.EncodeToString(jpg), Width: w, Height: h, ModelVersion: s.pop.ModelVersion()}, nil
+}
+
+// Preprocess is corners followed by rectify (422 when no corners).
+func (s *Service) Preprocess(ctx context.Context, img []byte) (*Rectified, error) {
+	if s.pop == nil {
+		return nil, ErrPoPUnavailable
+	}
+	if err := checkImageHeader(img); err != nil {
+		return nil, err
+	}
+	cs, _, _, err := s.corners(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.rectify(ctx, img, cs)
+	if err != nil {
+		return nil, err
+	}
+	r.Corners, r.Order = &cs, CornerOrder
+	return r, nil
+}

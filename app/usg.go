@@ -1,0 +1,57 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"vetlens/engine/usg"
+	"vetlens/platform/store"
+)
+
+// ErrUSGUnavailable means the USG model is not loaded (503).
+var ErrUSGUnavailable = &Error{Kind: KindUnavailable, Msg: "USG model not loaded"}
+
+// usgLogInputs is the logged form of a validated request.
+type usgLogInputs struct {
+	Features map[string]float64 `json:"features"`
+	Warnings []string           `json:"warnings,omitempty"`
+}
+
+// PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
+// inputs after correction, the response, model_version) and bills it at
+// the flat USG rate, counted toward the customer's monthly tier. The log
+// entry and the ledger event are committed together, in one transaction,
+// before it returns. USG
+// responses carry no billing object; a ledger failure is therefore an
+// internal error (500, safe to retry) rather than a free result.
+func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
+	if s.usg == nil {
+		return nil, ErrUSGUnavailable
+	}
+	resp, err := s.usg.Predict(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("usg predict: %w", err)
+	}
+	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings}
+	for i, f := range usg.Features() {
+		in.Features[f] = req.Values[i]
+	}
+	inJSON, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("usg log: %w", err)
+	}
+	outJSON, err := json.Marshal(resp.Result)
+	if err != nil {
+		return nil, fmt.Errorf("usg log: %w", err)
+	}
+	entry := &store.USGLogEntry{
+		Time: s.clock.Now().UTC(), Customer: c.Customer, KeyPrefix: c.KeyPrefix,
+		ClinicCode: req.ClinicCode, UUID: req.UUID, Inputs: inJSON, Outputs: outJSON,
+		ModelVersion: resp.Result.ModelVersion,
+	}
+	if b := s.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
+		return nil, fmt.Errorf("usg: log and ledger could not be written")
+	}
+	return resp, nil
+}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"vetlens/app"
+	"vetlens/platform/httpapi"
+	"vetlens/platform/store"
+)
+
+const keysUsage = `usage: vetlens keys create --data-dir DIR --customer NAME [--tier paygo|starter|professional|enterprise]
+       vetlens keys list --data-dir DIR
+       vetlens keys revoke --data-dir DIR PREFIX`
+
+// keyAdmin is key administration, either on the database directly or
+// through a running server's admin socket.
+type keyAdmin interface {
+	create(ctx context.Context, customer, tier string) (string, app.KeyInfo, error)
+	list(ctx context.Context) ([]app.KeyInfo, error)
+	revoke(ctx context.Context, prefix string) (app.KeyInfo, error)
+}
+
+// Keys runs `vetlens keys create|list|revoke`. When a server (or the GUI)
+// holds the database, it talks to that process over DIR/admin.sock.
+// create prints the key once, on the last line of stdout.
+func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, keysUsage)
+		return ExitUsage
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "", "data directory (required)")
+	customer := fs.String("customer", "", "customer name (create)")
+	tier := fs.String("tier", "", "contracted tier (create; default paygo for a new customer)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if *dataDir == "" {
+		fmt.Fprintln(stderr, keysUsage)
+		return ExitUsage
+	}
+	var want int
+	switch sub {
+	case "create", "list":
+	case "revoke":
+		want = 1
+	default:
+		fmt.Fprintf(stderr, "vetlens keys: unknown subcommand %q\n%s\n", sub, keysUsage)
+		return ExitUsage
+	}
+	if fs.NArg() != want || sub == "create" && *customer == "" {
+		fmt.Fprintln(stderr, keysUsage)
+		return ExitUsage
+	}
+	adm, closeFn, err := openKeyAdmin(*dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens keys: %v\n", err)
+		return ExitInternal
+	}
+	defer closeFn()
+	switch sub {
+	case "create":
+		key, info, err := adm.create(ctx, *customer, *tier)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens keys create: %v\n", err)
+			return ExitRejected
+		}
+		fmt.Fprintf(stdout, "customer: %s\nprefix: %s\ntier: %s\nThe key is shown once; store it now:\n%s\n", info.Customer, info.Prefix, info.Tier, key)
+	case "list":
+		ks, err := adm.list(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens keys list: %v\n", err)
+			return ExitInternal
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CUSTOMER\tPREFIX\tTIER\tCREATED\tSTATUS")
+		for _, k := range ks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Customer, k.Prefix, k.Tier, k.Created, k.Status)
+		}
+		tw.Flush()
+	case "revoke":
+		info, err := adm.revoke(ctx, fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens keys revoke: %v\n", err)
+			return ExitRejected
+		}
+		fmt.Fprintf(stdout, "revoked %s (%s)\n", info.Prefix, info.Customer)
+	}
+	return ExitOK
+}
+
+// openKeyAdmin opens the database, or, when another process holds it,
+// connects to that process's admin socket.
+func openKeyAdmin(dir string) (keyAdmin, func(), error) {
+	st, err := store.Open(dir, 200*time.Millisecond)
+	if err == nil {
+		svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+		if err != nil {
+			st.Close()
+			return nil, nil, err
+		}
+		return directAdmin{svc}, func() { st.Close() }, nil
+	}
+	if !errors.Is(err, store.ErrLocked) {
+		return nil, nil, err
+	}
+	sock := filepath.Join(dir, AdminSocket)
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
+	}}
+	return socketAdmin{c}, func() { c.CloseIdleConnections() }, nil
+}
+
+type directAdmin struct{ svc *app.Service }
+
+func (d directAdmin) create(ctx context.Context, customer, tier string) (string, app.KeyInfo, error) {
+	return d.svc.CreateKey(ctx, customer, app.Tier(tier))
+}
+func (d directAdmin) list(ctx context.Context) ([]app.KeyInfo, error) { return d.svc.ListKeys(ctx) }
+func (d directAdmin) revoke(ctx context.Context, p string) (app.KeyInfo, error) {
+	return d.svc.RevokeKey(ctx, p)
+}
+
+type socketAdmin struct{ c *http.Client }
+
+func (s socketAdmin) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://admin"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.c.Do(req)
+	if err != nil {
+		return fmt.Errorf("database held by a running server; admin socket: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		json.Unmarshal(data, &e)
+		return fmt.Errorf("server: %s", e.Error)
+	}
+	return json.Unmarshal(data, out)
+}
+
+func (s socketAdmin) create(ctx context.Context, customer, tier string) (string, app.KeyInfo, error) {
+	var out httpapi.AdminCreated
+	err := s.call(ctx, "POST", "/keys", httpapi.AdminCreate{Customer: customer, Tier: tier}, &out)
+	return out.Key, out.Info, err
+}
+func (s socketAdmin) list(ctx context.Context) ([]app.KeyInfo, error) {
+	var out []app.KeyInfo
+	return out, s.call(ctx, "GET", "/keys", nil, &out)
+}
+func (s socketAdmin) revoke(ctx context.Context, p string) (app.KeyInfo, error) {
+	var out app.KeyInfo
+	return out, s.call(ctx, "POST", "/keys/"+url.PathEscape(p)+"/revoke", nil, &out)
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"vetlens/app"
+	"vetlens/engine/cardiac"
+	"vetlens/engine/ort"
+	"vetlens/engine/usg"
+	"vetlens/platform/httpapi"
+	"vetlens/platform/store"
+)
+
+// AdminSocket is the unix socket in the data dir through which `vetlens
+// keys` reaches a running server (mode 0600: only the owner).
+const AdminSocket = "admin.sock"
+
+// Serve runs `vetlens serve`: the LAN API over HTTPS until ctx ends, then
+// a graceful shutdown that lets in-flight requests finish. It prints the
+// address and the certificate's SHA-256 fingerprint to stdout.
+func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "", "data directory: database, certificate, admin socket (required)")
+	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT")
+	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
+	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
+	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
+	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
+	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
+	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
+	usgRate := fs.Float64("usg-rate", app.DefaultUSGRate, "flat price of one USG prediction, dollars")
+	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if *dataDir == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
+		return ExitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := serve(ctx, serveConfig{
+		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect,
+		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
+	}, stdout, logger); err != nil {
+		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
+		return ExitInternal
+	}
+	return ExitOK
+}
+
+type serveConfig struct {
+	dataDir, addr, cert, key, redirect, models, ortLib string
+	inFlight, cardiacConc                              int
+	usgRate                                            float64
+}
+
+func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
+	st, err := store.Open(c.dataDir, time.Second)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	deps := app.Deps{Store: st}
+	if err := ort.Init(c.ortLib); err != nil {
+		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
+	} else {
+		if e, err := usg.Load(c.models); err != nil {
+			log.Warn("USG model not loaded", "err", err)
+		} else {
+			defer e.Close()
+			deps.USG = e
+		}
+		if e, err := cardiac.Load(c.models, cardiac.DefaultOptions()); err != nil {
+			log.Warn("cardiac models not loaded", "err", err)
+		} else {
+			defer e.Close()
+			deps.Cardiac = e
+		}
+	}
+	cfg := app.DefaultConfig()
+	cfg.USGRate = c.usgRate
+	cfg.CardiacConcurrency = c.cardiacConc
+	svc, err := app.New(deps, cfg)
+	if err != nil {
+		return err
+	}
+	cert, created, err := loadOrCreateCert(c.dataDir, c.cert, c.key)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	admin, err := listenAdmin(c.dataDir)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	// The body read deadline exceeds the 300 s work bound: net/http cancels
+	// a request whose connection hits its read deadline, streams included.
+	srv := httpapi.HTTPServer(api, tlsConf, 310*time.Second)
+	if created {
+		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
+	}
+	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := func(f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	run(func() error { return httpapi.Serve(ctx, srv, ln, 305*time.Second) })
+	run(func() error {
+		return httpapi.Serve(ctx, &http.Server{Handler: httpapi.AdminHandler(svc), ReadHeaderTimeout: 5 * time.Second}, admin, 5*time.Second)
+	})
+	if c.redirect != "" {
+		rl, err := net.Listen("tcp", c.redirect)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return fmt.Errorf("listen redirect: %w", err)
+		}
+		fmt.Fprintf(stdout, "vetlens: redirecting http://%s to https\n", rl.Addr())
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		run(func() error {
+			return httpapi.Serve(ctx, &http.Server{Handler: redirectHandler(port), ReadHeaderTimeout: 5 * time.Second}, rl, 5*time.Second)
+		})
+	}
+	wg.Wait()
+	os.Remove(filepath.Join(c.dataDir, AdminSocket))
+	close(errs)
+	return <-errs
+}
+
+// redirectHandler sends every plain-HTTP request to the same host and
+// path on the HTTPS port with 308 (method and body kept).
+func redirectHandler(httpsPort string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		http.Redirect(w, r, "https://"+net.JoinHostPort(host, httpsPort)+r.URL.RequestURI(), http.StatusPermanentRedirect)
+	})
+}
+
+// listenAdmin listens on DIR/admin.sock with mode 0600. A socket left by
+// a crashed server is removed: holding the database lock proves no live
+// server owns it.
+func listenAdmin(dir string) (net.Listener, error) {
+	path := filepath.Join(dir, AdminSocket)
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	return ln, nil
+}

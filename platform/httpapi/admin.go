@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"vetlens/app"
+)
+
+// AdminCreate is the body of POST /keys on the admin socket.
+type AdminCreate struct {
+	Customer string `json:"customer"`
+	Tier     string `json:"tier,omitempty"`
+}
+
+// AdminCreated is its answer: the key, shown once.
+type AdminCreated struct {
+	Key  string      `json:"key"`
+	Info app.KeyInfo `json:"info"`
+}
+
+// AdminHandler serves key administration to `vetlens keys` while the
+// server holds the database: POST /keys (create), GET /keys (list),
+// POST /keys/{prefix}/revoke. It must only be served on the unix socket
+// in the data dir (mode 0600), never on the network.
+func AdminHandler(svc *app.Service) http.Handler {
+	mux := http.NewServeMux()
+	fail := func(w http.ResponseWriter, err error) {
+		status := http.StatusInternalServerError
+		switch app.KindOf(err) {
+		case app.KindInvalid:
+			status = http.StatusBadRequest
+		case app.KindNotFound:
+			status = http.StatusNotFound
+		}
+		writeJSON(w, status, map[string]string{"error": err.Error()})
+	}
+	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
+		var req AdminCreate
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
+			return
+		}
+		key, info, err := svc.CreateKey(r.Context(), req.Customer, app.Tier(req.Tier))
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, AdminCreated{Key: key, Info: info})
+	})
+	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
+		ks, err := svc.ListKeys(r.Context())
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ks)
+	})
+	mux.HandleFunc("POST /keys/{prefix}/revoke", func(w http.ResponseWriter, r *http.Request) {
+		info, err := svc.RevokeKey(r.Context(), r.PathValue("prefix"))
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, info)
+	})
+	return mux
+}

@@ -1,0 +1,197 @@
+// Package httpapi serves VetLens's LAN API: the cardiac service under /v3/
+// (spec cardiac-v3) and the USG service under /usg/v1/ (spec usg-v1) on
+// one listener, with each service's own error shape. Handlers only
+// translate HTTP to the use cases in package app and back.
+package httpapi
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"vetlens/app"
+)
+
+// Body limits, applied with http.MaxBytesReader before anything is read.
+const (
+	// MaxPredictBody bounds /v3/predict and /v3/predict/stream: 10 images
+	// of 10 MiB in base64 are 140 MiB; 150 MiB leaves room for the JSON.
+	MaxPredictBody = 150 << 20
+	// MaxImageBody bounds the one-image endpoints (pop-session, corners,
+	// rectify, preprocess): 10 MiB in base64 is 13.4 MiB.
+	MaxImageBody = 16 << 20
+	// MaxSmallBody bounds /v3/pop-session/start and /usg/v1/predict.
+	MaxSmallBody = 64 << 10
+)
+
+// Config tunes the server.
+type Config struct {
+	// MaxInFlightPerKey is the most concurrent requests one API key may
+	// have; more get 429 with Retry-After. Default 32.
+	MaxInFlightPerKey int
+	// RequestTimeout bounds each request's work. Default 300 s.
+	RequestTimeout time.Duration
+	// HeartbeatInterval is the SSE keep-alive comment period. Default 15 s.
+	HeartbeatInterval time.Duration
+	// DocsURL is the migration guide named in /eu/predict's Link header.
+	DocsURL string
+	// Logger receives request errors; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.MaxInFlightPerKey <= 0 {
+		c.MaxInFlightPerKey = 32
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 300 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 15 * time.Second
+	}
+	if c.DocsURL == "" {
+		c.DocsURL = "https://docs.vetlens.local/v3/migration"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+// Server is the HTTP API over one app.Service.
+type Server struct {
+	svc *app.Service
+	cfg Config
+	mux *http.ServeMux
+
+	mu       sync.Mutex
+	inFlight map[string]int // key prefix -> requests in flight
+}
+
+// New builds the API handler.
+func New(svc *app.Service, cfg Config) *Server {
+	cfg.defaults()
+	s := &Server{svc: svc, cfg: cfg, mux: http.NewServeMux(), inFlight: map[string]int{}}
+	s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) routes() {
+	v3 := func(pattern string, limit int64, h v3Handler) {
+		s.mux.Handle(pattern, s.v3(limit, h))
+	}
+	v3("GET /v3/health", 0, s.health)
+	v3("POST /v3/predict", MaxPredictBody, s.predict)
+	v3("POST /v3/predict/stream", MaxPredictBody, s.predictStream)
+	v3("POST /v3/pop-session/start", MaxSmallBody, s.sessionStart)
+	v3("POST /v3/pop-session", MaxImageBody, s.sessionFrame)
+	v3("POST /v3/corners", MaxImageBody, s.corners)
+	v3("POST /v3/rectify", MaxImageBody, s.rectify)
+	v3("POST /v3/preprocess", MaxImageBody, s.preprocess)
+	v3("/v3/", 0, s.v3NotFound)
+	s.mux.HandleFunc("GET /v3/openapi.json", s.openAPI)
+	s.mux.HandleFunc("/eu/predict", s.euPredict)
+	s.mux.HandleFunc("/eu/", s.euPredict)
+
+	s.mux.Handle("GET /usg/v1/health", s.cors(http.HandlerFunc(s.usgHealth)))
+	s.mux.Handle("GET /usg/v1/version", s.cors(http.HandlerFunc(s.usgVersion)))
+	s.mux.Handle("POST /usg/v1/predict", s.cors(s.usgAuth(http.HandlerFunc(s.usgPredict))))
+	s.mux.Handle("OPTIONS /usg/v1/", s.cors(http.HandlerFunc(preflight)))
+	s.mux.Handle("/usg/v1/", s.cors(http.HandlerFunc(s.usgNotFound)))
+}
+
+// ---- shared helpers -------------------------------------------------------
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"internal server error: encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// acquire takes one in-flight slot for the key; false when it has none.
+func (s *Server) acquire(prefix string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight[prefix] >= s.cfg.MaxInFlightPerKey {
+		return false
+	}
+	s.inFlight[prefix]++
+	return true
+}
+
+func (s *Server) release(prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight[prefix]--; s.inFlight[prefix] <= 0 {
+		delete(s.inFlight, prefix)
+	}
+}
+
+// readBody reads the bounded body; tooLarge reports a MaxBytesReader stop.
+func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
+	b, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, true, err
+	}
+	return b, false, err
+}
+
+// ---- serving --------------------------------------------------------------
+
+// HTTPServer returns an *http.Server for h with the API's timeouts:
+// headers within 10 s, bodies within the request timeout, idle
+// connections closed after 2 min. There is no write timeout (streams can
+// be long); each request's work is bounded by Config.RequestTimeout.
+func HTTPServer(h http.Handler, tlsConf *tls.Config, readTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		TLSConfig:         tlsConf,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// Serve serves srv on ln (TLS when srv.TLSConfig is set) until ctx ends,
+// then shuts down gracefully: it stops accepting, lets in-flight requests
+// finish for up to grace, then closes what remains.
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration) error {
+	errc := make(chan error, 1)
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"vetlens/app"
+)
+
+// v3Request is an authenticated cardiac request with its bounded body.
+type v3Request struct {
+	r      *http.Request
+	caller app.Caller
+	body   []byte
+}
+
+// v3Handler handles one authenticated /v3 request.
+type v3Handler func(ctx context.Context, w http.ResponseWriter, req *v3Request)
+
+// v3Error writes the cardiac error body {error: message}.
+func v3Error(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// v3 wraps a cardiac handler: API key (403 when missing or invalid), the
+// per-key in-flight limit (429), the request timeout, and a body bounded
+// by limit (413 beyond it) read before the handler runs.
+func (s *Server) v3(limit int64, h v3Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer s.recoverV3(w)
+		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
+		if err != nil {
+			if app.KindOf(err) == app.KindUnauthorized {
+				v3Error(w, http.StatusForbidden, "invalid or missing API key")
+				return
+			}
+			s.cfg.Logger.Error("authenticate", "err", err)
+			v3Error(w, http.StatusInternalServerError, "internal server error")
+			return
+		}
+		if !s.acquire(caller.KeyPrefix) {
+			w.Header().Set("Retry-After", "1")
+			v3Error(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
+			return
+		}
+		defer s.release(caller.KeyPrefix)
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		req := &v3Request{r: r, caller: caller}
+		if limit > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			b, tooLarge, err := readBody(r)
+			if tooLarge {
+				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
+				return
+			}
+			if err != nil {
+				v3Error(w, http.StatusBadRequest, "could not read request body")
+				return
+			}
+			req.body = b
+		}
+		h(ctx, w, req)
+	})
+}
+
+func (s *Server) recoverV3(w http.ResponseWriter) {
+	if p := recover(); p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p)
+		}
+		s.cfg.Logger.Error("panic", "value", p)
+		v3Error(w, http.StatusInternalServerError, "internal server error")
+	}
+}
+
+// v3Fail maps a use-case error to its status and the cardiac error body.
+func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	msg := "internal server error"
+	var ae *app.Error
+	switch k := app.KindOf(err); {
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = "request timed out"
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return // the client is gone
+	case errors.As(err, &ae) && k != app.KindInternal:
+		status = map[app.Kind]int{
+			app.KindInvalid: http.StatusBadRequest, app.KindTooLarge: http.StatusRequestEntityTooLarge,
+			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
+			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
+			app.KindConflict: http.StatusConflict,
+		}[k]
+		msg = ae.Error()
+	}
+	if status == http.StatusInternalServerError {
+		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
+	}
+	v3Error(w, status, msg)
+}
+
+func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) {
+	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
+}
+
+func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	pr, err := app.ParseCardiacRequest(req.body, true)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	if pr.Batch {
+		body, err := s.svc.PredictBatch(ctx, req.caller, pr, nil)
+		if err != nil {
+			s.v3Fail(w, req.r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	body, err := s.svc.PredictSingle(ctx, req.caller, pr)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// imageReq is the body of the one-image endpoints.
+type imageReq struct {
+	Image     *string          `json:"image"`
+	SessionID *string          `json:"session_id"`
+	UUID      *string          `json:"uuid"`
+	Corners   *[][]json.Number `json:"corners"`
+}
+
+// parseImageReq decodes a one-image body and its base64 image.
+func parseImageReq(body []byte) (*imageReq, []byte, error) {
+	var q imageReq
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&q); err != nil {
+		return nil, nil, &app.Error{Kind: app.KindInvalid, Msg: "body must be a JSON object with string fields", Err: err}
+	}
+	if q.Image == nil {
+		return nil, nil, &app.Error{Kind: app.KindInvalid, Msg: "image is required"}
+	}
+	img, err := app.DecodeImageBase64(*q.Image)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &q, img, nil
+}
+
+func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	if len(strings.TrimSpace(string(req.body))) > 0 {
+		var m map[string]any
+		if err := json.Unmarshal(req.body, &m); err != nil {
+			v3Error(w, http.StatusBadRequest, "body must be a JSON object ({})")
+			return
+		}
+	}
+	body, err := s.svc.StartSession(ctx, req.caller)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	if s.svc.PoP() == nil {
+		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
+		return
+	}
+	q, img, err := parseImageReq(req.body)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	if q.SessionID == nil || *q.SessionID == "" {
+		v3Error(w, http.StatusBadRequest, "session_id is required")
+		return
+	}
+	uuid := ""
+	if q.UUID != nil {
+		uuid = *q.UUID
+		if len(uuid) > app.MaxUUIDBytes {
+			v3Error(w, http.StatusBadRequest, "uuid too long")
+			return
+		}
+	}
+	body, err := s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	if s.svc.PoP() == nil {
+		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
+		return
+	}
+	_, img, err := parseImageReq(req.body)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	body, err := s.svc.DetectCorners(ctx, img)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	if s.svc.PoP() == nil {
+		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
+		return
+	}
+	q, img, err := parseImageReq(req.body)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	var cs [4][2]float64
+	if q.Corners == nil || len(*q.Corners) != 4 {
+		v3Error(w, http.StatusBadRequest, "corners must be 4 [x, y] pairs (TL, TR, BR, BL)")
+		return
+	}
+	for i, p := range *q.Corners {
+		if len(p) != 2 {
+			v3Error(w, http.StatusBadRequest, "corners must be 4 [x, y] pairs (TL, TR, BR, BL)")
+			return
+		}
+		for j, n := range p {
+			f, err := n.Float64()
+			if err != nil {
+				v3Error(w, http.StatusBadRequest, "corner coordinates must be numbers")
+				return
+			}
+			cs[i][j] = f
+		}
+	}
+	body, err := s.svc.Rectify(ctx, img, cs)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	if s.svc.PoP() == nil {
+		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
+		return
+	}
+	_, img, err := parseImageReq(req.body)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	body, err := s.svc.Preprocess(ctx, img)
+	if err != nil {
+		s.v3Fail(w, req.r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// v3Paths are the cardiac endpoints, for telling 405 from 404.
+var v3Paths = map[string]string{
+	"/v3/health": "GET", "/v3/predict": "POST", "/v3/predict/stream": "POST",
+	"/v3/pop-session/start": "POST", "/v3/pop-session": "POST", "/v3/corners": "POST",
+	"/v3/rectify": "POST", "/v3/preprocess": "POST",
+}
+
+func (s *Server) v3NotFound(_ context.Context, w http.ResponseWriter, req *v3Request) {
+	if m, ok := v3Paths[req.r.URL.Path]; ok {
+		w.Header().Set("Allow", m)
+		v3Error(w, http.StatusMethodNotAllowed, "method not allowed; use "+m)
+		return
+	}
+	v3Error(w, http.StatusNotFound, "no such endpoint")
+}
+
+// V2 retirement headers (spec: V2 retirement timeline).
+const (
+	v2Sunset = "Sat, 01 Aug 2026 00:00:00 GMT"
+)
+
+// euPredict answers the retired V2 API: 410 Gone naming /v3/predict,
+// with the Sunset, Deprecation and Link headers. No key is needed.
+func (s *Server) euPredict(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Sunset", v2Sunset)
+	w.Header().Set("Deprecation", "true")
+	w.Header().Set("Link", "<"+s.cfg.DocsURL+">; rel=deprecation")
+	v3Error(w, http.StatusGone, "the V2 API (/eu/predict) was retired on 2026-08-15; use POST /v3/predict")
+}

@@ -1,0 +1,295 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Event is one billable event in the append-only ledger.
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	Customer  string    `json:"customer"`
+	KeyPrefix string    `json:"key_prefix"`
+	// Service is "cardiac" or "usg".
+	Service string `json:"service"`
+	// CallType is "single" or "session" for cardiac, "usg" for USG.
+	CallType string  `json:"call_type"`
+	UUID     string  `json:"uuid,omitempty"`
+	Tier     string  `json:"tier"`
+	Rate     float64 `json:"rate"`
+	// MonthlyUsage is the customer's billable count in the month including
+	// this event.
+	MonthlyUsage int `json:"monthly_usage"`
+}
+
+// BillState is what a billing decision needs, read inside the same
+// transaction that appends the event.
+type BillState struct {
+	// MonthlyUsage is the customer's billable events in Month so far
+	// (excluding the one being decided).
+	MonthlyUsage int
+	// LastBilled is when the (customer, RecheckUUID) pair was last billed;
+	// zero when never or when no uuid was given.
+	LastBilled time.Time
+}
+
+// BillRequest identifies whose state a decision reads.
+type BillRequest struct {
+	Customer string
+	// Month is the billing period, "YYYY-MM" (UTC).
+	Month string
+	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
+	// event records the time for the pair.
+	RecheckUUID string
+	// USGLog, when set, is appended to the USG prediction log in the same
+	// transaction (its Seq is filled in), so a USG call costs one commit.
+	USGLog *USGLogEntry
+}
+
+// Decide decides from the state whether to append ev; Seq and
+// MonthlyUsage are filled in by the store.
+type Decide func(BillState) (ev Event, bill bool, err error)
+
+// LedgerService is the append-only billing ledger with two indexes
+// derived from it in the same transactions: per customer and month (for
+// monthly_usage) and the last billed time per (customer, uuid) (for the
+// recheck grace).
+type LedgerService struct{ db *bolt.DB }
+
+// Bill reads the state for req, calls decide and, when it says so, appends
+// the event, all in one read-write transaction: concurrent calls for one
+// customer are serialized, so the counts never race. The transaction is
+// committed (fsynced) before Bill returns. Concurrent calls are grouped
+// into one commit (bbolt's Batch), so decide may run more than once and
+// must only depend on its argument. It returns the final state
+// (MonthlyUsage including an appended event), the event and whether it was
+// appended.
+func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide) (Event, BillState, bool, error) {
+	var (
+		ev   Event
+		st   BillState
+		bill bool
+	)
+	if err := ctxErr(ctx); err != nil {
+		return ev, st, false, err
+	}
+	if err := checkParts(req.Customer, req.RecheckUUID); err != nil {
+		return ev, st, false, err
+	}
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		ev, st, bill = Event{}, BillState{}, false
+		if req.USGLog != nil {
+			b := tx.Bucket(bucketUSGLog)
+			seq, err := b.NextSequence()
+			if err != nil {
+				return fmt.Errorf("usg log sequence: %w", err)
+			}
+			req.USGLog.Seq = seq
+			if err := put(b, itob(seq), req.USGLog); err != nil {
+				return err
+			}
+		}
+		usage := tx.Bucket(bucketUsage)
+		rk := tx.Bucket(bucketRecheck)
+		prefix := join(req.Customer, req.Month)
+		st.MonthlyUsage = countPrefix(usage, prefix)
+		if req.RecheckUUID != "" {
+			if v := rk.Get(join(req.Customer, req.RecheckUUID)); v != nil {
+				t, err := time.Parse(time.RFC3339Nano, string(v))
+				if err != nil {
+					return fmt.Errorf("decode recheck time: %w", err)
+				}
+				st.LastBilled = t
+			}
+		}
+		var err error
+		ev, bill, err = decide(st)
+		if err != nil || !bill {
+			return err
+		}
+		led := tx.Bucket(bucketLedger)
+		seq, err := led.NextSequence()
+		if err != nil {
+			return fmt.Errorf("ledger sequence: %w", err)
+		}
+		ev.Seq = seq
+		ev.Customer = req.Customer
+		st.MonthlyUsage++
+		ev.MonthlyUsage = st.MonthlyUsage
+		if err := put(led, itob(seq), ev); err != nil {
+			return err
+		}
+		if err := usage.Put(append(prefix, itob(seq)...), nil); err != nil {
+			return fmt.Errorf("usage index: %w", err)
+		}
+		if req.RecheckUUID != "" {
+			ts := ev.Time.UTC().Format(time.RFC3339Nano)
+			if err := rk.Put(join(req.Customer, req.RecheckUUID), []byte(ts)); err != nil {
+				return fmt.Errorf("recheck index: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Event{}, BillState{}, false, fmt.Errorf("store: bill %q: %w", req.Customer, err)
+	}
+	return ev, st, bill, nil
+}
+
+// MonthlyUsage is the customer's billable events in month ("YYYY-MM").
+func (s *LedgerService) MonthlyUsage(ctx context.Context, customer, month string) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = countPrefix(tx.Bucket(bucketUsage), join(customer, month))
+		return nil
+	})
+	return n, err
+}
+
+// Events returns the whole ledger in append order.
+func (s *LedgerService) Events(ctx context.Context) ([]Event, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out []Event
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLedger).ForEach(func(_, v []byte) error {
+			var e Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode ledger event: %w", err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func countPrefix(b *bolt.Bucket, prefix []byte) int {
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+// HistoryEntry is one measurement kept for a (customer, uuid) pair.
+type HistoryEntry struct {
+	Time time.Time `json:"time"`
+	VHS  *float64  `json:"vhs"`
+	VLAS *float64  `json:"vlas"`
+}
+
+// HistoryService keeps cardiac measurements per (customer, uuid).
+type HistoryService struct{ db *bolt.DB }
+
+// Add appends an entry for the pair.
+func (s *HistoryService) Add(ctx context.Context, customer, uuid string, e HistoryEntry) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := checkParts(customer, uuid); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketHistory)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return fmt.Errorf("store: history sequence: %w", err)
+		}
+		return put(b, append(join(customer, uuid), itob(seq)...), e)
+	})
+}
+
+// List returns the pair's entries in the order they were added (oldest
+// first); an empty, non-nil slice when there are none.
+func (s *HistoryService) List(ctx context.Context, customer, uuid string) ([]HistoryEntry, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkParts(customer, uuid); err != nil {
+		return nil, err
+	}
+	out := []HistoryEntry{}
+	prefix := join(customer, uuid)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketHistory).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue
+			}
+			var e HistoryEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode history: %w", err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// USGLogEntry is one logged USG prediction.
+type USGLogEntry struct {
+	Seq          uint64          `json:"seq"`
+	Time         time.Time       `json:"time"`
+	Customer     string          `json:"customer"`
+	KeyPrefix    string          `json:"key_prefix"`
+	ClinicCode   string          `json:"clinic_code,omitempty"`
+	UUID         string          `json:"uuid,omitempty"`
+	Inputs       json.RawMessage `json:"inputs"`
+	Outputs      json.RawMessage `json:"outputs"`
+	ModelVersion string          `json:"model_version"`
+}
+
+// USGLogService is the append-only USG prediction log.
+type USGLogService struct{ db *bolt.DB }
+
+// Append stores the entry and returns it with its sequence number.
+func (s *USGLogService) Append(ctx context.Context, e USGLogEntry) (USGLogEntry, error) {
+	if err := ctxErr(ctx); err != nil {
+		return e, err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUSGLog)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return fmt.Errorf("usg log sequence: %w", err)
+		}
+		e.Seq = seq
+		return put(b, itob(seq), e)
+	})
+	if err != nil {
+		return e, fmt.Errorf("store: usg log: %w", err)
+	}
+	return e, nil
+}
+
+// List returns the log in append order.
+func (s *USGLogService) List(ctx context.Context) ([]USGLogEntry, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var out []USGLogEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketUSGLog).ForEach(func(_, v []byte) error {
+			var e USGLogEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode usg log: %w", err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	return out, err
+}

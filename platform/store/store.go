@@ -1,0 +1,169 @@
+// Package store persists VetLens's API state in one bbolt file: API keys,
+// customers, the append-only billing ledger, cardiac measurement history
+// and the USG prediction log. It follows the data-service style of
+// portainer's bbolt layer: one small service per entity, each owning its
+// buckets, all sharing one *bolt.DB. Business rules live in package app;
+// the store only keeps records and runs app's decisions atomically.
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// FileName is the database file inside a data directory.
+const FileName = "vetlens.db"
+
+// Bucket names.
+var (
+	bucketKeys      = []byte("api_keys")       // prefix -> Key
+	bucketCustomers = []byte("customers")      // name -> Customer
+	bucketLedger    = []byte("ledger")         // seq (8 bytes BE) -> Event
+	bucketUsage     = []byte("ledger_usage")   // join(customer, YYYY-MM) + seq -> empty (index over ledger)
+	bucketRecheck   = []byte("ledger_recheck") // join(customer, uuid) -> last billed time (RFC3339Nano)
+	bucketHistory   = []byte("history")        // join(customer, uuid) + seq -> HistoryEntry
+	bucketUSGLog    = []byte("usg_log")        // seq -> USGLogEntry
+)
+
+// ErrLocked means another process holds the database file.
+var ErrLocked = errors.New("database is held by another process")
+
+// ErrNotFound is returned when a record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is the open database and its entity services.
+type Store struct {
+	db        *bolt.DB
+	keys      *KeyService
+	customers *CustomerService
+	ledger    *LedgerService
+	history   *HistoryService
+	usgLog    *USGLogService
+}
+
+// Open opens (creating when needed) DIR/vetlens.db with mode 0600. It fails
+// with ErrLocked after lockTimeout when another process holds the file.
+func Open(dir string, lockTimeout time.Duration) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data dir: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("store: open %s: %w", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketHistory, bucketUSGLog} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("create bucket %s: %w", b, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: init %s: %w", path, err)
+	}
+	// Group commit: concurrent ledger writes share one fsync. The delay
+	// only bounds how long a lone call waits for company.
+	db.MaxBatchDelay = 500 * time.Microsecond
+	db.MaxBatchSize = 64
+	s := &Store{db: db}
+	s.keys = &KeyService{db: db}
+	s.customers = &CustomerService{db: db}
+	s.ledger = &LedgerService{db: db}
+	s.history = &HistoryService{db: db}
+	s.usgLog = &USGLogService{db: db}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file path.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Keys is the API key service.
+func (s *Store) Keys() *KeyService { return s.keys }
+
+// Customers is the customer service.
+func (s *Store) Customers() *CustomerService { return s.customers }
+
+// Ledger is the billing ledger service.
+func (s *Store) Ledger() *LedgerService { return s.ledger }
+
+// History is the cardiac history service.
+func (s *Store) History() *HistoryService { return s.history }
+
+// USGLog is the USG prediction log service.
+func (s *Store) USGLog() *USGLogService { return s.usgLog }
+
+// Check runs bbolt's consistency check and returns the first problem found.
+func (s *Store) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return fmt.Errorf("store: check: %w", err)
+		}
+		return nil
+	})
+}
+
+func itob(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+// join builds a composite key: each part is preceded by its length (2
+// bytes), so parts may hold any byte and a prefix of whole parts selects
+// exactly the keys beginning with those parts. Parts longer than 65535
+// bytes are an error the callers prevent by validating lengths.
+func join(parts ...string) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
+		out = append(out, p...)
+	}
+	return out
+}
+
+// MaxPartLen is the longest customer name, uuid or key prefix the store
+// accepts in a composite key.
+const MaxPartLen = 1024
+
+func checkParts(parts ...string) error {
+	for _, p := range parts {
+		if len(p) > MaxPartLen {
+			return fmt.Errorf("store: key part of %d bytes exceeds %d", len(p), MaxPartLen)
+		}
+	}
+	return nil
+}
+
+func put(b *bolt.Bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", k, err)
+	}
+	return b.Put(k, data)
+}
+
+// ctxErr returns the context's error so long transactions are not started
+// for requests that are already gone.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
