@@ -17,10 +17,10 @@ APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
+ADDR ?= 127.0.0.1:8443
 
-.PHONY: fuzz bench-api
-.PHONY: all deps deps-apt deps-ort build run test test-go test-py models train-cardiac train-usg \
-	manifest eval eval-cardiac eval-usg bench clean
+.PHONY: all deps deps-apt deps-ort build run test test-go test-py fuzz models train-cardiac train-usg \
+	manifest eval eval-cardiac eval-usg bench bench-api clean
 
 all: build
 
@@ -46,8 +46,10 @@ $(ORT_LIB):
 build: deps
 	$(GO) build -o $(BIN) .
 
+# Until the desktop GUI lands, the app is the headless LAN API on the bundled
+# models, with its data (bbolt, certificate, keys) in $(DATA_DIR).
 run: build
-	./$(BIN) $(RUN_ARGS)
+	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
 
 test: deps test-go test-py
 
