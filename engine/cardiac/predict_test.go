@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/color/palette"
@@ -133,24 +134,9 @@ func bombPNG() []byte {
 	hdr.WriteString("IHDR")
 	hdr.Write(ihdr)
 	b.Write(hdr.Bytes())
-	crc := crc32IEEE(append([]byte("IHDR"), ihdr...))
+	crc := crc32.ChecksumIEEE(append([]byte("IHDR"), ihdr...))
 	b.Write([]byte{byte(crc >> 24), byte(crc >> 16), byte(crc >> 8), byte(crc)})
 	return b.Bytes()
-}
-
-func crc32IEEE(p []byte) uint32 {
-	c := ^uint32(0)
-	for _, x := range p {
-		c ^= uint32(x)
-		for i := 0; i < 8; i++ {
-			if c&1 == 1 {
-				c = c>>1 ^ 0xedb88320
-			} else {
-				c >>= 1
-			}
-		}
-	}
-	return ^c
 }
 
 func TestPredictImageTooSmall(t *testing.T) {
