@@ -1,18 +1,17 @@
 package cardiac
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"image"
-	"image/color"
-	"image/jpeg"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	xdraw "golang.org/x/image/draw"
+
+	"vetlens/engine/imageproc"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 )
@@ -67,41 +66,33 @@ func testEngine(t testing.TB) *Engine {
 	return engineVal
 }
 
-// phantom draws a crude grey thorax-like picture: dark lungs, a bright
-// oval heart, a row of vertebrae. It only needs to be a plausible grey
-// image; the models decide what they see.
-func phantom(w, h int) *image.Gray {
-	img := image.NewGray(image.Rect(0, 0, w, h))
-	s := float64(max(w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			v := 40 + 30*math.Sin(fx*7)*math.Cos(fy*5)
-			if dx, dy := (fx-0.5)/0.16, (fy-0.55)/0.2; dx*dx+dy*dy < 1 {
-				v = 190
-			}
-			if fy > 0.22 && fy < 0.3 && int(float64(x)/s*40)%3 != 0 {
-				v = 220
-			}
-			img.SetGray(x, y, color.Gray{uint8(v)})
-		}
+// testPhantom decodes one of the held-out phantom radiographs in
+// testdata/phantoms.
+func testPhantom(t testing.TB, name string) image.Image {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "phantoms", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return img
 }
 
-func jpegBytes(t testing.TB, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+// resized scales img to w x h (bilinear), changing its aspect ratio.
+func resized(img image.Image, w, h int) image.Image {
+	out := image.NewGray(image.Rect(0, 0, w, h))
+	xdraw.BiLinear.Scale(out, out.Bounds(), img, img.Bounds(), xdraw.Src, nil)
+	return out
 }
 
 func TestPredictSizes(t *testing.T) {
 	e := testEngine(t)
-	for _, sz := range [][2]int{{1024, 1024}, {1600, 900}, {700, 1100}, {32, 32}} {
-		r, err := e.Predict(context.Background(), phantom(sz[0], sz[1]), PredictOptions{Render: true})
+	src := testPhantom(t, "phantom_3_1024x1024.jpg")
+	for _, sz := range [][2]int{{1024, 1024}, {1600, 900}, {700, 1100}, {3000, 2000}, {32, 32}} {
+		r, err := e.Predict(context.Background(), resized(src, sz[0], sz[1]), PredictOptions{Render: true})
 		if err != nil {
 			t.Fatal(err)
 		}
