@@ -12,7 +12,7 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # Debian packages: training (torch, onnx, scipy for .mat labels), fonts for
 # phantom text, pkg-config and a C toolchain for cgo.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
-	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates npm
+	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
@@ -37,7 +37,7 @@ deps-apt:
 deps-ort: $(ORT_LIB)
 
 $(ORT_LIB):
-	@command -v npm >/dev/null || { echo "npm missing: run make deps-apt"; exit 1; }
+	@command -v npm >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm; }
 	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
 	tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/linux/x64/libonnxruntime.so.1 && \
 	mkdir -p $(ORT_DIR) && install -m 0644 package/bin/napi-v6/linux/x64/libonnxruntime.so.1 $@ && \
