@@ -1,0 +1,114 @@
+package pop
+
+import (
+	"fmt"
+	"image"
+	"math"
+
+	"gocv.io/x/gocv"
+)
+
+// Frame-quality criterion (docs/pop.md, "Frame quality"). A frame passes
+// when every measure is inside its bound; the capture session additionally
+// needs the landmark ensemble to be confident.
+const (
+	// qualityWidth is the width the rectified area is resized to before
+	// the measures, so they do not depend on the camera's resolution.
+	qualityWidth = 512
+	// MinSharpness is the least variance of the Laplacian (3x3 kernel,
+	// grey levels squared) at qualityWidth.
+	MinSharpness = 60.0
+	// MaxGlare is the largest share of the rectified area at grey level
+	// 250 or more.
+	MaxGlare = 0.08
+	// MinExposure and MaxExposure bound the rectified area's mean grey
+	// level.
+	MinExposure, MaxExposure = 25.0, 230.0
+	// MinScreenShare is the least share of the frame the displayed area
+	// must cover.
+	MinScreenShare = 0.08
+	// MaxTilt is the largest angle, in degrees, between the screen's
+	// normal and the camera axis.
+	MaxTilt = 45.0
+)
+
+// Quality holds the frame-quality measures of a rectified display area.
+type Quality struct {
+	Sharpness   float64 `json:"sharpness"`    // variance of the Laplacian
+	Glare       float64 `json:"glare"`        // share of pixels >= 250
+	Exposure    float64 `json:"exposure"`     // mean grey level
+	ScreenShare float64 `json:"screen_share"` // quad area / frame area
+	Tilt        float64 `json:"tilt"`         // degrees
+	// Problems names each failed measure ("blurred", "glare",
+	// "underexposed", "overexposed", "screen_too_small", "too_tilted");
+	// empty when the frame passes.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// OK reports whether every measure passed.
+func (q Quality) OK() bool { return len(q.Problems) == 0 }
+
+// Measure computes the quality of the rectified display area rect (BGR or
+// grey) for a quad q found in a w x h frame.
+func Measure(rect gocv.Mat, q Quad, w, h int) (Quality, error) {
+	g := gocv.NewMat()
+	defer g.Close()
+	if rect.Channels() == 3 {
+		gocv.CvtColor(rect, &g, gocv.ColorBGRToGray)
+	} else {
+		rect.CopyTo(&g)
+	}
+	if g.Cols() < 2 || g.Rows() < 2 {
+		return Quality{}, fmt.Errorf("quality: rectified image %dx%d too small", g.Cols(), g.Rows())
+	}
+	sh := int(math.Max(2, math.Round(float64(g.Rows())*qualityWidth/float64(g.Cols()))))
+	gocv.Resize(g, &g, image.Point{qualityWidth, sh}, 0, 0, gocv.InterpolationArea)
+	lap := gocv.NewMat()
+	defer lap.Close()
+	gocv.Laplacian(g, &lap, gocv.MatTypeCV64F, 3, 1, 0, gocv.BorderDefault)
+	mean, std := gocv.NewMat(), gocv.NewMat()
+	defer mean.Close()
+	defer std.Close()
+	gocv.MeanStdDev(lap, &mean, &std)
+	sd := std.GetDoubleAt(0, 0)
+	gr, err := grayOf(g)
+	if err != nil {
+		return Quality{}, err
+	}
+	var sum float64
+	bright := 0
+	for _, v := range gr.pix {
+		sum += float64(v)
+		if v >= 250 {
+			bright++
+		}
+	}
+	n := float64(len(gr.pix))
+	_, f := Aspect(q, w, h)
+	out := Quality{
+		Sharpness:   sd * sd,
+		Glare:       float64(bright) / n,
+		Exposure:    sum / n,
+		ScreenShare: q.Area() / float64(w*h),
+		Tilt:        Tilt(q, w, h, f),
+	}
+	if out.Sharpness < MinSharpness {
+		out.Problems = append(out.Problems, "blurred")
+	}
+	if out.Glare > MaxGlare {
+		out.Problems = append(out.Problems, "glare")
+	}
+	if out.Exposure < MinExposure {
+		out.Problems = append(out.Problems, "underexposed")
+	}
+	if out.Exposure > MaxExposure {
+		out.Problems = append(out.Problems, "overexposed")
+	}
+	if out.ScreenShare < MinScreenShare {
+		out.Problems = append(out.Problems, "screen_too_small")
+	}
+	if out.Tilt > MaxTilt {
+		out.Problems = append(out.Problems, "too_tilted")
+	}
+	return out, nil
+}
