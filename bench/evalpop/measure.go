@@ -12,7 +12,7 @@ type measurer struct{}
 func newMeasurer(models, ortLib string) (*measurer, error) {
 	return nil, errors.New("--models: not wired yet")
 }
-func (m *measurer) close()                                        {}
+func (m *measurer) close()                                            {}
 func (m *measurer) vhs(ctx context.Context, b []byte) (float64, bool) { return 0, false }
 func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]item) error {
 	return nil

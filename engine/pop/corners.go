@@ -87,7 +87,7 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 
 	best, bestScore := Quad{}, 0.0
 	for _, q := range candidates(small) {
-		sup, _ := support(sg, q, 2.5, 0.5)
+		sup, _ := support(sg, q, 2.5, 0.5, edgeStep)
 		score := sup * math.Sqrt(q.Area()/float64(sg.w*sg.h))
 		if score > bestScore {
 			best, bestScore = q, score
@@ -100,8 +100,8 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 		best[i].X *= sx
 		best[i].Y *= sy
 	}
-	q, conf := refine(fg, best, 1.5*math.Max(sx, sy)+2)
-	q, conf = refine(fg, q, 2)
+	q, conf := refine(fg, best, 1.5*math.Max(sx, sy)+2, edgeStep)
+	q, conf = refine(fg, q, 2, edgeStep)
 	if inner, ic, ok := insideBezel(fg, q); ok {
 		q, conf = inner, ic
 	}
@@ -183,8 +183,8 @@ const sideSamples = 40
 // support probes each side of q at sideSamples points (the middle 80 % of
 // the side), searching along the normal within +-r pixels (step st) for the
 // strongest intensity step. It returns the share of probes with a step of
-// at least edgeStep and, per side, the edge points found.
-func support(g gray, q Quad, r, st float64) (float64, [4][]Point) {
+// at least minStep and, per side, the edge points found.
+func support(g gray, q Quad, r, st, minStep float64) (float64, [4][]Point) {
 	var pts [4][]Point
 	n := 0
 	for i := range 4 {
@@ -207,7 +207,7 @@ func support(g gray, q Quad, r, st float64) (float64, [4][]Point) {
 					bestO, bestG = o, math.Abs(d)
 				}
 			}
-			if bestG < edgeStep {
+			if bestG < minStep {
 				continue
 			}
 			// Parabolic sub-step peak.
@@ -227,10 +227,11 @@ func support(g gray, q Quad, r, st float64) (float64, [4][]Point) {
 
 // refine moves each side of q onto the strongest nearby edge of g (within
 // +-r pixels), fits a line to each side's edge points with one round of
-// outlier rejection, and intersects adjacent lines. It returns the refined
+// outlier rejection, and intersects adjacent lines; edge samples need a
+// step of minStep. It returns the refined
 // quad and its support on g.
-func refine(g gray, q Quad, r float64) (Quad, float64) {
-	_, pts := support(g, q, r, 0.5)
+func refine(g gray, q Quad, r, minStep float64) (Quad, float64) {
+	_, pts := support(g, q, r, 0.5, minStep)
 	var lines [4]line
 	for i := range 4 {
 		l, n := robustLine(pts[i], 1.5)
@@ -250,7 +251,7 @@ func refine(g gray, q Quad, r float64) (Quad, float64) {
 	if !out.Convex() {
 		return q, 0
 	}
-	conf, _ := support(g, out, 1.5, 0.5)
+	conf, _ := support(g, out, 1.5, 0.5, minStep)
 	return out, conf
 }
 
@@ -261,6 +262,10 @@ const (
 	// maxBezelSpread is the largest grey-level spread (median absolute
 	// deviation) of a bezel ring: a bezel is one flat colour.
 	maxBezelSpread = 10.0
+	// innerStep is the intensity step that marks the active area's edge
+	// inside a bezel; lower than edgeStep because the bezel is flat, and a
+	// dark radiograph on a dark bezel leaves only a faint edge.
+	innerStep = 4.0
 )
 
 // insideBezel checks whether q is a monitor's outline with a flat bezel
@@ -269,45 +274,105 @@ const (
 func insideBezel(g gray, q Quad) (Quad, float64, bool) {
 	short := math.Min(math.Min(dist(q[0], q[1]), dist(q[3], q[2])), math.Min(dist(q[0], q[3]), dist(q[1], q[2])))
 	D := maxBezel * short
-	var lines [4]line
-	var ring []float64
+	const st = 0.5
+	type side struct {
+		a, b   Point
+		nx, ny float64 // inward normal
+		o0     float64 // inner edge offset; -1 when not seen
+	}
+	var sides [4]side
+	at := func(sd side, k int) (float64, float64) {
+		t := 0.1 + 0.8*(float64(k)+0.5)/sideSamples
+		return sd.a.X + t*(sd.b.X-sd.a.X), sd.a.Y + t*(sd.b.Y-sd.a.Y)
+	}
+	seen := 0
 	for i := range 4 {
 		a, b := q[i], q[(i+1)%4]
 		l := dist(a, b)
-		dx, dy := (b.X-a.X)/l, (b.Y-a.Y)/l
-		nx, ny := -dy, dx // inward
+		sd := side{a: a, b: b, nx: -(b.Y - a.Y) / l, ny: (b.X - a.X) / l, o0: -1}
+		// The bezel's inner edge runs parallel to the outline: average
+		// the intensity profile along the side to find its offset.
+		nProf := int(D/st) + 3
+		prof := make([]float64, nProf)
+		for k := range sideSamples {
+			px, py := at(sd, k)
+			for j := range nProf {
+				o := float64(j) * st
+				prof[j] += g.sample(px+o*sd.nx, py+o*sd.ny) / sideSamples
+			}
+		}
+		step := func(j int) float64 { return math.Abs(prof[min(j+2, nProf-1)] - prof[max(j-2, 0)]) }
+		// Climb to the outline's own edge peak (within 2 pixels), walk
+		// down it to the first local minimum, then take the next peak.
+		j := 0
+		for j < 4 && step(j+1) >= step(j) {
+			j++
+		}
+		for j < nProf-3 && step(j+1) <= step(j) {
+			j++
+		}
+		peakJ, peak := -1, 0.0
+		for ; j < nProf-2; j++ {
+			if d := step(j); d >= innerStep && d > peak {
+				peakJ, peak = j, d
+			} else if peak > 0 && d < peak {
+				break
+			}
+		}
+		if peakJ >= 0 {
+			sd.o0 = float64(peakJ) * st
+			seen++
+		}
+		sides[i] = sd
+	}
+	if seen < 3 {
+		return q, 0, false
+	}
+	// A side whose inner edge is invisible (a black image on a black
+	// bezel): left and right bezels are alike, and the top bezel is like
+	// the sides; the bottom one is usually thicker, so it takes the top's
+	// width as the least it can be.
+	for i := range sides {
+		if sides[i].o0 >= 0 {
+			continue
+		}
+		switch i {
+		case 0, 2:
+			sides[i].o0 = sides[2-i].o0
+		case 1, 3:
+			sides[i].o0 = sides[4-i].o0
+		}
+	}
+	var lines [4]line
+	var ring []float64
+	measured := 0
+	for i, sd := range sides {
 		var pts []Point
 		for k := range sideSamples {
-			t := 0.1 + 0.8*(float64(k)+0.5)/sideSamples
-			px, py := a.X+t*(b.X-a.X), a.Y+t*(b.Y-a.Y)
-			// Leave the outline's own edge, then take the peak of the
-			// first strong edge after it.
-			left, peakO, peak := false, 0.0, 0.0
-			for o := 1.0; o <= D; o += 0.5 {
-				d := math.Abs(g.sample(px+(o+1)*nx, py+(o+1)*ny) - g.sample(px+(o-1)*nx, py+(o-1)*ny))
-				if !left {
-					left = d < edgeStep/2
-					continue
-				}
-				if d >= edgeStep && d > peak {
-					peakO, peak = o, d
-				} else if peak > 0 && d < peak {
-					break
+			px, py := at(sd, k)
+			bestO, bestD := 0.0, 0.0
+			for o := sd.o0 - 2; o <= sd.o0+2; o += st {
+				d := math.Abs(g.sample(px+(o+1)*sd.nx, py+(o+1)*sd.ny) - g.sample(px+(o-1)*sd.nx, py+(o-1)*sd.ny))
+				if d > bestD {
+					bestO, bestD = o, d
 				}
 			}
-			if peak > 0 {
-				pts = append(pts, Point{px + peakO*nx, py + peakO*ny})
-				ring = append(ring, g.sample(px+peakO/2*nx, py+peakO/2*ny))
+			if bestD >= innerStep {
+				pts = append(pts, Point{px + bestO*sd.nx, py + bestO*sd.ny})
 			}
+			ring = append(ring, g.sample(px+sd.o0/2*sd.nx, py+sd.o0/2*sd.ny))
 		}
-		if len(pts) < sideSamples/3 {
-			return q, 0, false
+		if ln, n := robustLine(pts, 1.5); n >= sideSamples/3 {
+			lines[i] = ln
+			measured++
+			continue
 		}
-		ln, n := robustLine(pts, 1.5)
-		if n < sideSamples/3 {
-			return q, 0, false
-		}
+		// Not measurable: the outline shifted inward by the offset.
+		ln, _ := fitLine([]Point{{sd.a.X + sd.o0*sd.nx, sd.a.Y + sd.o0*sd.ny}, {sd.b.X + sd.o0*sd.nx, sd.b.Y + sd.o0*sd.ny}})
 		lines[i] = ln
+	}
+	if measured < 3 {
+		return q, 0, false
 	}
 	m := median(ring)
 	dev := make([]float64, len(ring))
@@ -328,11 +393,16 @@ func insideBezel(g gray, q Quad) (Quad, float64, bool) {
 	if !in.Convex() || in.minAngle() < minQuadAngle || in.Area() < 0.5*q.Area() {
 		return q, 0, false
 	}
-	in, conf := refine(g, in, 1.5)
-	if conf < FoundConfidence {
-		return q, 0, false
+	if measured == 4 {
+		r, conf := refine(g, in, 1.5, innerStep)
+		if conf < FoundConfidence {
+			return q, 0, false
+		}
+		return r, conf, true
 	}
-	return in, conf, true
+	conf, _ := support(g, in, 1.5, 0.5, innerStep)
+	return in, conf, conf >= FoundConfidence
+
 }
 
 // robustLine fits a line to points with outliers: of the lines through

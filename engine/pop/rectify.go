@@ -143,17 +143,22 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 	if !ok || !toolbarLike(r, top) {
 		return q, false
 	}
+	// A side panel has the viewer's background colour, like the toolbar.
+	tbMed := regionMedian(r, 0, max(1, r.h/100), r.w, top-1)
+	panel := func(x0, y0, x1, y1 int) bool {
+		return math.Abs(regionMedian(r, x0, y0, x1, y1)-tbMed) <= 30
+	}
 	bottom, ok := find(viewerSearch.bottom[0], viewerSearch.bottom[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) })
-	if !ok {
+	if !ok || !panel(rw/5, bottom+2, 4*rw/5, rh) {
 		bottom = rh
 	}
 	y0, y1 := top+(bottom-top)/5, bottom-(bottom-top)/5
 	left, ok := find(viewerSearch.left[0], viewerSearch.left[1], rw, func(x int) float64 { return colStep(x, y0, y1) })
-	if !ok {
+	if !ok || !panel(0, y0, left-1, y1) {
 		left = 0
 	}
 	right, ok := find(viewerSearch.right[0], viewerSearch.right[1], rw, func(x int) float64 { return colStep(x, y0, y1) })
-	if !ok {
+	if !ok || !panel(right+2, y0, rw, y1) {
 		right = rw
 	}
 	// The step between rows y-1 and y+1 puts the boundary at y+0.5.
@@ -189,4 +194,24 @@ func toolbarLike(r gray, y int) bool {
 		}
 	}
 	return float64(strong)/float64(n) >= 0.01
+}
+
+// regionMedian is the median grey level of [x0,x1) x [y0,y1); 0 when empty.
+func regionMedian(r gray, x0, y0, x1, y1 int) float64 {
+	var hist [256]int
+	n := 0
+	for y := max(0, y0); y < min(r.h, y1); y++ {
+		for x := max(0, x0); x < min(r.w, x1); x++ {
+			hist[r.pix[y*r.w+x]]++
+			n++
+		}
+	}
+	c := 0
+	for v, k := range hist {
+		c += k
+		if 2*c > n {
+			return float64(v)
+		}
+	}
+	return 0
 }
