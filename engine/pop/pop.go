@@ -167,3 +167,12 @@ func AnalyzeBytes(b []byte) (*Analysis, error) {
 	}
 	return Analyze(m)
 }
+
+// Version is the PoP pipeline's model_version for the corners, rectify
+// and preprocess bodies. The pipeline is classical geometry: it loads no
+// model files (ModelsLoaded).
+const Version = "pop-geometry-1"
+
+// ModelsLoaded is the number of model files the PoP pipeline loads: none,
+// so health's pop_models_loaded is 0 and no PoP model can be missing.
+const ModelsLoaded = 0
