@@ -150,13 +150,19 @@ func orderCorners(p [4]Point) Quad {
 	return q
 }
 
+// defaultFocal is the focal length, in units of the photo's long side,
+// assumed when it cannot be recovered from the quad (one pair of sides
+// parallel in the photo): about a phone's main camera.
+const defaultFocal = 1.0
+
 // Aspect estimates the true width/height of the planar rectangle imaged as
 // q in a w x h photo, with the principal point at the image centre and
 // square pixels (Zhang and He, "Whiteboard scanning and image
-// enhancement", 2007). When the focal length cannot be recovered (the
-// rectangle is nearly fronto-parallel, or the estimate is not real) it falls
-// back to the ratio of the mean opposite side lengths. It also returns the
-// focal length in pixels (0 when unknown).
+// enhancement", 2007). The focal length is recovered from the two
+// vanishing points; when it cannot be (a pair of sides is parallel in the
+// photo, or the estimate is not a plausible camera) defaultFocal is used,
+// which only matters as much as the perspective does. It returns the
+// aspect and the focal length used, in pixels.
 func Aspect(q Quad, w, h int) (aspect, focal float64) {
 	u0, v0 := float64(w)/2, float64(h)/2
 	// Zhang's m1..m4 are TL, TR, BL, BR.
@@ -172,29 +178,29 @@ func Aspect(q Quad, w, h int) (aspect, focal float64) {
 		n2[i] = k2*m[1][i] - m[0][i]
 		n3[i] = k3*m[2][i] - m[0][i]
 	}
-	mean := (dist(q[0], q[1]) + dist(q[3], q[2])) / (dist(q[0], q[3]) + dist(q[1], q[2]))
-	diag := math.Hypot(float64(w), float64(h))
-	if math.Abs(n2[2]*n3[2]) > 1e-9 {
+	long := float64(max(w, h))
+	f := defaultFocal * long
+	// n2[2] and n3[2] are 0 for sides parallel in the photo; relative to
+	// the other components they must be clearly non-zero for a stable
+	// estimate.
+	if rel := math.Abs(n2[2]*n3[2]) * long * long / (math.Hypot(n2[0], n2[1]) * math.Hypot(n3[0], n3[1])); rel > 0.02 {
 		f2 := -((n2[0]*n3[0] - (n2[0]*n3[2]+n2[2]*n3[0])*u0 + n2[2]*n3[2]*u0*u0) +
 			(n2[1]*n3[1] - (n2[1]*n3[2]+n2[2]*n3[1])*v0 + n2[2]*n3[2]*v0*v0)) / (n2[2] * n3[2])
-		if f2 > 0 {
-			f := math.Sqrt(f2)
-			// A focal length far outside what phones and webcams have
-			// (0.3 to 5 image diagonals) means the estimate is noise.
-			if f > 0.3*diag && f < 5*diag {
-				norm := func(n [3]float64) float64 {
-					a := (n[0] - u0*n[2]) / f
-					b := (n[1] - v0*n[2]) / f
-					return a*a + b*b + n[2]*n[2]
-				}
-				r := math.Sqrt(norm(n2) / norm(n3))
-				if r > 0.2 && r < 5 {
-					return r, f
-				}
-			}
+		// Phones and webcams: 0.5 to 3 times the long side.
+		if f2 > 0 && math.Sqrt(f2) > 0.5*long && math.Sqrt(f2) < 3*long {
+			f = math.Sqrt(f2)
 		}
 	}
-	return mean, 0
+	norm := func(n [3]float64) float64 {
+		a := (n[0] - u0*n[2]) / f
+		b := (n[1] - v0*n[2]) / f
+		return a*a + b*b + n[2]*n[2]
+	}
+	r := math.Sqrt(norm(n2) / norm(n3))
+	if !(r > 0.1 && r < 10) {
+		r = (dist(q[0], q[1]) + dist(q[3], q[2])) / (dist(q[0], q[3]) + dist(q[1], q[2]))
+	}
+	return r, f
 }
 
 // Tilt is the angle in degrees between the rectangle's normal and the
