@@ -101,7 +101,10 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	seqs := map[string][]item{}
 	for _, it := range items {
 		if it.Sequence != nil {
-			key := fmt.Sprintf("%s/%d", it.Kind, *it.Sequence)
+			key := fmt.Sprintf("sequence/%03d", *it.Sequence)
+			if it.Kind != "sequence" {
+				key = fmt.Sprintf("unusable/%03d", *it.Sequence)
+			}
 			seqs[key] = append(seqs[key], it)
 			continue
 		}
@@ -168,6 +171,11 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	fmt.Printf("usable frames passing quality: %d of %d found\n", usableGood, found)
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
 	fmt.Printf("unusable frames: %d, corrected %d, passing quality %d\n", unusable, unusableFound, unusableGood)
+	if len(seqs) > 0 {
+		if err := readiness(dir, seqs); err != nil {
+			return err
+		}
+	}
 	if m != nil {
 		fmt.Printf("VHS MAE on screen photos: %.3f v (n=%d); on the plain radiograph files: %.3f v (n=%d)\n",
 			mean(vhsErr), len(vhsErr), mean(vhsErrDirect), len(vhsErrDirect))
