@@ -74,7 +74,7 @@ func Chroma(frame gocv.Mat) float64 {
 	small := gocv.NewMat()
 	defer small.Close()
 	if s < 1 {
-		gocv.Resize(frame, &small, image.Point{max(1, int(float64(frame.Cols())*s)), max(1, int(float64(frame.Rows())*s))}, 0, 0, gocv.InterpolationArea)
+		gocv.Resize(frame, &small, image.Point{max(1, int(float64(frame.Cols())*s)), max(1, int(float64(frame.Rows())*s))}, 0, 0, gocv.InterpolationNearestNeighbor)
 	} else {
 		frame.CopyTo(&small)
 	}

@@ -19,8 +19,11 @@ const (
 	// grey levels squared) at qualityWidth.
 	MinSharpness = 60.0
 	// MaxGlare is the largest share of the rectified area at grey level
-	// 250 or more.
-	MaxGlare = 0.08
+	// 250 or more. Radiographs have legitimately white areas (collimation,
+	// bone, burned-in text), so the bound is loose: it catches a washed-out
+	// frame, and the landmark ensemble's confidence catches glare over
+	// the heart or spine.
+	MaxGlare = 0.25
 	// MinExposure and MaxExposure bound the rectified area's mean grey
 	// level.
 	MinExposure, MaxExposure = 25.0, 230.0
@@ -28,8 +31,9 @@ const (
 	// must cover.
 	MinScreenShare = 0.08
 	// MaxTilt is the largest angle, in degrees, between the screen's
-	// normal and the camera axis.
-	MaxTilt = 45.0
+	// normal and the camera axis (estimated with the focal length from
+	// Aspect, so a few degrees uncertain).
+	MaxTilt = 50.0
 )
 
 // Quality holds the frame-quality measures of a rectified display area.

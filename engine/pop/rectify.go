@@ -112,19 +112,31 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 	}
 	// Row profile over the middle columns; column profile over the rows
 	// strictly inside the found top and bottom.
-	rowStep := func(y, x0, x1 int) float64 {
-		v := make([]float64, 0, x1-x0)
-		for x := x0; x < x1; x++ {
-			v = append(v, math.Abs(r.at(x, y+1)-r.at(x, y-1)))
+	// Steps are integers 0..255: medians by counting.
+	var hist [256]int
+	histMedian := func(n int) float64 {
+		c := 0
+		for v := range hist {
+			c += hist[v]
+			if 2*c > n {
+				clear(hist[:])
+				return float64(v)
+			}
 		}
-		return median(v)
+		clear(hist[:])
+		return 0
+	}
+	rowStep := func(y, x0, x1 int) float64 {
+		for x := x0; x < x1; x++ {
+			hist[int(math.Abs(r.at(x, y+1)-r.at(x, y-1)))]++
+		}
+		return histMedian(x1 - x0)
 	}
 	colStep := func(x, y0, y1 int) float64 {
-		v := make([]float64, 0, y1-y0)
 		for y := y0; y < y1; y++ {
-			v = append(v, math.Abs(r.at(x+1, y)-r.at(x-1, y)))
+			hist[int(math.Abs(r.at(x+1, y)-r.at(x-1, y)))]++
 		}
-		return median(v)
+		return histMedian(y1 - y0)
 	}
 	find := func(lo, hi float64, n int, f func(int) float64) (int, bool) {
 		a, b := int(lo*float64(n)), int(hi*float64(n))
