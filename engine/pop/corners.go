@@ -115,8 +115,8 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 	return out, nil
 }
 
-// candidates returns convex quads from the contours of the edge map and of
-// an Otsu threshold of the blurred small grey image, in its pixel
+// candidates returns convex quads from the contours of two edge maps (weak
+// and strong Canny thresholds) and of an Otsu threshold of the blurred small grey image, in its pixel
 // coordinates.
 func candidates(small gocv.Mat) []Quad {
 	var quads []Quad
@@ -127,10 +127,14 @@ func candidates(small gocv.Mat) []Quad {
 	k := gocv.GetStructuringElement(gocv.MorphRect, image.Point{3, 3})
 	defer k.Close()
 	gocv.Dilate(edges, &edges, k)
+	strong := gocv.NewMat()
+	defer strong.Close()
+	gocv.Canny(small, &strong, 50, 150)
+	gocv.Dilate(strong, &strong, k)
 	bin := gocv.NewMat()
 	defer bin.Close()
 	gocv.Threshold(small, &bin, 0, 255, gocv.ThresholdBinary|gocv.ThresholdOtsu)
-	for _, src := range []gocv.Mat{edges, bin} {
+	for _, src := range []gocv.Mat{edges, strong, bin} {
 		cs := gocv.FindContours(src, gocv.RetrievalList, gocv.ChainApproxSimple)
 		for i := range cs.Size() {
 			c := cs.At(i)
@@ -138,7 +142,7 @@ func candidates(small gocv.Mat) []Quad {
 				continue
 			}
 			peri := gocv.ArcLength(c, true)
-			for _, eps := range []float64{0.02, 0.04} {
+			for _, eps := range []float64{0.02, 0.04, 0.07} {
 				if q, ok := quadOf(c, eps*peri); ok {
 					quads = append(quads, q)
 					break
