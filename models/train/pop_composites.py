@@ -425,6 +425,9 @@ def _job(args):
         w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
         im, truth, meta = phantom.generate(seed, w, h)
         fmt = "png" if i % 3 == 0 else "jpg"
+        if i % 2:
+            # PACS exports are often RGB even for grey images.
+            im = im.convert("RGB")
         t = dict(usable=True, kind=kind, width=w, height=h, vhs=meta["vhs"], vlas=meta["vlas"],
                  landmarks={k: [float(v[0]), float(v[1])] for k, v in truth.items()})
         return [_write(out, f"radiograph_{i:04d}.{fmt}", im, int(rng.integers(80, 96)), t, fmt)]
