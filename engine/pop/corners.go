@@ -333,16 +333,19 @@ func insideBezel(g gray, q Quad) (Quad, float64, bool) {
 		return q, 0, false
 	}
 	// A side whose inner edge is invisible (a black image on a black
-	// bezel): left and right bezels are alike, and the top bezel is like
-	// the sides; the bottom one is usually thicker, so it takes the top's
+	// bezel): left and right bezels are alike, the top one is like the
+	// sides, and the bottom one is usually thicker, so it takes the top's
 	// width as the least it can be.
+	off := func(i int) float64 { return sides[i].o0 }
 	for i := range sides {
 		if sides[i].o0 >= 0 {
 			continue
 		}
 		switch i {
-		case 0, 2:
-			sides[i].o0 = sides[2-i].o0
+		case 0: // top: the mean of left and right (both seen: seen >= 3)
+			sides[0].o0 = (off(1) + off(3)) / 2
+		case 2: // bottom: the top
+			sides[2].o0 = off(0)
 		case 1, 3:
 			sides[i].o0 = sides[4-i].o0
 		}
