@@ -85,3 +85,32 @@ func TestPreprocessCommand(t *testing.T) {
 		t.Fatalf("body without -o lacks the image: %v", err)
 	}
 }
+
+// TestPredictCorrectsScreenPhotos: `vetlens predict` sets pop_detected on a
+// screen photo and not on a radiograph file (real models or a test double).
+func TestPredictCorrectsScreenPhotos(t *testing.T) {
+	dir := testModelsDir(t)
+	code, out, errOut := run(t, "--models", dir, filepath.Join(popFixtures, "screen_0001.jpg"), filepath.Join(popFixtures, "radiograph_0001.jpg"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got %q", out)
+	}
+	for i, want := range []bool{true, false} {
+		var body struct {
+			Pop    *bool `json:"pop_detected"`
+			Result int   `json:"result_code"`
+		}
+		if err := json.Unmarshal([]byte(lines[i]), &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Result == 6 {
+			continue // rejected: the body carries no pop_detected
+		}
+		if body.Pop == nil || *body.Pop != want {
+			t.Errorf("line %d: pop_detected %v, want %v", i, body.Pop, want)
+		}
+	}
+}
