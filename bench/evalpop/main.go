@@ -172,7 +172,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
 	fmt.Printf("unusable frames: %d, corrected %d, passing quality %d\n", unusable, unusableFound, unusableGood)
 	if len(seqs) > 0 {
-		if err := readiness(dir, seqs); err != nil {
+		if err := readiness(dir, seqs, verbose); err != nil {
 			return err
 		}
 	}

@@ -115,7 +115,7 @@ func sortedKeys(m map[string][]item) []string {
 // readiness is the PoP side of the session criterion without models: for
 // each sequence, after how many frames 3 frames were corrected with
 // passing quality (a necessary condition for completing).
-func readiness(dir string, seqs map[string][]item) error {
+func readiness(dir string, seqs map[string][]item, verbose bool) error {
 	need := capture.DefaultConfig().GoodFramesNeeded
 	var usable, within5, unusable, unusableReady int
 	for _, k := range sortedKeys(seqs) {
@@ -130,6 +130,10 @@ func readiness(dir string, seqs map[string][]item) error {
 			a, err := pop.AnalyzeBytes(b)
 			if err == nil && a.Corrected && a.Quality.OK() {
 				ok++
+			}
+			if verbose && err == nil {
+				fmt.Printf("%s usable=%v corrected=%v conf=%.2f err=%.2f%% problems=%v sharp=%.0f glare=%.2f\n", f.File, f.Usable, a.Corrected,
+					a.Corners.Confidence, 100*cornerErr(a.Corners.Quad, f), a.Quality.Problems, a.Quality.Sharpness, a.Quality.Glare)
 			}
 			if ok >= need && at < 0 {
 				at = i + 1

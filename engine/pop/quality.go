@@ -29,7 +29,7 @@ const (
 	MinExposure, MaxExposure = 25.0, 230.0
 	// MinScreenShare is the least share of the frame the displayed area
 	// must cover.
-	MinScreenShare = 0.08
+	MinScreenShare = 0.04
 	// MaxTilt is the largest angle, in degrees, between the screen's
 	// normal and the camera axis (estimated with the focal length from
 	// Aspect, so a few degrees uncertain).
