@@ -76,7 +76,7 @@ func Measure(rect gocv.Mat, q Quad, w, h int) (Quality, error) {
 	gocv.GaussianBlur(g, &sm, image.Point{5, 5}, 1, 1, gocv.BorderDefault)
 	lap := gocv.NewMat()
 	defer lap.Close()
-	gocv.Laplacian(sm, &lap, gocv.MatTypeCV64F, 3, 1, 0, gocv.BorderDefault)
+	gocv.Laplacian(sm, &lap, gocv.MatTypeCV16S, 3, 1, 0, gocv.BorderDefault)
 	sh := int(math.Max(2, math.Round(float64(g.Rows())*qualityWidth/float64(g.Cols()))))
 	gocv.Resize(g, &g, image.Point{qualityWidth, sh}, 0, 0, gocv.InterpolationArea)
 	mean, std := gocv.NewMat(), gocv.NewMat()
