@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -139,6 +140,7 @@ type goodFrame struct {
 
 type session struct {
 	mu       sync.Mutex
+	seen     map[[32]byte]bool // SHA-256 of every frame received
 	id       string
 	created  time.Time
 	status   Status
@@ -277,9 +279,23 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	}
 	index := s.frames
 	s.frames++
+	// The same bytes twice are one photograph: agreement must come from
+	// distinct frames.
+	sum := sha256.Sum256(b)
+	dup := s.seen[sum]
+	if s.seen == nil {
+		s.seen = map[[32]byte]bool{}
+	}
+	s.seen[sum] = true
 	s.mu.Unlock()
 
-	fr, jpeg, err := m.measure(ctx, b)
+	var fr FrameResult
+	var jpeg []byte
+	if dup {
+		fr.Problem = "duplicate of an earlier frame"
+	} else {
+		fr, jpeg, err = m.measure(ctx, b)
+	}
 	if err != nil {
 		s.mu.Lock()
 		s.done++

@@ -125,6 +125,12 @@ func TestSessionRows(t *testing.T) {
 			{"good:10.2:0.003", StatusContinue, 4, "4 of 3", 3},
 			{"good:10.1:0.005", StatusComplete, 5, "", 3},
 		}},
+		{"the same frame sent again does not count", []step{
+			{"good:10.0:0.004", StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004", StatusContinue, 1, "duplicate of an earlier frame", 1},
+			{"good:10.0:0.004", StatusContinue, 1, "duplicate", 2},
+			{"good:10.0:0.0041", StatusContinue, 2, "2 of 3", 3},
+		}},
 		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
 			{"blur", StatusContinue, 0, "frame quality: [blurred]", 0},
 			{"unsure:10", StatusContinue, 0, "result code 3", 1},
@@ -169,12 +175,12 @@ func TestClosedAndUnknown(t *testing.T) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	st, _ := m.Start()
-	for _, f := range []string{"good:10:0.001", "good:10:0.001", "good:10:0.001"} {
+	for _, f := range []string{"good:10:0.001", "good:10:0.0011", "good:10:0.0012"} {
 		if _, err := m.Frame(context.Background(), st.SessionID, []byte(f)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001")); !errors.Is(err, ErrSessionClosed) {
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.0013")); !errors.Is(err, ErrSessionClosed) {
 		t.Fatalf("frame after complete: %v", err)
 	}
 }
@@ -238,11 +244,11 @@ func TestTTLAndSweep(t *testing.T) {
 func TestConsecutiveFailuresDiscardGoodFrames(t *testing.T) {
 	m, _, _ := newTestManager()
 	st, _ := m.Start()
-	frames := []string{"good:10:0.001", "good:10:0.001"}
+	frames := []string{"good:10:0.001", "good:10:0.0011"}
 	for range m.Config().MaxConsecutiveFailures {
 		frames = append(frames, "bad")
 	}
-	frames = append(frames, "good:10:0.001")
+	frames = append(frames, "good:10:0.0012")
 	var out Outcome
 	for _, f := range frames {
 		var err error
@@ -300,11 +306,11 @@ func TestConcurrentFramesOneSession(t *testing.T) {
 	st, _ := m.Start()
 	var wg sync.WaitGroup
 	var complete, closed, cont atomic.Int64
-	for range 30 {
+	for i := range 30 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.002"))
+			out, err := m.Frame(context.Background(), st.SessionID, []byte(fmt.Sprintf("good:10:%g", 0.002+float64(i)*1e-5)))
 			switch {
 			case errors.Is(err, ErrSessionClosed):
 				closed.Add(1)
