@@ -88,7 +88,11 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 				within5++
 			}
 		}
-		fmt.Printf("  session %s: complete after %d frames\n", k, done)
+		if done > 0 {
+			fmt.Printf("  session %s: complete after %d frames, VHS %.2f (truth %.2f)\n", k, done, best, frames[0].VHS)
+		} else {
+			fmt.Printf("  session %s: not complete after %d frames\n", k, len(frames))
+		}
 	}
 	fmt.Printf("sessions on 8-frame sequences: %d, complete within 5 frames %d (%.1f %%), complete at all %d, VHS MAE of completed %.3f v\n",
 		usable, within5, 100*float64(within5)/float64(max(1, usable)), completed, mean(vhsErr))
