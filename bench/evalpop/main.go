@@ -26,6 +26,7 @@ type item struct {
 	Kind      string          `json:"kind"`
 	Usable    bool            `json:"usable"`
 	Corners   [][2]float64    `json:"corners"`
+	Screen    [][2]float64    `json:"screen"`
 	Mode      string          `json:"mode"`
 	Width     int             `json:"width"`
 	Height    int             `json:"height"`
@@ -95,7 +96,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 		}
 		defer m.close()
 	}
-	var errs, errsFull, errsViewer []float64
+	var errs, errsFull, errsViewer, errsScreen []float64
 	var usable, found, radio, misread, unusable, unusableFound, unusableGood, usableGood int
 	var vhsErr, vhsErrDirect []float64
 	seqs := map[string][]item{}
@@ -134,6 +135,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 				found++
 				e = cornerErr(a.Corners.Quad, it)
 				errs = append(errs, e)
+				errsScreen = append(errsScreen, quadErr(a.Corners.Screen, it.Screen, it))
 				if it.Mode == "viewer" {
 					errsViewer = append(errsViewer, e)
 				} else {
@@ -168,6 +170,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	fmt.Printf("corner error, %% of diagonal: median %.2f, p95 %.2f (full screen n=%d median %.2f p95 %.2f; viewer n=%d median %.2f p95 %.2f)\n",
 		100*pct(errs, 0.5), 100*pct(errs, 0.95), len(errsFull), 100*pct(errsFull, 0.5), 100*pct(errsFull, 0.95),
 		len(errsViewer), 100*pct(errsViewer, 0.5), 100*pct(errsViewer, 0.95))
+	fmt.Printf("monitor active area (Corners.Screen vs truth screen), %% of diagonal: median %.2f, p95 %.2f\n", 100*pct(errsScreen, 0.5), 100*pct(errsScreen, 0.95))
 	fmt.Printf("usable frames passing quality: %d of %d found\n", usableGood, found)
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
 	fmt.Printf("unusable frames: %d, corrected %d, passing quality %d\n", unusable, unusableFound, unusableGood)
@@ -198,10 +201,13 @@ func mean(v []float64) float64 {
 
 // cornerErr is the mean distance of the four corners to the truth, as a
 // share of the frame diagonal.
-func cornerErr(q pop.Quad, it item) float64 {
+func cornerErr(q pop.Quad, it item) float64 { return quadErr(q, it.Corners, it) }
+
+// quadErr is the mean distance of q's corners to truth, over the diagonal.
+func quadErr(q pop.Quad, truth [][2]float64, it item) float64 {
 	var s float64
 	for i := range 4 {
-		s += math.Hypot(q[i].X-it.Corners[i][0], q[i].Y-it.Corners[i][1])
+		s += math.Hypot(q[i].X-truth[i][0], q[i].Y-truth[i][1])
 	}
 	return s / 4 / math.Hypot(float64(it.Width), float64(it.Height))
 }
