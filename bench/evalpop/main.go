@@ -99,6 +99,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	var errs, errsFull, errsViewer, errsScreen []float64
 	var usable, found, radio, misread, unusable, unusableFound, unusableGood, usableGood int
 	var vhsErr, vhsErrDirect []float64
+	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
 	for _, it := range items {
 		if it.Sequence != nil {
@@ -147,6 +148,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 				if m != nil {
 					if v, ok := m.vhs(ctx, a.RectifiedJPEG); ok {
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
+						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
 					}
 				}
 			}
@@ -182,6 +184,8 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	if m != nil {
 		fmt.Printf("VHS MAE on screen photos: %.3f v (n=%d); on the plain radiograph files: %.3f v (n=%d)\n",
 			mean(vhsErr), len(vhsErr), mean(vhsErrDirect), len(vhsErrDirect))
+		fmt.Printf("VHS MAE on screen photos by mode: full screen %.3f v (n=%d), viewer %.3f v (n=%d)\n",
+			mean(vhsByMode["fullscreen"]), len(vhsByMode["fullscreen"]), mean(vhsByMode["viewer"]), len(vhsByMode["viewer"]))
 		if len(seqs) > 0 {
 			if err := m.sessions(ctx, dir, seqs); err != nil {
 				return err
