@@ -10,9 +10,10 @@ ORT_DIR := /usr/local/lib/vetlens
 ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 
 # Debian packages: training (torch, onnx, scipy for .mat labels), fonts for
-# phantom text, pkg-config and a C toolchain for cgo.
+# phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
+# (engine/pop).
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
-	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates
+	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
@@ -20,7 +21,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 ADDR ?= 127.0.0.1:8443
 
 .PHONY: all deps deps-apt deps-ort build run test test-go test-py fuzz models train-cardiac train-usg \
-	manifest eval eval-cardiac eval-usg bench bench-api clean
+	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
 
@@ -90,11 +91,22 @@ manifest:
 	$(PY) models/train/make_manifest.py models
 
 # ---- evaluation and benchmarks -----------------------------------------------
-eval: eval-cardiac eval-usg
+eval: eval-cardiac eval-usg eval-pop
 
 eval-cardiac:
 	cd models/train && $(PY) heldout.py --out ../../testdata/heldout --n 320 --negatives 200
 	$(GO) run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md
+
+# PoP: held-out screen-photo composites (seeds 40,000,000-42,200,000, used
+# nowhere else), then corner, detection, quality and (with cardiac models)
+# VHS and session figures. docs/pop.md records the results.
+POP_HELDOUT := testdata/pop-heldout
+eval-pop:
+	cd models/train && for a in "screen --n 160 --seed0 40000000" "radiograph --n 200 --seed0 40500000" \
+		"sequence --n 30 --frames 8 --seed0 41000000" "unusable_sequence --n 10 --frames 8 --seed0 41500000" \
+		"no_screen --n 20 --seed0 42000000" "heavy_blur --n 20 --seed0 42100000" "black --n 10 --seed0 42200000"; do \
+		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
+	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
 
 eval-usg:
 	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 )
@@ -32,6 +33,11 @@ exit status is then 1. Setup failures (ONNX Runtime, models) exit 2.
 --render writes the annotated image as JPEG (not into the JSON). With
 several files, OUT.jpg becomes OUT-1.jpg, OUT-2.jpg, ... by position.
 Rejected images are not rendered.
+
+A photograph of a radiograph on a screen is detected, perspective-corrected
+and measured on the corrected image (pop_detected true; landmarks then refer
+to the corrected image). A screen photo whose correction fails gets result
+code 7.
 
 Models: --models, else $VETLENS_MODELS, else models/ beside the executable,
 else ./models.
@@ -113,10 +119,13 @@ func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut strin
 	if err != nil {
 		return nil, err
 	}
-	r, err := eng.PredictBytes(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
+	// Screen photos are detected and perspective-corrected first
+	// (docs/pop.md); anything else is measured as it is.
+	s, err := capture.PredictImage(ctx, eng, capture.PoP{}, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
 		return nil, err
 	}
+	r := s.Result
 	resp := cardiac.NewResponse(r, eng.ModelVersion())
 	resp.RenderedImage = "" // written to renderOut instead of stdout
 	if renderOut != "" && r.Rendered != nil {

@@ -1,0 +1,83 @@
+// Package capture runs the picture-of-picture (PoP) capture sessions of the
+// cardiac v3 spec and the PoP-aware single-image prediction: frames of a
+// radiograph photographed on a monitor are perspective-corrected
+// (engine/pop) and measured by the cardiac engine. It does not bill: it
+// returns outcomes, and the caller bills on completion. docs/pop.md
+// documents the API and the rules.
+package capture
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+	"vetlens/engine/pop"
+)
+
+// Predictor is what capture needs from the cardiac engine
+// (*cardiac.Engine implements it).
+type Predictor interface {
+	Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error)
+	ModelVersion() string
+}
+
+// Analyzer is the PoP pipeline: corners, PoP detection, rectification and
+// frame quality of an encoded frame. PoP (below) is the real one; tests
+// may substitute a double.
+type Analyzer interface {
+	AnalyzeBytes(b []byte) (*pop.Analysis, error)
+}
+
+// PoP is the engine/pop pipeline as an Analyzer.
+type PoP struct{}
+
+// AnalyzeBytes calls pop.AnalyzeBytes.
+func (PoP) AnalyzeBytes(b []byte) (*pop.Analysis, error) { return pop.AnalyzeBytes(b) }
+
+// Single is the PoP-aware prediction of one image.
+type Single struct {
+	// Result is the cardiac result. When a screen photo was corrected, its
+	// positions (and Width, Height) refer to the rectified image, and
+	// PopDetected is set. When a screen was detected but could not be
+	// corrected, it is code 7 (cardiac.Result.MarkPoPCorrectionFailed)
+	// and no model ran.
+	Result *cardiac.Result
+	// Analysis is what the PoP pipeline found.
+	Analysis *pop.Analysis
+}
+
+// PredictImage detects whether b (JPEG or PNG) is a photograph of a
+// screen; if so it rectifies the display area and measures the rectified
+// image, otherwise it measures b as it is. Decode errors wrap imageproc's
+// sentinels.
+func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o cardiac.PredictOptions) (*Single, error) {
+	an, err := a.AnalyzeBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("pop analysis: %w", err)
+	}
+	switch {
+	case an.PoPDetected && !an.Corrected:
+		r := &cardiac.Result{Width: an.Corners.Width, Height: an.Corners.Height, Spread: math.NaN(), ClassifierConfidence: math.NaN()}
+		r.MarkPoPCorrectionFailed()
+		return &Single{Result: r, Analysis: an}, nil
+	case an.Corrected:
+		r, err := p.Predict(ctx, an.Rectified, o)
+		if err != nil {
+			return nil, fmt.Errorf("predict on rectified image: %w", err)
+		}
+		r.PopDetected = true
+		return &Single{Result: r, Analysis: an}, nil
+	}
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode image: %w", err)
+	}
+	r, err := p.Predict(ctx, img, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Single{Result: r, Analysis: an}, nil
+}

@@ -1,0 +1,53 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"testing"
+
+	"vetlens/engine/cardiac"
+)
+
+func TestPredictImage(t *testing.T) {
+	var gray bytes.Buffer
+	png.Encode(&gray, image.NewGray(image.Rect(0, 0, 64, 64)))
+	cases := []struct {
+		name     string
+		in       []byte
+		code     cardiac.Code
+		pop      bool
+		hasVHS   bool
+		modelRun bool
+	}{
+		{"corrected screen photo is measured on the rectified image", []byte("good:10:0.001"), cardiac.CodeHighConfidence, true, true, true},
+		{"screen seen but not corrected gives code 7", []byte("nocorr"), cardiac.CodePoPFailed, true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &fakePredictor{}
+			s, err := PredictImage(context.Background(), p, fakeAnalyzer{}, tc.in, cardiac.PredictOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Result
+			if r.Code != tc.code || r.PopDetected != tc.pop || (r.VHS != nil) != tc.hasVHS || (p.calls.Load() > 0) != tc.modelRun {
+				t.Fatalf("got code %d pop %v vhs %v calls %d", r.Code, r.PopDetected, r.VHS, p.calls.Load())
+			}
+			resp := cardiac.NewResponse(r, "v")
+			if resp.PopDetected == nil || *resp.PopDetected != tc.pop {
+				t.Fatalf("pop_detected in body: %v", resp.PopDetected)
+			}
+		})
+	}
+	// A plain grey file with no screen: measured as it is, pop_detected false.
+	p := &fakePredictor{}
+	s, err := PredictImage(context.Background(), p, PoP{}, gray.Bytes(), cardiac.PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Result.PopDetected || s.Analysis.PoPDetected || p.calls.Load() != 1 {
+		t.Fatalf("plain file: %+v", s)
+	}
+}

@@ -1,0 +1,426 @@
+package capture
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/pop"
+)
+
+// Status is a session's state, the spec's session_status.
+type Status string
+
+// Session states.
+const (
+	StatusReady    Status = "ready"
+	StatusContinue Status = "continue"
+	StatusComplete Status = "complete"
+	StatusFailed   Status = "failed"
+)
+
+// Failure errors, the spec's `error` values of a failed session.
+const (
+	ErrorMaxFrames = "max_frames_exceeded"
+	ErrorTimeout   = "session_timeout"
+)
+
+// Sentinel errors of Manager.Frame.
+var (
+	// ErrUnknownSession: no such session id, or it expired and was swept
+	// from memory. The HTTP layer answers 404.
+	ErrUnknownSession = errors.New("unknown or expired session")
+	// ErrSessionClosed: the session already completed or failed; a frame
+	// sent after that is not processed. The HTTP layer answers 409.
+	ErrSessionClosed = errors.New("session already finished")
+)
+
+// Config is a session's configuration; the first three fields are the
+// spec's session_config.
+type Config struct {
+	// MaxFrames: the session fails (max_frames_exceeded) when this many
+	// frames were processed without completing.
+	MaxFrames int `json:"max_frames"`
+	// MaxConsecutiveFailures: after this many frames in a row that are not
+	// good, the good frames collected so far are discarded (the camera has
+	// left the screen or the scene changed, so old frames no longer vouch
+	// for new ones). The session itself goes on.
+	MaxConsecutiveFailures int `json:"max_consecutive_failures"`
+	// TTLSeconds: a session older than this fails (session_timeout).
+	TTLSeconds int `json:"session_ttl_seconds"`
+
+	// GoodFramesNeeded is how many good frames whose VHS agree complete a
+	// session.
+	GoodFramesNeeded int `json:"-"`
+	// VHSAgreement is the largest VHS range (max - min, vertebrae) among
+	// the agreeing good frames.
+	VHSAgreement float64 `json:"-"`
+	// Retention is how long an expired session is kept (answering
+	// session_timeout) before it is swept from memory.
+	Retention time.Duration `json:"-"`
+}
+
+// DefaultConfig is the spec's configuration (20 frames, 300 seconds) with
+// VetLens's choices: 3 agreeing good frames within 0.3 vertebrae, 6
+// consecutive failures, 60 seconds of retention after expiry.
+func DefaultConfig() Config {
+	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: 0.3, Retention: time.Minute}
+}
+
+// FrameResult is one frame's result.
+type FrameResult struct {
+	// Result is the cardiac result on the rectified frame; for a frame
+	// whose screen could not be corrected it is code 7 with no
+	// measurement; nil when no screen was seen at all.
+	Result *cardiac.Result
+	// Analysis is what the PoP pipeline found.
+	Analysis *pop.Analysis
+	// Good: corrected, frame quality passed and the ensemble is confident
+	// (result code 1 or 2).
+	Good bool
+	// Problem says why the frame is not good ("" when good).
+	Problem string
+}
+
+// Code is the frame's result code: the cardiac code, 7 when a screen was
+// detected but not corrected, and 5 when no screen was seen.
+func (f FrameResult) Code() cardiac.Code {
+	if f.Result == nil {
+		return cardiac.CodeNoLandmarks
+	}
+	return f.Result.Code
+}
+
+// Outcome is the answer to one frame (or to Start: status ready).
+type Outcome struct {
+	SessionID string
+	Status    Status
+	// FrameIndex is the 0-based index of this frame in the session; for
+	// complete, the index of the best frame.
+	FrameIndex int
+	// FramesProcessed counts the session's frames so far, this one included.
+	FramesProcessed int
+	// GoodFrames is the number of good frames held; GoodFramesNeeded the
+	// number needed.
+	GoodFrames, GoodFramesNeeded int
+	// Reason is the continue text: "N of M good frames" and, when the
+	// frame was not good, why.
+	Reason string
+	// Frame is this frame's result (continue and complete).
+	Frame FrameResult
+	// Best is the best frame's cardiac result (complete only).
+	Best *cardiac.Result
+	// RectifiedJPEG is the best frame's rectified image (complete only).
+	RectifiedJPEG []byte
+	// Error is ErrorMaxFrames or ErrorTimeout (failed only).
+	Error string
+}
+
+// Billable reports whether the outcome is a billable completion (a valid
+// VHS, result codes 1-4). The manager never bills; the caller does.
+func (o Outcome) Billable() bool {
+	return o.Status == StatusComplete && o.Best != nil && o.Best.Code.HasVHS()
+}
+
+type goodFrame struct {
+	index int
+	vhs   float64
+	res   *cardiac.Result
+	jpeg  []byte
+	sharp float64
+}
+
+type session struct {
+	mu       sync.Mutex
+	seen     map[[32]byte]bool // SHA-256 of every frame received
+	id       string
+	created  time.Time
+	status   Status
+	frames   int // frames accepted for processing
+	done     int // frames whose processing finished
+	failRun  int
+	good     []goodFrame
+	finished time.Time
+}
+
+// Manager holds the live sessions. It is safe for concurrent use: many
+// sessions at once, and several frames of one session at once (each
+// frame's analysis runs in parallel; the session's state is updated under
+// its lock).
+type Manager struct {
+	cfg  Config
+	pred Predictor
+	an   Analyzer
+	now  func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// NewManager returns a manager. now is the clock (time.Now in
+// production; tests inject their own).
+func NewManager(cfg Config, p Predictor, a Analyzer, now func() time.Time) *Manager {
+	if now == nil {
+		now = time.Now
+	}
+	return &Manager{cfg: cfg, pred: p, an: a, now: now, sessions: map[string]*session{}}
+}
+
+// Config returns the manager's configuration.
+func (m *Manager) Config() Config { return m.cfg }
+
+// newID returns 128 random bits as 32 hex digits.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("session id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// Start opens a session (status ready) and sweeps expired ones.
+func (m *Manager) Start() (Outcome, error) {
+	m.Sweep()
+	id, err := newID()
+	if err != nil {
+		return Outcome{}, err
+	}
+	s := &session{id: id, created: m.now(), status: StatusReady}
+	m.mu.Lock()
+	m.sessions[id] = s
+	m.mu.Unlock()
+	return Outcome{SessionID: id, Status: StatusReady, GoodFramesNeeded: m.cfg.GoodFramesNeeded}, nil
+}
+
+// Len is the number of sessions held in memory.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sessions)
+}
+
+func (m *Manager) ttl() time.Duration { return time.Duration(m.cfg.TTLSeconds) * time.Second }
+
+// Sweep removes sessions that expired more than Retention ago and finished
+// sessions (complete or failed) older than Retention.
+func (m *Manager) Sweep() {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, s := range m.sessions {
+		s.mu.Lock()
+		expired := now.Sub(s.created) > m.ttl()+m.cfg.Retention
+		stale := !s.finished.IsZero() && now.Sub(s.finished) > m.cfg.Retention
+		s.mu.Unlock()
+		if expired || stale {
+			delete(m.sessions, id)
+		}
+	}
+}
+
+// RunSweeper sweeps every interval until ctx ends.
+func (m *Manager) RunSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.Sweep()
+		}
+	}
+}
+
+func (m *Manager) get(id string) (*session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, ErrUnknownSession
+	}
+	return s, nil
+}
+
+// Frame processes one encoded frame (JPEG or PNG) of session id. Errors:
+// ErrUnknownSession, ErrSessionClosed, or a failure to run the models
+// (wrapped). A frame that cannot be decoded or shows no screen is not an
+// error: it is a frame that is not good.
+func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, error) {
+	s, err := m.get(id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	// Reserve this frame's index, or answer timeout / closed.
+	s.mu.Lock()
+	if s.status == StatusComplete || s.status == StatusFailed {
+		s.mu.Unlock()
+		return Outcome{}, fmt.Errorf("session %s: %w", id, ErrSessionClosed)
+	}
+	now := m.now()
+	if now.Sub(s.created) > m.ttl() {
+		out := m.fail(s, ErrorTimeout, s.frames, now)
+		s.mu.Unlock()
+		return out, nil
+	}
+	if s.frames >= m.cfg.MaxFrames {
+		// Earlier frames still in flight will decide; this one is over
+		// the limit.
+		s.mu.Unlock()
+		return Outcome{}, fmt.Errorf("session %s: frame over max_frames while others are processed: %w", id, ErrSessionClosed)
+	}
+	index := s.frames
+	s.frames++
+	// The same bytes twice are one photograph: agreement must come from
+	// distinct frames.
+	sum := sha256.Sum256(b)
+	dup := s.seen[sum]
+	if s.seen == nil {
+		s.seen = map[[32]byte]bool{}
+	}
+	s.seen[sum] = true
+	s.mu.Unlock()
+
+	var fr FrameResult
+	var jpeg []byte
+	if dup {
+		fr.Problem = "duplicate of an earlier frame"
+	} else {
+		fr, jpeg, err = m.measure(ctx, b)
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.done++
+		if s.done >= m.cfg.MaxFrames && s.status != StatusComplete && s.status != StatusFailed {
+			m.fail(s, ErrorMaxFrames, index, m.now())
+		}
+		s.mu.Unlock()
+		return Outcome{}, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done++
+	if s.status == StatusComplete || s.status == StatusFailed {
+		return Outcome{}, fmt.Errorf("session %s: %w", id, ErrSessionClosed)
+	}
+	now = m.now()
+	if now.Sub(s.created) > m.ttl() {
+		return m.fail(s, ErrorTimeout, index, now), nil
+	}
+	if fr.Good {
+		s.failRun = 0
+		s.good = append(s.good, goodFrame{index: index, vhs: *fr.Result.VHS, res: fr.Result, jpeg: jpeg, sharp: fr.Analysis.Quality.Sharpness})
+	} else {
+		s.failRun++
+		if s.failRun >= m.cfg.MaxConsecutiveFailures && len(s.good) > 0 {
+			s.good = nil
+			fr.Problem += fmt.Sprintf("; %d frames in a row not good: earlier good frames discarded", s.failRun)
+		}
+	}
+	out := Outcome{SessionID: id, FrameIndex: index, FramesProcessed: s.done, GoodFrames: len(s.good),
+		GoodFramesNeeded: m.cfg.GoodFramesNeeded, Frame: fr}
+	if best, ok := m.agree(s.good); ok {
+		s.status, s.finished = StatusComplete, now
+		out.Status = StatusComplete
+		out.FrameIndex = best.index
+		out.Best = best.res
+		out.RectifiedJPEG = best.jpeg
+		return out, nil
+	}
+	if s.done >= m.cfg.MaxFrames {
+		return m.fail(s, ErrorMaxFrames, index, now), nil
+	}
+	s.status = StatusContinue
+	out.Status = StatusContinue
+	out.Reason = fmt.Sprintf("%d of %d good frames", len(s.good), m.cfg.GoodFramesNeeded)
+	if !fr.Good {
+		out.Reason += ": " + fr.Problem
+	}
+	return out, nil
+}
+
+// fail moves s to failed; s.mu is held.
+func (m *Manager) fail(s *session, reason string, index int, now time.Time) Outcome {
+	s.status, s.finished = StatusFailed, now
+	return Outcome{SessionID: s.id, Status: StatusFailed, FrameIndex: index, FramesProcessed: s.done,
+		GoodFrames: len(s.good), GoodFramesNeeded: m.cfg.GoodFramesNeeded, Error: reason}
+}
+
+// agree looks for GoodFramesNeeded good frames whose VHS lie within
+// VHSAgreement of each other (the largest such group, earliest first) and
+// returns its best frame: the lowest ensemble spread, then the sharpest.
+func (m *Manager) agree(good []goodFrame) (goodFrame, bool) {
+	n := m.cfg.GoodFramesNeeded
+	if len(good) < n {
+		return goodFrame{}, false
+	}
+	g := append([]goodFrame(nil), good...)
+	sort.SliceStable(g, func(i, j int) bool { return g[i].vhs < g[j].vhs })
+	bi, bj := -1, -1
+	for i := range g {
+		j := i
+		for j+1 < len(g) && g[j+1].vhs-g[i].vhs <= m.cfg.VHSAgreement+1e-9 {
+			j++
+		}
+		if j-i+1 >= n && (bi < 0 || j-i > bj-bi) {
+			bi, bj = i, j
+		}
+	}
+	if bi < 0 {
+		return goodFrame{}, false
+	}
+	best := g[bi]
+	for _, f := range g[bi : bj+1] {
+		if f.res.Spread < best.res.Spread || (f.res.Spread == best.res.Spread && f.sharp > best.sharp) {
+			best = f
+		}
+	}
+	return best, true
+}
+
+// measure analyses one frame and, when its screen was corrected, runs the
+// cardiac engine on the rectified image. It returns the frame result and
+// the rectified JPEG.
+func (m *Manager) measure(ctx context.Context, b []byte) (FrameResult, []byte, error) {
+	an, err := m.an.AnalyzeBytes(b)
+	if err != nil {
+		// Undecodable, empty, tiny or huge: a bad frame, not an error of
+		// the session.
+		return FrameResult{Problem: "unreadable frame: " + err.Error()}, nil, nil
+	}
+	fr := FrameResult{Analysis: an}
+	switch {
+	case !an.PoPDetected:
+		fr.Problem = "no screen found"
+		return fr, nil, nil
+	case !an.Corrected:
+		r := &cardiac.Result{Width: an.Corners.Width, Height: an.Corners.Height, Spread: math.NaN(), ClassifierConfidence: math.NaN()}
+		r.MarkPoPCorrectionFailed()
+		fr.Result, fr.Problem = r, "screen corners not found confidently"
+		return fr, nil, nil
+	}
+	r, err := m.pred.Predict(ctx, an.Rectified, cardiac.PredictOptions{})
+	if err != nil {
+		return FrameResult{}, nil, fmt.Errorf("predict frame: %w", err)
+	}
+	r.PopDetected = true
+	fr.Result = r
+	switch {
+	case !an.Quality.OK():
+		fr.Problem = fmt.Sprintf("frame quality: %v", an.Quality.Problems)
+	case r.Code != cardiac.CodeHighConfidence && r.Code != cardiac.CodeModerate:
+		fr.Problem = fmt.Sprintf("measurement not confident: result code %d", r.Code)
+	default:
+		fr.Good = true
+	}
+	return fr, an.RectifiedJPEG, nil
+}

@@ -1,0 +1,389 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/pop"
+)
+
+// Frames for the doubles are text: "good:VHS:SPREAD", "bad" (no screen),
+// "blur" (corrected but quality fails), "unsure:VHS" (corrected, code 3),
+// "nocorr" (screen seen, not corrected).
+
+type fakeAnalyzer struct{}
+
+func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
+	s := string(b)
+	a := &pop.Analysis{Corners: pop.Corners{Width: 640, Height: 480}}
+	switch {
+	case s == "bad":
+		return a, nil
+	case s == "nocorr":
+		a.PoPDetected = true
+		return a, nil
+	case s == "corrupt":
+		return nil, errors.New("decode frame: corrupt image data")
+	}
+	a.PoPDetected, a.Corrected = true, true
+	a.Rectified = &textImage{image.NewGray(image.Rect(0, 0, 64, 64)), s}
+	a.RectifiedJPEG = []byte("jpeg:" + s)
+	a.Quality = pop.Quality{Sharpness: 500}
+	if s == "blur" {
+		a.Quality.Problems = []string{"blurred"}
+	}
+	return a, nil
+}
+
+// textImage carries the frame's text to the fake predictor.
+type textImage struct {
+	*image.Gray
+	text string
+}
+
+type fakePredictor struct{ calls atomic.Int64 }
+
+func (p *fakePredictor) ModelVersion() string { return "test" }
+
+func (p *fakePredictor) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	p.calls.Add(1)
+	t, ok := img.(*textImage)
+	if !ok {
+		return &cardiac.Result{Code: cardiac.CodeRejected, Rejected: true}, nil
+	}
+	var vhs, spread float64
+	r := &cardiac.Result{Width: 64, Height: 64}
+	switch {
+	case strings.HasPrefix(t.text, "good:"):
+		fmt.Sscanf(t.text, "good:%g:%g", &vhs, &spread)
+		r.Code = cardiac.CodeHighConfidence
+	case strings.HasPrefix(t.text, "unsure:"):
+		fmt.Sscanf(t.text, "unsure:%g", &vhs)
+		spread = 0.01
+		r.Code = cardiac.CodeReview
+	case t.text == "fail":
+		return nil, errors.New("model failure")
+	default:
+		r.Code = cardiac.CodeNoLandmarks
+	}
+	r.VHS, r.Spread, r.LandmarksDetected = &vhs, spread, r.Code.HasVHS()
+	return r, nil
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newTestManager() (*Manager, *clock, *fakePredictor) {
+	c := &clock{t: time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)}
+	p := &fakePredictor{}
+	return NewManager(DefaultConfig(), p, fakeAnalyzer{}, c.now), c, p
+}
+
+func TestSessionRows(t *testing.T) {
+	type step struct {
+		frame  string
+		status Status
+		good   int
+		reason string // substring for continue
+		index  int    // FrameIndex (best frame on complete)
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"three agreeing good frames complete, best is the lowest spread", []step{
+			{"good:10.0:0.004", StatusContinue, 1, "1 of 3 good frames", 0},
+			{"bad", StatusContinue, 1, "1 of 3 good frames: no screen found", 1},
+			{"good:10.2:0.002", StatusContinue, 2, "2 of 3 good frames", 2},
+			{"good:10.1:0.003", StatusComplete, 3, "", 2},
+		}},
+		{"disagreeing VHS keeps the session open until a third agrees", []step{
+			{"good:9.0:0.004", StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004", StatusContinue, 2, "2 of 3", 1},
+			{"good:11.0:0.004", StatusContinue, 3, "3 of 3", 2},
+			{"good:10.2:0.003", StatusContinue, 4, "4 of 3", 3},
+			{"good:10.1:0.005", StatusComplete, 5, "", 3},
+		}},
+		{"the same frame sent again does not count", []step{
+			{"good:10.0:0.004", StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004", StatusContinue, 1, "duplicate of an earlier frame", 1},
+			{"good:10.0:0.004", StatusContinue, 1, "duplicate", 2},
+			{"good:10.0:0.0041", StatusContinue, 2, "2 of 3", 3},
+		}},
+		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
+			{"blur", StatusContinue, 0, "frame quality: [blurred]", 0},
+			{"unsure:10", StatusContinue, 0, "result code 3", 1},
+			{"nocorr", StatusContinue, 0, "screen corners not found", 2},
+			{"corrupt", StatusContinue, 0, "unreadable frame", 3},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, _ := newTestManager()
+			st, err := m.Start()
+			if err != nil || st.Status != StatusReady || len(st.SessionID) != 32 {
+				t.Fatalf("start: %+v, %v", st, err)
+			}
+			for i, s := range tc.steps {
+				out, err := m.Frame(context.Background(), st.SessionID, []byte(s.frame))
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				if out.Status != s.status || out.GoodFrames != s.good || out.FrameIndex != s.index || out.FramesProcessed != i+1 {
+					t.Fatalf("frame %d (%s): got %s good=%d index=%d processed=%d, want %s good=%d index=%d",
+						i, s.frame, out.Status, out.GoodFrames, out.FrameIndex, out.FramesProcessed, s.status, s.good, s.index)
+				}
+				if s.status == StatusContinue && !strings.Contains(out.Reason, s.reason) {
+					t.Fatalf("frame %d: reason %q, want %q", i, out.Reason, s.reason)
+				}
+				if s.status == StatusComplete {
+					if out.Best == nil || !out.Billable() || !bytes.HasPrefix(out.RectifiedJPEG, []byte("jpeg:good")) {
+						t.Fatalf("complete without best result or image: %+v", out)
+					}
+				} else if out.Billable() {
+					t.Fatalf("frame %d billable while %s", i, out.Status)
+				}
+			}
+		})
+	}
+}
+
+func TestClosedAndUnknown(t *testing.T) {
+	m, _, _ := newTestManager()
+	if _, err := m.Frame(context.Background(), "nope", []byte("bad")); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	st, _ := m.Start()
+	for _, f := range []string{"good:10:0.001", "good:10:0.0011", "good:10:0.0012"} {
+		if _, err := m.Frame(context.Background(), st.SessionID, []byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.0013")); !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("frame after complete: %v", err)
+	}
+}
+
+func TestMaxFrames(t *testing.T) {
+	m, _, _ := newTestManager()
+	st, _ := m.Start()
+	for i := range 20 {
+		out, err := m.Frame(context.Background(), st.SessionID, []byte("bad"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := StatusContinue
+		if i == 19 {
+			want = StatusFailed
+		}
+		if out.Status != want {
+			t.Fatalf("frame %d: %s, want %s", i, out.Status, want)
+		}
+		if i == 19 && (out.Error != ErrorMaxFrames || out.Billable() || out.FrameIndex != 19) {
+			t.Fatalf("failed outcome: %+v", out)
+		}
+	}
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("bad")); !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("frame 21: %v", err)
+	}
+}
+
+func TestTTLAndSweep(t *testing.T) {
+	m, c, p := newTestManager()
+	st, _ := m.Start()
+	other, _ := m.Start()
+	c.add(299 * time.Second)
+	if out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001")); err != nil || out.Status != StatusContinue {
+		t.Fatalf("at 299 s: %+v %v", out, err)
+	}
+	c.add(2 * time.Second)
+	calls := p.calls.Load()
+	out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001"))
+	if err != nil || out.Status != StatusFailed || out.Error != ErrorTimeout {
+		t.Fatalf("at 301 s: %+v %v", out, err)
+	}
+	if p.calls.Load() != calls {
+		t.Fatal("an expired session ran the models")
+	}
+	if m.Len() != 2 {
+		t.Fatalf("sessions held: %d", m.Len())
+	}
+	c.add(61 * time.Second)
+	m.Sweep()
+	if m.Len() != 0 {
+		t.Fatalf("after sweep: %d sessions held", m.Len())
+	}
+	for _, id := range []string{st.SessionID, other.SessionID} {
+		if _, err := m.Frame(context.Background(), id, []byte("bad")); !errors.Is(err, ErrUnknownSession) {
+			t.Fatalf("swept session: %v", err)
+		}
+	}
+}
+
+func TestConsecutiveFailuresDiscardGoodFrames(t *testing.T) {
+	m, _, _ := newTestManager()
+	st, _ := m.Start()
+	frames := []string{"good:10:0.001", "good:10:0.0011"}
+	for range m.Config().MaxConsecutiveFailures {
+		frames = append(frames, "bad")
+	}
+	frames = append(frames, "good:10:0.0012")
+	var out Outcome
+	for _, f := range frames {
+		var err error
+		if out, err = m.Frame(context.Background(), st.SessionID, []byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.Status != StatusContinue || out.GoodFrames != 1 {
+		t.Fatalf("after %d failures: %+v", m.Config().MaxConsecutiveFailures, out)
+	}
+}
+
+func TestModelErrorIsReturned(t *testing.T) {
+	m, _, _ := newTestManager()
+	st, _ := m.Start()
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("fail")); err == nil || !strings.Contains(err.Error(), "model failure") {
+		t.Fatalf("model failure: %v", err)
+	}
+}
+
+func TestConcurrentSessions(t *testing.T) {
+	m, _, _ := newTestManager()
+	const sessions = 40
+	var wg sync.WaitGroup
+	var complete atomic.Int64
+	for range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := m.Start()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, f := range []string{"bad", "good:10:0.002", "blur", "good:10.1:0.001", "good:9.9:0.003"} {
+				out, err := m.Frame(context.Background(), st.SessionID, []byte(f))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if out.Status == StatusComplete {
+					complete.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if complete.Load() != sessions {
+		t.Fatalf("%d of %d sessions completed", complete.Load(), sessions)
+	}
+}
+
+func TestConcurrentFramesOneSession(t *testing.T) {
+	m, _, _ := newTestManager()
+	st, _ := m.Start()
+	var wg sync.WaitGroup
+	var complete, closed, cont atomic.Int64
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := m.Frame(context.Background(), st.SessionID, []byte(fmt.Sprintf("good:10:%g", 0.002+float64(i)*1e-5)))
+			switch {
+			case errors.Is(err, ErrSessionClosed):
+				closed.Add(1)
+			case err != nil:
+				t.Error(err)
+			case out.Status == StatusComplete:
+				complete.Add(1)
+			case out.Status == StatusContinue:
+				cont.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if complete.Load() != 1 || complete.Load()+closed.Load()+cont.Load() != 30 {
+		t.Fatalf("complete %d, continue %d, closed %d", complete.Load(), cont.Load(), closed.Load())
+	}
+}
+
+func TestUniqueIDs(t *testing.T) {
+	m, _, _ := newTestManager()
+	seen := map[string]bool{}
+	for range 1000 {
+		st, _ := m.Start()
+		if seen[st.SessionID] {
+			t.Fatal("duplicate session id")
+		}
+		seen[st.SessionID] = true
+	}
+}
+
+// Bad frames through the real PoP pipeline: none is good, none errors.
+func TestBadFramesRealPipeline(t *testing.T) {
+	enc := func(img image.Image, asPNG bool) []byte {
+		var b bytes.Buffer
+		if asPNG {
+			png.Encode(&b, img)
+		} else {
+			jpeg.Encode(&b, img, nil)
+		}
+		return b.Bytes()
+	}
+	black := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for i := range black.Pix {
+		if i%4 == 3 {
+			black.Pix[i] = 255
+		}
+	}
+	room := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for y := range 480 {
+		for x := range 640 {
+			room.Set(x, y, color.RGBA{uint8(100 + x/8), uint8(80 + y/6), 120, 255})
+		}
+	}
+	frames := map[string][]byte{
+		"corrupt":   []byte("\xff\xd8\xff\xe0 this is not a jpeg"),
+		"empty":     nil,
+		"tiny":      enc(image.NewGray(image.Rect(0, 0, 8, 8)), true),
+		"all black": enc(black, false),
+		"no screen": enc(room, false),
+	}
+	p := &fakePredictor{}
+	m := NewManager(DefaultConfig(), p, PoP{}, nil)
+	st, _ := m.Start()
+	for name, b := range frames {
+		out, err := m.Frame(context.Background(), st.SessionID, b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if out.Status != StatusContinue || out.GoodFrames != 0 || out.Frame.Good {
+			t.Fatalf("%s: %+v", name, out)
+		}
+	}
+	if p.calls.Load() != 0 {
+		t.Fatalf("models ran %d times on frames with no screen", p.calls.Load())
+	}
+}

@@ -1,0 +1,450 @@
+package pop
+
+import (
+	"image"
+	"math"
+
+	"gocv.io/x/gocv"
+)
+
+// Detection parameters. They were set by measurement on training
+// composites (models/train/pop_composites.py, seeds POP_TRAIN_SEED_BASE);
+// docs/pop.md has the figures.
+const (
+	// workSide is the long side, in pixels, of the copy candidates are
+	// searched on.
+	workSide = 800
+	// minQuadShare is the smallest quad area, as a share of the frame, that
+	// counts as a screen.
+	minQuadShare = 0.04
+	// minQuadAngle is the smallest interior angle (degrees) of a plausible
+	// screen quad; 35 degrees of camera tilt keeps angles well above it.
+	minQuadAngle = 40
+	// edgeStep is the intensity step (grey levels across 2 pixels) an edge
+	// sample needs to support a side.
+	edgeStep = 8.0
+	// FoundConfidence is the confidence at which corners count as found:
+	// the API answers 422 below it.
+	FoundConfidence = 0.6
+	// SuspectConfidence is the confidence from which a colour photo counts
+	// as showing a screen (PoP detected) even when the corners are not
+	// found confidently; correction then fails with result code 7.
+	SuspectConfidence = 0.3
+)
+
+// Corners is the result of corner detection.
+type Corners struct {
+	// Quad is the displayed image area, TL, TR, BR, BL, in pixels of the
+	// frame. For a viewer window it is the image viewport inside it.
+	Quad Quad
+	// Screen is the monitor's whole active area (equal to Quad in full
+	// screen mode).
+	Screen Quad
+	// Confidence is the share of edge samples along the screen's four sides
+	// that found a clear edge on the fitted line (0..1).
+	Confidence float64
+	// Found is Confidence >= FoundConfidence.
+	Found bool
+	// Viewer is true when a viewer window's viewport was found inside the
+	// screen.
+	Viewer bool
+	// Width and Height are the frame's size in pixels.
+	Width, Height int
+}
+
+// DetectCorners finds the display area in a frame (8-bit BGR or grey Mat).
+// It never fails on a valid Mat: no screen gives Found false and a low
+// Confidence.
+func DetectCorners(frame gocv.Mat) (Corners, error) {
+	full := gocv.NewMat()
+	defer full.Close()
+	if frame.Channels() == 3 {
+		gocv.CvtColor(frame, &full, gocv.ColorBGRToGray)
+	} else {
+		frame.CopyTo(&full)
+	}
+	W, H := full.Cols(), full.Rows()
+	out := Corners{Width: W, Height: H}
+	s := math.Min(1, workSide/float64(max(W, H)))
+	small := gocv.NewMat()
+	defer small.Close()
+	if s < 1 {
+		gocv.Resize(full, &small, image.Point{int(math.Round(float64(W) * s)), int(math.Round(float64(H) * s))}, 0, 0, gocv.InterpolationArea)
+	} else {
+		full.CopyTo(&small)
+	}
+	gocv.GaussianBlur(small, &small, image.Point{5, 5}, 0, 0, gocv.BorderDefault)
+	sg, err := grayOf(small)
+	if err != nil {
+		return out, err
+	}
+	gocv.GaussianBlur(full, &full, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
+	fg, err := grayOf(full)
+	if err != nil {
+		return out, err
+	}
+	sx, sy := float64(W)/float64(sg.w), float64(H)/float64(sg.h)
+
+	best, bestScore := Quad{}, 0.0
+	for _, q := range candidates(small) {
+		sup, _ := support(sg, q, 2.5, 0.5, edgeStep)
+		score := sup * math.Sqrt(q.Area()/float64(sg.w*sg.h))
+		if score > bestScore {
+			best, bestScore = q, score
+		}
+	}
+	if bestScore == 0 {
+		return out, nil
+	}
+	for i := range best {
+		best[i].X *= sx
+		best[i].Y *= sy
+	}
+	q, conf := refine(fg, best, 1.5*math.Max(sx, sy)+2, edgeStep)
+	q, conf = refine(fg, q, 2, edgeStep)
+	if inner, ic, ok := insideBezel(fg, q); ok {
+		q, conf = inner, ic
+	}
+	out.Screen, out.Quad, out.Confidence = q, q, conf
+	out.Found = conf >= FoundConfidence && q.Convex() && q.minAngle() >= minQuadAngle
+	if out.Found {
+		if vp, ok := viewport(full, q); ok {
+			out.Quad, out.Viewer = vp, true
+		}
+	}
+	return out, nil
+}
+
+// candidates returns convex quads from the contours of two edge maps (weak
+// and strong Canny thresholds) and of an Otsu threshold of the blurred small grey image, in its pixel
+// coordinates.
+func candidates(small gocv.Mat) []Quad {
+	var quads []Quad
+	area := float64(small.Cols() * small.Rows())
+	edges := gocv.NewMat()
+	defer edges.Close()
+	gocv.Canny(small, &edges, 20, 60)
+	k := gocv.GetStructuringElement(gocv.MorphRect, image.Point{3, 3})
+	defer k.Close()
+	gocv.Dilate(edges, &edges, k)
+	strong := gocv.NewMat()
+	defer strong.Close()
+	gocv.Canny(small, &strong, 50, 150)
+	gocv.Dilate(strong, &strong, k)
+	bin := gocv.NewMat()
+	defer bin.Close()
+	gocv.Threshold(small, &bin, 0, 255, gocv.ThresholdBinary|gocv.ThresholdOtsu)
+	for _, src := range []gocv.Mat{edges, strong, bin} {
+		cs := gocv.FindContours(src, gocv.RetrievalList, gocv.ChainApproxSimple)
+		for i := range cs.Size() {
+			c := cs.At(i)
+			if gocv.ContourArea(c) < minQuadShare*area {
+				continue
+			}
+			peri := gocv.ArcLength(c, true)
+			for _, eps := range []float64{0.02, 0.04, 0.07} {
+				if q, ok := quadOf(c, eps*peri); ok {
+					quads = append(quads, q)
+					break
+				}
+			}
+			// A contour whose corners are broken by glare or clutter:
+			// fall back to its convex hull.
+			hull := gocv.NewMat()
+			gocv.ConvexHull(c, &hull, true, true)
+			hpts := gocv.NewPointVectorFromMat(hull)
+			if q, ok := quadOf(hpts, 0.03*peri); ok {
+				quads = append(quads, q)
+			}
+			hpts.Close()
+			hull.Close()
+		}
+		cs.Close()
+	}
+	return quads
+}
+
+func quadOf(c gocv.PointVector, eps float64) (Quad, bool) {
+	ap := gocv.ApproxPolyDP(c, eps, true)
+	defer ap.Close()
+	if ap.Size() != 4 {
+		return Quad{}, false
+	}
+	var p [4]Point
+	for i, v := range ap.ToPoints() {
+		p[i] = Point{float64(v.X) + 0.5, float64(v.Y) + 0.5}
+	}
+	q := orderCorners(p)
+	if !q.Convex() || q.minAngle() < minQuadAngle {
+		return Quad{}, false
+	}
+	return q, true
+}
+
+// sideSamples is how many points each side is probed at.
+const sideSamples = 40
+
+// support probes each side of q at sideSamples points (the middle 80 % of
+// the side), searching along the normal within +-r pixels (step st) for the
+// strongest intensity step. It returns the share of probes with a step of
+// at least minStep and, per side, the edge points found.
+func support(g gray, q Quad, r, st, minStep float64) (float64, [4][]Point) {
+	var pts [4][]Point
+	n := 0
+	for i := range 4 {
+		a, b := q[i], q[(i+1)%4]
+		l := dist(a, b)
+		if l < 1 {
+			continue
+		}
+		dx, dy := (b.X-a.X)/l, (b.Y-a.Y)/l
+		nx, ny := dy, -dx
+		for k := range sideSamples {
+			t := 0.1 + 0.8*(float64(k)+0.5)/sideSamples
+			px, py := a.X+t*(b.X-a.X), a.Y+t*(b.Y-a.Y)
+			bestO, bestG := 0.0, 0.0
+			var gs []float64
+			for o := -r; o <= r+1e-9; o += st {
+				d := g.sample(px+(o+1)*nx, py+(o+1)*ny) - g.sample(px+(o-1)*nx, py+(o-1)*ny)
+				gs = append(gs, math.Abs(d))
+				if math.Abs(d) > bestG {
+					bestO, bestG = o, math.Abs(d)
+				}
+			}
+			if bestG < minStep {
+				continue
+			}
+			// Parabolic sub-step peak.
+			j := int(math.Round((bestO + r) / st))
+			if j > 0 && j < len(gs)-1 {
+				den := gs[j-1] - 2*gs[j] + gs[j+1]
+				if den < 0 {
+					bestO += st * 0.5 * (gs[j-1] - gs[j+1]) / den
+				}
+			}
+			n++
+			pts[i] = append(pts[i], Point{px + bestO*nx, py + bestO*ny})
+		}
+	}
+	return float64(n) / (4 * sideSamples), pts
+}
+
+// refine moves each side of q onto the strongest nearby edge of g (within
+// +-r pixels), fits a line to each side's edge points with one round of
+// outlier rejection, and intersects adjacent lines; edge samples need a
+// step of minStep. It returns the refined
+// quad and its support on g.
+func refine(g gray, q Quad, r, minStep float64) (Quad, float64) {
+	_, pts := support(g, q, r, 0.5, minStep)
+	var lines [4]line
+	for i := range 4 {
+		l, n := robustLine(pts[i], 1.5)
+		if n < sideSamples/4 {
+			return q, 0
+		}
+		lines[i] = l
+	}
+	var out Quad
+	for i := range 4 {
+		p, ok := intersect(lines[(i+3)%4], lines[i])
+		if !ok {
+			return q, 0
+		}
+		out[i] = p
+	}
+	if !out.Convex() {
+		return q, 0
+	}
+	conf, _ := support(g, out, 1.5, 0.5, minStep)
+	return out, conf
+}
+
+// Bezel search bounds: the active area's edge lies at most maxBezel (share
+// of the quad's shorter side) inside the monitor's outline.
+const (
+	maxBezel = 0.18
+	// maxBezelSpread is the largest grey-level spread (median absolute
+	// deviation) of a bezel ring: a bezel is one flat colour.
+	maxBezelSpread = 10.0
+	// innerStep is the intensity step that marks the active area's edge
+	// inside a bezel; lower than edgeStep because the bezel is flat, and a
+	// dark radiograph on a dark bezel leaves only a faint edge.
+	innerStep = 4.0
+)
+
+// insideBezel checks whether q is a monitor's outline with a flat bezel
+// inside it, and if so returns the active area's quad: each side's first
+// strong edge inward from q, fitted and refined like q, with its support.
+func insideBezel(g gray, q Quad) (Quad, float64, bool) {
+	short := math.Min(math.Min(dist(q[0], q[1]), dist(q[3], q[2])), math.Min(dist(q[0], q[3]), dist(q[1], q[2])))
+	D := maxBezel * short
+	const st = 0.5
+	type side struct {
+		a, b   Point
+		nx, ny float64 // inward normal
+		o0     float64 // inner edge offset; -1 when not seen
+	}
+	var sides [4]side
+	at := func(sd side, k int) (float64, float64) {
+		t := 0.1 + 0.8*(float64(k)+0.5)/sideSamples
+		return sd.a.X + t*(sd.b.X-sd.a.X), sd.a.Y + t*(sd.b.Y-sd.a.Y)
+	}
+	seen := 0
+	for i := range 4 {
+		a, b := q[i], q[(i+1)%4]
+		l := dist(a, b)
+		sd := side{a: a, b: b, nx: -(b.Y - a.Y) / l, ny: (b.X - a.X) / l, o0: -1}
+		// The bezel's inner edge runs parallel to the outline: average
+		// the intensity profile along the side to find its offset.
+		nProf := int(D/st) + 3
+		prof := make([]float64, nProf)
+		for k := range sideSamples {
+			px, py := at(sd, k)
+			for j := range nProf {
+				o := float64(j) * st
+				prof[j] += g.sample(px+o*sd.nx, py+o*sd.ny) / sideSamples
+			}
+		}
+		step := func(j int) float64 { return math.Abs(prof[min(j+2, nProf-1)] - prof[max(j-2, 0)]) }
+		// Climb to the outline's own edge peak (within 2 pixels), walk
+		// down it to the first local minimum, then take the next peak.
+		j := 0
+		for j < 4 && step(j+1) >= step(j) {
+			j++
+		}
+		for j < nProf-3 && step(j+1) <= step(j) {
+			j++
+		}
+		peakJ, peak := -1, 0.0
+		for ; j < nProf-2; j++ {
+			if d := step(j); d >= innerStep && d > peak {
+				peakJ, peak = j, d
+			} else if peak > 0 && d < peak {
+				break
+			}
+		}
+		if peakJ >= 0 {
+			sd.o0 = float64(peakJ) * st
+			seen++
+		}
+		sides[i] = sd
+	}
+	if seen < 3 {
+		return q, 0, false
+	}
+	// A side whose inner edge is invisible (a black image on a black
+	// bezel): left and right bezels are alike, the top one is like the
+	// sides, and the bottom one is usually thicker, so it takes the top's
+	// width as the least it can be.
+	off := func(i int) float64 { return sides[i].o0 }
+	for i := range sides {
+		if sides[i].o0 >= 0 {
+			continue
+		}
+		switch i {
+		case 0: // top: the mean of left and right (both seen: seen >= 3)
+			sides[0].o0 = (off(1) + off(3)) / 2
+		case 2: // bottom: the top
+			sides[2].o0 = off(0)
+		case 1, 3:
+			sides[i].o0 = sides[4-i].o0
+		}
+	}
+	var lines [4]line
+	var ring []float64
+	measured := 0
+	for i, sd := range sides {
+		var pts []Point
+		for k := range sideSamples {
+			px, py := at(sd, k)
+			bestO, bestD := 0.0, 0.0
+			for o := sd.o0 - 2; o <= sd.o0+2; o += st {
+				d := math.Abs(g.sample(px+(o+1)*sd.nx, py+(o+1)*sd.ny) - g.sample(px+(o-1)*sd.nx, py+(o-1)*sd.ny))
+				if d > bestD {
+					bestO, bestD = o, d
+				}
+			}
+			if bestD >= innerStep {
+				pts = append(pts, Point{px + bestO*sd.nx, py + bestO*sd.ny})
+			}
+			ring = append(ring, g.sample(px+sd.o0/2*sd.nx, py+sd.o0/2*sd.ny))
+		}
+		if ln, n := robustLine(pts, 1.5); n >= sideSamples/3 {
+			lines[i] = ln
+			measured++
+			continue
+		}
+		// Not measurable: the outline shifted inward by the offset.
+		ln, _ := fitLine([]Point{{sd.a.X + sd.o0*sd.nx, sd.a.Y + sd.o0*sd.ny}, {sd.b.X + sd.o0*sd.nx, sd.b.Y + sd.o0*sd.ny}})
+		lines[i] = ln
+	}
+	if measured < 3 {
+		return q, 0, false
+	}
+	m := median(ring)
+	dev := make([]float64, len(ring))
+	for i, v := range ring {
+		dev[i] = math.Abs(v - m)
+	}
+	if median(dev) > maxBezelSpread {
+		return q, 0, false
+	}
+	var in Quad
+	for i := range 4 {
+		p, ok := intersect(lines[(i+3)%4], lines[i])
+		if !ok {
+			return q, 0, false
+		}
+		in[i] = p
+	}
+	if !in.Convex() || in.minAngle() < minQuadAngle || in.Area() < 0.5*q.Area() {
+		return q, 0, false
+	}
+	if measured == 4 {
+		r, conf := refine(g, in, 1.5, innerStep)
+		if conf < FoundConfidence {
+			return q, 0, false
+		}
+		return r, conf, true
+	}
+	conf, _ := support(g, in, 1.5, 0.5, innerStep)
+	return in, conf, conf >= FoundConfidence
+
+}
+
+// robustLine fits a line to points with outliers: of the lines through
+// pairs of points it keeps the one with the most points within tol pixels,
+// then refits those inliers by total least squares. It returns the line and
+// the inlier count.
+func robustLine(pts []Point, tol float64) (line, int) {
+	best, bestN := line{}, 0
+	step := max(1, len(pts)/20)
+	for i := 0; i < len(pts); i += step {
+		for j := i + 1; j < len(pts); j += step {
+			l, ok := fitLine([]Point{pts[i], pts[j]})
+			if !ok || dist(pts[i], pts[j]) < 1 {
+				continue
+			}
+			n := 0
+			for _, p := range pts {
+				if l.dist(p) <= tol {
+					n++
+				}
+			}
+			if n > bestN {
+				best, bestN = l, n
+			}
+		}
+	}
+	if bestN < 2 {
+		return best, bestN
+	}
+	var in []Point
+	for _, p := range pts {
+		if best.dist(p) <= tol {
+			in = append(in, p)
+		}
+	}
+	l, _ := fitLine(in)
+	return l, len(in)
+}

@@ -1,0 +1,178 @@
+// Package pop is the picture-of-picture (PoP) pipeline: it finds the
+// display area of a photographed monitor (corners TL, TR, BR, BL with a
+// confidence), tells photos of a screen from radiograph files, rectifies
+// the display area to its true aspect with a perspective warp, and measures
+// frame quality on the rectified area. It is pure computation on GoCV
+// (OpenCV) Mats; every Mat it creates is closed before it returns, except
+// those it hands to the caller, who closes them.
+//
+// docs/pop.md describes the method, the thresholds and the measured
+// accuracy.
+package pop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // header checks
+	_ "image/png"
+
+	"gocv.io/x/gocv"
+
+	"vetlens/engine/imageproc"
+)
+
+// MinChroma is the mean per-pixel colour difference (|B-G| + |G-R|, grey
+// levels, on a 320-pixel copy) from which an image counts as a colour
+// photograph. Radiograph files are grey (0, or under 1 after JPEG
+// chroma subsampling); camera photos carry sensor noise and colour casts.
+const MinChroma = 1.5
+
+// chromaSide is the long side of the copy chroma is measured on.
+const chromaSide = 320
+
+// DecodeFrame decodes JPEG or PNG bytes into an 8-bit BGR Mat after
+// checking the header against imageproc's limits (its sentinel errors come
+// back wrapped). The caller closes the Mat.
+func DecodeFrame(b []byte) (gocv.Mat, error) {
+	if len(b) == 0 {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrEmpty)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		if errors.Is(err, image.ErrFormat) {
+			return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrFormat)
+		}
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w: %v", imageproc.ErrCorrupt, err)
+	}
+	if format != "jpeg" && format != "png" {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrFormat)
+	}
+	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", err)
+	}
+	m, err := gocv.IMDecode(b, gocv.IMReadColor)
+	if err != nil || m.Empty() {
+		m.Close()
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrCorrupt)
+	}
+	if m.Cols() != cfg.Width || m.Rows() != cfg.Height {
+		m.Close()
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w: size %dx%d, header %dx%d", imageproc.ErrCorrupt, m.Cols(), m.Rows(), cfg.Width, cfg.Height)
+	}
+	return m, nil
+}
+
+// Chroma is the mean |B-G| + |G-R| of a BGR frame on a small copy; 0 for a
+// grey Mat.
+func Chroma(frame gocv.Mat) float64 {
+	if frame.Channels() != 3 {
+		return 0
+	}
+	s := float64(chromaSide) / float64(max(frame.Cols(), frame.Rows()))
+	small := gocv.NewMat()
+	defer small.Close()
+	if s < 1 {
+		gocv.Resize(frame, &small, image.Point{max(1, int(float64(frame.Cols())*s)), max(1, int(float64(frame.Rows())*s))}, 0, 0, gocv.InterpolationNearestNeighbor)
+	} else {
+		frame.CopyTo(&small)
+	}
+	b := small.ToBytes()
+	var sum float64
+	for i := 0; i+2 < len(b); i += 3 {
+		sum += absDiff(b[i], b[i+1]) + absDiff(b[i+1], b[i+2])
+	}
+	return sum / float64(len(b)/3)
+}
+
+func absDiff(a, b uint8) float64 {
+	if a > b {
+		return float64(a - b)
+	}
+	return float64(b - a)
+}
+
+// Analysis is what the pipeline learns about one frame.
+type Analysis struct {
+	Corners Corners
+	// Chroma is the frame's colourfulness (Chroma).
+	Chroma float64
+	// PoPDetected: the frame is a colour photograph showing a screen
+	// candidate with confidence >= SuspectConfidence.
+	PoPDetected bool
+	// Corrected: PoPDetected, the corners were found confidently and the
+	// display area was rectified.
+	Corrected bool
+	// Rectified is the display area warped upright (BGR); nil unless
+	// Corrected.
+	Rectified image.Image
+	// RectifiedJPEG is Rectified encoded as JPEG.
+	RectifiedJPEG []byte
+	// Quality is measured on the rectified area when Corrected.
+	Quality Quality
+	// Failure says why correction failed when PoPDetected && !Corrected.
+	Failure string
+}
+
+// JPEGQuality is the quality rectified images are encoded at.
+const JPEGQuality = 92
+
+// Analyze runs corner detection, PoP detection, rectification and frame
+// quality on a decoded BGR frame.
+func Analyze(frame gocv.Mat) (*Analysis, error) {
+	c, err := DetectCorners(frame)
+	if err != nil {
+		return nil, fmt.Errorf("detect corners: %w", err)
+	}
+	a := &Analysis{Corners: c, Chroma: Chroma(frame)}
+	a.PoPDetected = a.Chroma >= MinChroma && c.Confidence >= SuspectConfidence
+	if !a.PoPDetected {
+		return a, nil
+	}
+	if !c.Found {
+		a.Failure = fmt.Sprintf("screen corners not found confidently (confidence %.2f < %.2f)", c.Confidence, FoundConfidence)
+		return a, nil
+	}
+	rw, rh, err := RectifiedSize(c.Quad, c.Width, c.Height)
+	if err != nil {
+		a.Failure = err.Error()
+		return a, nil
+	}
+	rect, err := Rectify(frame, c.Quad, rw, rh)
+	defer rect.Close()
+	if err != nil {
+		a.Failure = err.Error()
+		return a, nil
+	}
+	if a.Quality, err = Measure(rect, c.Quad, c.Width, c.Height); err != nil {
+		return nil, err
+	}
+	if a.RectifiedJPEG, err = EncodeJPEG(rect, JPEGQuality); err != nil {
+		return nil, err
+	}
+	if a.Rectified, err = rect.ToImage(); err != nil {
+		return nil, fmt.Errorf("rectified image: %w", err)
+	}
+	a.Corrected = true
+	return a, nil
+}
+
+// AnalyzeBytes decodes a JPEG or PNG frame (DecodeFrame) and analyses it.
+func AnalyzeBytes(b []byte) (*Analysis, error) {
+	m, err := DecodeFrame(b)
+	defer m.Close()
+	if err != nil {
+		return nil, err
+	}
+	return Analyze(m)
+}
+
+// Version is the PoP pipeline's model_version for the corners, rectify
+// and preprocess bodies. The pipeline is classical geometry: it loads no
+// model files (ModelsLoaded).
+const Version = "pop-geometry-1"
+
+// ModelsLoaded is the number of model files the PoP pipeline loads: none,
+// so health's pop_models_loaded is 0 and no PoP model can be missing.
+const ModelsLoaded = 0

@@ -1,0 +1,35 @@
+"""Truth checks for pop_composites: corners and landmarks agree with the homography."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import phantom  # noqa: E402
+import pop_composites as pc  # noqa: E402
+
+
+class TestComposites(unittest.TestCase):
+    def test_truth_consistent(self):
+        for seed in (pc.POP_TRAIN_SEED_BASE + 900_001, pc.POP_TRAIN_SEED_BASE + 900_002):
+            s = pc.scene(seed, (640, 480))
+            arr, t = pc.screen_frame(s)
+            self.assertEqual(arr.shape, (480, 640, 3))
+            c = np.array(t["corners"])
+            self.assertTrue(((c[:, 0] >= 0) & (c[:, 0] <= 640) & (c[:, 1] >= 0) & (c[:, 1] <= 480)).all())
+            # Undo the perspective with the truth corners: VHS must match the phantom's.
+            w, h = t["displayed_size"]
+            Hb = pc.homography(c, [(0, 0), (w, 0), (w, h), (0, h)])
+            lm = {k: pc.apply_h(Hb, [p])[0] for k, p in t["landmarks"].items()}
+            vhs, _ = phantom.measure(lm)
+            self.assertAlmostEqual(vhs, t["vhs"], places=3)
+
+    def test_unusable_black(self):
+        arr, t = pc.unusable(pc.POP_TRAIN_SEED_BASE + 900_003, "black", (320, 240))
+        self.assertFalse(t["usable"])
+        self.assertLess(arr.mean(), 12)
+
+
+if __name__ == "__main__":
+    unittest.main()
