@@ -34,10 +34,25 @@ func decodeImage(b []byte) (image.Image, error) {
 	if err == nil {
 		return img, nil
 	}
-	if errors.Is(err, imageproc.ErrTooLarge) {
-		return nil, &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
+	if mapped := imageError(err); mapped != err {
+		return nil, mapped
 	}
 	return nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+}
+
+// imageError maps an error wrapping imageproc's sentinels to the API's
+// kinds: ErrTooLarge is KindTooLarge (413), the other sentinels
+// KindInvalid (400); any other error is returned unchanged.
+func imageError(err error) error {
+	if errors.Is(err, imageproc.ErrTooLarge) {
+		return &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
+	}
+	for _, bad := range []error{imageproc.ErrEmpty, imageproc.ErrFormat, imageproc.ErrCorrupt, imageproc.ErrTooSmall} {
+		if errors.Is(err, bad) {
+			return &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+		}
+	}
+	return err
 }
 
 // DecodeImage is decodeImage for the transports (corners, rectify).
@@ -53,15 +68,54 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	if len(req.Images) != 1 || req.Batch {
 		return nil, errf(KindInvalid, "single prediction needs exactly one image")
 	}
+	o := cardiac.PredictOptions{Render: req.Render}
+	var res *cardiac.Result
+	if pp, ok := s.pop.(PoPPredictor); ok {
+		res, err := s.predictScreenAware(ctx, pp, req.Images[0], o)
+		if err != nil {
+			return nil, err
+		}
+		return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+	}
 	img, err := decodeImage(req.Images[0])
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.predictImage(ctx, img, cardiac.PredictOptions{Render: req.Render})
+	res, err = s.predictImage(ctx, img, o)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+}
+
+// PoPPredictor is implemented by a PoP pipeline that measures one image,
+// correcting it first when it is a photograph of a screen (pop_detected;
+// result code 7 when the correction fails). Single predictions use it
+// when the loaded pipeline has it.
+type PoPPredictor interface {
+	Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error)
+}
+
+// predictScreenAware runs a PoPPredictor in a cardiac slot, after the
+// same header checks as any other image.
+func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	if err := checkImageHeader(img); err != nil {
+		return nil, err
+	}
+	select {
+	case s.cardiacSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.cardiacSlots }()
+	res, err := pp.Predict(ctx, img, o)
+	if err != nil {
+		if mapped := imageError(err); mapped != err {
+			return nil, mapped
+		}
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	return res, nil
 }
 
 // predictImage runs one cardiac prediction when one of the

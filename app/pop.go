@@ -41,7 +41,10 @@ type PoP interface {
 
 // Errors a PoP implementation returns (match with errors.Is).
 var (
-	ErrNoCorners       = errors.New("screen corners not detected")
+	ErrNoCorners = errors.New("screen corners not detected")
+	// ErrBadCorners: the corners given to Rectify do not form a usable
+	// quadrilateral (collinear, self-crossing, too small): 400.
+	ErrBadCorners      = errors.New("corners do not form a usable quadrilateral")
 	ErrSessionNotFound = errors.New("unknown or expired session")
 	ErrSessionClosed   = errors.New("session already finished")
 )

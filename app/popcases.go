@@ -127,6 +127,9 @@ func popErr(op string, err error) error {
 	if errors.Is(err, imageproc.ErrCorrupt) || errors.Is(err, imageproc.ErrFormat) {
 		return &Error{Kind: KindInvalid, Msg: "image could not be decoded", Err: err}
 	}
+	if errors.Is(err, ErrBadCorners) {
+		return &Error{Kind: KindInvalid, Msg: err.Error(), Err: err}
+	}
 	return fmt.Errorf("%s: %w", op, err)
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
@@ -91,6 +92,11 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		} else {
 			defer e.Close()
 			deps.Cardiac = e
+			// The PoP pipeline (classical geometry, no model files) needs
+			// the cardiac engine to measure rectified frames.
+			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
+			go mgr.RunSweeper(ctx, 30*time.Second)
+			deps.PoP = capture.NewService(mgr, e, capture.PoP{})
 		}
 	}
 	cfg := app.DefaultConfig()

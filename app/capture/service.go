@@ -1,0 +1,142 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"vetlens/app"
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+	"vetlens/engine/pop"
+)
+
+// Service is the PoP pipeline as the application serves it: it implements
+// app.PoP over a session Manager, the engine/pop geometry and a cardiac
+// predictor, and it is the PoP-aware single-image predictor.
+type Service struct {
+	m    *Manager
+	pred Predictor
+	an   Analyzer
+}
+
+// NewService wraps a session manager and the predictor and analyzer it
+// runs on.
+func NewService(m *Manager, p Predictor, a Analyzer) *Service {
+	return &Service{m: m, pred: p, an: a}
+}
+
+var _ app.PoP = (*Service)(nil)
+
+// ModelsLoaded is the number of PoP model files loaded (the geometry
+// pipeline loads none).
+func (s *Service) ModelsLoaded() int { return pop.ModelsLoaded }
+
+// ModelVersion is the PoP pipeline's version.
+func (s *Service) ModelVersion() string { return pop.Version }
+
+// DetectCorners finds the displayed image's corners, TL, TR, BR, BL.
+func (s *Service) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
+	if err := ctx.Err(); err != nil {
+		return [4][2]float64{}, 0, 0, err
+	}
+	frame, err := pop.DecodeFrame(img)
+	if err != nil {
+		return [4][2]float64{}, 0, 0, fmt.Errorf("decode frame: %w", err)
+	}
+	defer frame.Close()
+	c, err := pop.DetectCorners(frame)
+	if err != nil {
+		return [4][2]float64{}, 0, 0, fmt.Errorf("detect corners: %w", err)
+	}
+	if !c.Found {
+		return [4][2]float64{}, c.Width, c.Height, fmt.Errorf("%w (confidence %.2f)", app.ErrNoCorners, c.Confidence)
+	}
+	var out [4][2]float64
+	for i, p := range c.Quad {
+		out[i] = [2]float64{p.X, p.Y}
+	}
+	return out, c.Width, c.Height, nil
+}
+
+// Rectify warps the quadrilateral to an upright rectangle of the screen's
+// true aspect and returns it as JPEG.
+func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64) ([]byte, int, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	frame, err := pop.DecodeFrame(img)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("decode frame: %w", err)
+	}
+	defer frame.Close()
+	var q pop.Quad
+	for i, p := range corners {
+		q[i] = pop.Point{X: p[0], Y: p[1]}
+	}
+	rw, rh, err := pop.RectifiedSize(q, frame.Cols(), frame.Rows())
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%w: %w", app.ErrBadCorners, err)
+	}
+	out, err := pop.Rectify(frame, q, rw, rh)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("rectify: %w", err)
+	}
+	defer out.Close()
+	b, err := pop.EncodeJPEG(out, pop.JPEGQuality)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return b, rw, rh, nil
+}
+
+// StartSession opens a capture session.
+func (s *Service) StartSession(ctx context.Context) (app.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return app.Session{}, err
+	}
+	o, err := s.m.Start()
+	if err != nil {
+		return app.Session{}, err
+	}
+	cfg := s.m.Config()
+	return app.Session{ID: o.SessionID, Config: app.SessionConfig{
+		MaxFrames: cfg.MaxFrames, MaxConsecutiveFailures: cfg.MaxConsecutiveFailures, SessionTTLSeconds: cfg.TTLSeconds,
+	}}, nil
+}
+
+// Frame feeds one frame to a session and translates the outcome.
+func (s *Service) Frame(ctx context.Context, id string, frame []byte) (app.FrameOutcome, error) {
+	o, err := s.m.Frame(ctx, id, frame)
+	switch {
+	case errors.Is(err, ErrUnknownSession):
+		return app.FrameOutcome{}, fmt.Errorf("%w: %w", app.ErrSessionNotFound, err)
+	case errors.Is(err, ErrSessionClosed):
+		return app.FrameOutcome{}, fmt.Errorf("%w: %w", app.ErrSessionClosed, err)
+	case err != nil:
+		return app.FrameOutcome{}, err
+	}
+	out := app.FrameOutcome{Status: string(o.Status), FrameIndex: o.FrameIndex, FramesProcessed: o.FramesProcessed,
+		GoodFrames: o.GoodFrames, Reason: o.Reason, Result: o.Frame.Result, Error: o.Error}
+	if o.Status == StatusComplete {
+		out.Result, out.Rectified = o.Best, o.RectifiedJPEG
+		img, _, err := imageproc.Decode(o.RectifiedJPEG)
+		if err != nil {
+			return app.FrameOutcome{}, fmt.Errorf("decode rectified best frame: %w", err)
+		}
+		if out.Rendered, err = cardiac.RenderJPEG(img, o.Best); err != nil {
+			return app.FrameOutcome{}, fmt.Errorf("render best frame: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Predict measures one image, correcting it first when it is a photograph
+// of a screen (pop_detected; code 7 when the correction fails).
+func (s *Service) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	r, err := PredictImage(ctx, s.pred, s.an, img, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.Result, nil
+}

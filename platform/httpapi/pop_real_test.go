@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"vetlens/app/capture"
+)
+
+// screens holds screen-photo composites with exact corners (engine/pop's
+// fixtures, made by models/train/pop_composites.py).
+var screens = filepath.Join("..", "..", "engine", "pop", "testdata")
+
+// TestPoPEndpointsRealPipeline runs the five PoP endpoints and a
+// screen-photo single prediction through the real pipeline: engine/pop's
+// geometry, the capture session manager and the trained cardiac models.
+func TestPoPEndpointsRealPipeline(t *testing.T) {
+	eng := realCardiac(t)
+	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
+	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	screen := b64(fileBytes(t, filepath.Join(screens, "screen_0000.jpg")))
+	radiograph := b64(fileBytes(t, filepath.Join(screens, "radiograph_0000.png")))
+
+	resp, b := a.do("GET", "/v3/health", a.key, nil)
+	if m := obj(t, b); resp.StatusCode != 200 || m["pop_pipeline_enabled"] != true || m["models_loaded"] != 5.0 {
+		t.Fatalf("health %d %s", resp.StatusCode, b)
+	}
+
+	resp, b = a.do("POST", "/v3/corners", a.key, map[string]any{"image": screen})
+	m := obj(t, b)
+	if resp.StatusCode != 200 || m["order"] != "TL,TR,BR,BL" || len(m["corners"].([]any)) != 4 {
+		t.Fatalf("corners %d %s", resp.StatusCode, b)
+	}
+	corners := m["corners"]
+
+	resp, b = a.do("POST", "/v3/rectify", a.key, map[string]any{"image": screen, "corners": corners})
+	if m := obj(t, b); resp.StatusCode != 200 || m["rectified_image"] == "" || m["width"].(float64) < 32 {
+		t.Fatalf("rectify %d %.300s", resp.StatusCode, b)
+	}
+	collinear := [][2]float64{{10, 10}, {20, 20}, {30, 30}, {40, 40}}
+	if resp, b := a.do("POST", "/v3/rectify", a.key, map[string]any{"image": screen, "corners": collinear}); resp.StatusCode != 400 {
+		t.Fatalf("rectify with collinear corners: %d %s", resp.StatusCode, b)
+	}
+
+	resp, b = a.do("POST", "/v3/preprocess", a.key, map[string]any{"image": screen})
+	if m := obj(t, b); resp.StatusCode != 200 || m["rectified_image"] == "" || m["order"] != "TL,TR,BR,BL" {
+		t.Fatalf("preprocess %d %.300s", resp.StatusCode, b)
+	}
+	// A featureless frame shows no screen: 422 from corners and preprocess.
+	blank := b64(grayPNG(t, 90, 640, 480))
+	for _, path := range []string{"/v3/corners", "/v3/preprocess"} {
+		if resp, b := a.do("POST", path, a.key, map[string]any{"image": blank}); resp.StatusCode != 422 {
+			t.Fatalf("%s on a blank frame: %d %s", path, resp.StatusCode, b)
+		}
+	}
+
+	// A single prediction on a screen photo is corrected first.
+	resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"image": screen})
+	m = obj(t, b)
+	if resp.StatusCode != 200 {
+		t.Fatalf("predict screen photo %d %s", resp.StatusCode, b)
+	}
+	if code := m["result_code"].(float64); code != 6 && m["pop_detected"] != true {
+		t.Fatalf("screen photo measured without pop_detected: %.400s", b)
+	}
+	resp, b = a.do("POST", "/v3/predict", a.key, map[string]any{"image": radiograph})
+	if m := obj(t, b); resp.StatusCode != 200 || m["pop_detected"] == true {
+		t.Fatalf("radiograph file taken for a screen photo: %d %.400s", resp.StatusCode, b)
+	}
+
+	// A session: start, frames until it leaves continue (or max frames).
+	resp, b = a.do("POST", "/v3/pop-session/start", a.key, map[string]any{})
+	m = obj(t, b)
+	if resp.StatusCode != 200 || m["session_status"] != "ready" {
+		t.Fatalf("start %d %s", resp.StatusCode, b)
+	}
+	id := m["session_id"].(string)
+	frames := []string{"screen_0000.jpg", "screen_0001.jpg", "screen_0002.jpg", "screen_0003.jpg",
+		"screen_0004.jpg", "screen_0005.jpg", "screen_0006.jpg", "screen_0007.jpg"}
+	status := ""
+	for _, f := range frames {
+		resp, b = a.do("POST", "/v3/pop-session", a.key, map[string]any{"session_id": id, "image": b64(fileBytes(t, filepath.Join(screens, f)))})
+		m = obj(t, b)
+		if resp.StatusCode != 200 {
+			t.Fatalf("frame %s: %d %s", f, resp.StatusCode, b)
+		}
+		status = m["session_status"].(string)
+		if status == "continue" {
+			if _, ok := m["billing"]; ok {
+				t.Fatalf("continue carries billing: %s", b)
+			}
+			continue
+		}
+		break
+	}
+	switch status {
+	case "complete":
+		if m["rectified_image"] == "" || m["billing"].(map[string]any)["call_type"] != "session" && m["billing"].(map[string]any)["billable"] == true {
+			t.Fatalf("complete body %.400s", b)
+		}
+	case "continue":
+		t.Logf("session still collecting after %d different screens (they show different radiographs, so their VHS need not agree)", len(frames))
+	default:
+		t.Fatalf("session ended %s: %.400s", status, b)
+	}
+	if resp, b := a.do("POST", "/v3/pop-session", a.key, map[string]any{"session_id": "no-such-session", "image": screen}); resp.StatusCode != 404 {
+		t.Fatalf("unknown session: %d %s", resp.StatusCode, b)
+	}
+}
