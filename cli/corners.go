@@ -87,29 +87,41 @@ func writeLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// analyzeOneFile parses the one-file command line and runs corner
+// detection (and rectification) on the file. A nil analysis means the
+// command is over, with the returned exit status: usage error, unreadable
+// file, or no corners found (the 422 line is printed).
+func analyzeOneFile(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, *pop.Analysis, int) {
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", nil, ExitOK
+		}
+		return "", nil, ExitUsage
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return "", nil, ExitUsage
+	}
+	a, err := analyzeFile(files[0])
+	if err != nil {
+		return files[0], nil, reportFileError(stdout, stderr, files[0], err)
+	}
+	if !a.Corners.Found {
+		writeLine(stdout, statusError{Error: errNoCorners.Error(), Status: 422, File: files[0]})
+		return files[0], nil, ExitRejected
+	}
+	return files[0], a, ExitOK
+}
+
 // Corners implements `vetlens corners FILE`.
 func Corners(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("corners", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, cornersUsage) }
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	if len(files) != 1 {
-		fs.Usage()
-		return ExitUsage
-	}
-	a, err := analyzeFile(files[0])
-	if err != nil {
-		return reportFileError(stdout, stderr, files[0], err)
-	}
-	if !a.Corners.Found {
-		writeLine(stdout, statusError{Error: errNoCorners.Error(), Status: 422, File: files[0]})
-		return ExitRejected
+	_, a, code := analyzeOneFile(fs, args, stdout, stderr)
+	if a == nil {
+		return code
 	}
 	if err := writeLine(stdout, CornersBody{Corners: quadArray(a.Corners.Quad), Order: "TL,TR,BR,BL",
 		ImageWidth: a.Corners.Width, ImageHeight: a.Corners.Height, ModelVersion: pop.Version}); err != nil {
@@ -135,28 +147,13 @@ func Preprocess(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, preprocessUsage) }
 	out := fs.String("o", "", "write the rectified JPEG here (and leave it out of the JSON)")
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	if len(files) != 1 {
-		fs.Usage()
-		return ExitUsage
-	}
-	a, err := analyzeFile(files[0])
-	if err != nil {
-		return reportFileError(stdout, stderr, files[0], err)
-	}
-	if !a.Corners.Found {
-		writeLine(stdout, statusError{Error: errNoCorners.Error(), Status: 422, File: files[0]})
-		return ExitRejected
+	file, a, code := analyzeOneFile(fs, args, stdout, stderr)
+	if a == nil {
+		return code
 	}
 	jpg, w, h, err := rectifyFound(a)
 	if err != nil {
-		return reportFileError(stdout, stderr, files[0], err)
+		return reportFileError(stdout, stderr, file, err)
 	}
 	body := PreprocessBody{Corners: quadArray(a.Corners.Quad), Order: "TL,TR,BR,BL", Width: w, Height: h, ModelVersion: pop.Version}
 	if *out != "" {

@@ -203,6 +203,12 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v
 }
 
 func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	s.popImage(ctx, w, req, func(ctx context.Context, img []byte) (any, error) { return s.svc.DetectCorners(ctx, img) })
+}
+
+// popImage serves a PoP endpoint whose request is just {image}: 503 without
+// the pipeline, 400 for a bad body, then fn's body or error.
+func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *v3Request, fn func(context.Context, []byte) (any, error)) {
 	if s.svc.PoP() == nil {
 		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
 		return
@@ -212,7 +218,7 @@ func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *v3Requ
 		s.v3Fail(w, req.r, err)
 		return
 	}
-	body, err := s.svc.DetectCorners(ctx, img)
+	body, err := fn(ctx, img)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -258,21 +264,7 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Requ
 }
 
 func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	if s.svc.PoP() == nil {
-		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
-		return
-	}
-	_, img, err := parseImageReq(req.body)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	body, err := s.svc.Preprocess(ctx, img)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	s.popImage(ctx, w, req, func(ctx context.Context, img []byte) (any, error) { return s.svc.Preprocess(ctx, img) })
 }
 
 // v3Paths are the cardiac endpoints, for telling 405 from 404.
