@@ -374,10 +374,6 @@ func photoOf(r *cardiac.Result) PhotoResult {
 // and are "review" when no image has the value.
 func summarize(rs []*cardiac.Result) Summary {
 	var sum Summary
-	type cand struct {
-		i int
-		r *cardiac.Result
-	}
 	var withVHS, withVLAS []cand
 	for i, r := range rs {
 		if r == nil {
@@ -411,25 +407,31 @@ func summarize(rs []*cardiac.Result) Summary {
 		i := withVHS[0].i
 		sum.BestPhotoIndex = &i
 		sum.BestVHS = withVHS[0].r.VHS
-		vals, spreads := make([]float64, 0, len(withVHS)), make([]float64, 0, len(withVHS))
-		for _, c := range withVHS {
-			vals = append(vals, *c.r.VHS)
-			spreads = append(spreads, c.r.Spread)
-		}
-		sum.MedianVHS, sum.VHSStd = ptr(round2(median(vals))), stdOf(vals)
-		sum.VHSConfidence = batchConfidence(median(spreads), sum.VHSStd, BatchVHSStdBound)
+		sum.MedianVHS, sum.VHSStd, sum.VHSConfidence = seriesStats(withVHS, func(r *cardiac.Result) float64 { return *r.VHS }, BatchVHSStdBound)
 	}
 	if len(withVLAS) > 0 {
 		sum.BestVLAS = withVLAS[0].r.VLAS
-		vals, spreads := make([]float64, 0, len(withVLAS)), make([]float64, 0, len(withVLAS))
-		for _, c := range withVLAS {
-			vals = append(vals, *c.r.VLAS)
-			spreads = append(spreads, c.r.Spread)
-		}
-		sum.MedianVLAS, sum.VLASStd = ptr(round2(median(vals))), stdOf(vals)
-		sum.VLASConfidence = batchConfidence(median(spreads), sum.VLASStd, BatchVLASStdBound)
+		sum.MedianVLAS, sum.VLASStd, sum.VLASConfidence = seriesStats(withVLAS, func(r *cardiac.Result) float64 { return *r.VLAS }, BatchVLASStdBound)
 	}
 	return sum
+}
+
+// cand is one batch image with its index.
+type cand struct {
+	i int
+	r *cardiac.Result
+}
+
+// seriesStats gives one measure's batch median (rounded), standard
+// deviation and batch-level confidence over the images that have it.
+func seriesStats(cs []cand, get func(*cardiac.Result) float64, stdBound float64) (*float64, *float64, string) {
+	vals, spreads := make([]float64, 0, len(cs)), make([]float64, 0, len(cs))
+	for _, c := range cs {
+		vals = append(vals, get(c.r))
+		spreads = append(spreads, c.r.Spread)
+	}
+	std := stdOf(vals)
+	return ptr(round2(median(vals))), std, batchConfidence(median(spreads), std, stdBound)
 }
 
 func batchConfidence(medianSpread float64, std *float64, bound float64) string {
