@@ -160,6 +160,7 @@ type Error struct {
 	Err  error
 }
 
+// Error returns the message the client sees.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Msg + ": " + e.Err.Error()
@@ -167,6 +168,7 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 func errf(k Kind, format string, a ...any) *Error {

@@ -92,6 +92,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the code and the message.
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 // ErrorDetail is the inner object of the error body.
