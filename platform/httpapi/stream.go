@@ -54,8 +54,10 @@ type streamEvents struct{ s *sse }
 func (e streamEvents) Started(n int, mv string) error {
 	return e.s.event("processing_started", map[string]any{"n_images": n, "model_version": mv})
 }
+
 // Photo sends one photo event.
 func (e streamEvents) Photo(p app.PhotoResult) error { return e.s.event("photo", p) }
+
 // ImageError sends an error event for one image.
 func (e streamEvents) ImageError(i int, uuid string, err error) error {
 	msg := err.Error()
@@ -65,8 +67,10 @@ func (e streamEvents) ImageError(i int, uuid string, err error) error {
 	}
 	return e.s.event("error", map[string]any{"index": i, "uuid": uuid, "error": msg})
 }
+
 // Summary sends the summary event.
 func (e streamEvents) Summary(s app.Summary) error { return e.s.event("summary", s) }
+
 // Billing sends the final billing event.
 func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing", b) }
 
