@@ -9,4 +9,7 @@ require (
 	golang.org/x/image v0.47.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	fyne.io/fyne/v2 v2.8.1 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
