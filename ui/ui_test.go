@@ -93,7 +93,7 @@ func wait(t *testing.T, done chan struct{}) {
 }
 
 func TestReviewOpenAndDrag(t *testing.T) {
-	u, _, done := newTestUI(t, true)
+	u, w, done := newTestUI(t, true)
 	r := u.review
 	if err := u.OpenFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png")); err != nil {
 		t.Fatal(err)
@@ -107,6 +107,15 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	if !strings.Contains(r.vlas.Text, "normal < 2.5") || r.reading.Text == "" || !strings.Contains(r.conf.Text, "Model confidence") {
 		t.Fatalf("labels %q %q %q", r.vlas.Text, r.reading.Text, r.conf.Text)
+	}
+	objs := test.WidgetRenderer(r.view).Objects()
+	if len(objs) != 1+4+7+cardiac.NumLandmarks {
+		t.Fatalf("%d overlay objects", len(objs))
+	}
+	for i, o := range objs {
+		if !o.Visible() {
+			t.Fatalf("overlay object %d (%T) hidden", i, o)
+		}
 	}
 	if r.edited.Text != "" {
 		t.Fatalf("fresh result marked edited: %q", r.edited.Text)
@@ -122,6 +131,15 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.edited.Text, "EDITED") {
 		t.Fatalf("edited mark %q", r.edited.Text)
+	}
+	// Through the window's canvas, as the driver delivers it: the event's
+	// position is where the pointer is now, Dragged the move since the
+	// last event. Move heart_right 30 units left: the short axis grows.
+	afterFirst := r.vhs.Text
+	abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(r.view).Add(r.view.WidgetPos(cardiac.HeartRight))
+	test.Drag(w.Canvas(), abs.AddXY(-30, 0), -30, 0)
+	if r.vhs.Text == afterFirst {
+		t.Fatalf("VHS unchanged after a canvas drag: %q", r.vhs.Text)
 	}
 	g := cardiac.Measure(r.view.Landmarks())
 	if want := valueLine("VHS", &[]float64{float64(int(g.VHS*100+0.5)) / 100}[0], "normal 8.5-10.5"); r.vhs.Text != want {
