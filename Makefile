@@ -22,7 +22,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run test test-go test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build run serve test test-go test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -49,9 +49,13 @@ $(ORT_LIB):
 build: deps
 	$(GO) build -o $(BIN) .
 
-# Until the desktop GUI lands, the app is the headless LAN API on the bundled
-# models, with its data (bbolt, certificate, keys) in $(DATA_DIR).
+# The desktop app (needs a display; under Xvfb set DISPLAY) with the LAN API
+# served in-process, its data (bbolt, certificate, keys) in $(DATA_DIR).
 run: build
+	./$(BIN) gui --data-dir $(DATA_DIR) --serve --addr $(ADDR) $(RUN_ARGS)
+
+# The headless LAN API alone.
+serve: build
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
 
 test: deps test-go test-py
