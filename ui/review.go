@@ -34,6 +34,7 @@ type review struct {
 	file, vhs, vlas, reading, conf *widget.Label
 	status, edited                 *widget.Label
 	open                           *widget.Button
+	side                           *fyne.Container
 }
 
 func newReview(u *UI) *review {
@@ -49,7 +50,8 @@ func newReview(u *UI) *review {
 		r.vhs, r.vlas, r.reading, r.conf, r.edited, r.status,
 		widget.NewLabel("Drag a landmark to correct it; VHS and VLAS follow."),
 	)
-	split := container.NewHSplit(r.view, side)
+	r.side = side
+	split := container.NewHSplit(r.view, container.NewVScroll(side))
 	split.Offset = 0.7
 	r.content = split
 	return r
@@ -148,6 +150,8 @@ func (r *review) setValues(vhs, vlas *float64) {
 	r.vhs.SetText(valueLine("VHS", vhs, fmt.Sprintf("normal %.1f-%.1f", vhsLow, vhsHigh)))
 	r.vlas.SetText(valueLine("VLAS", vlas, fmt.Sprintf("normal < %.1f", vlasHigh)))
 	r.reading.SetText(Reading(vhs, vlas))
+	// Wrapped labels change height with their text: lay the panel out again.
+	r.side.Refresh()
 }
 
 func valueLine(name string, v *float64, ref string) string {
