@@ -11,16 +11,18 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 
 # Debian packages: training (torch, onnx, scipy for .mat labels), fonts for
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
-# (engine/pop).
+# (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
+# for running the GUI without a display.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
-	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev
+	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
+	libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run test test-go test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build run serve test test-go test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -47,9 +49,13 @@ $(ORT_LIB):
 build: deps
 	$(GO) build -o $(BIN) .
 
-# Until the desktop GUI lands, the app is the headless LAN API on the bundled
-# models, with its data (bbolt, certificate, keys) in $(DATA_DIR).
+# The desktop app (needs a display; under Xvfb set DISPLAY) with the LAN API
+# served in-process, its data (bbolt, certificate, keys) in $(DATA_DIR).
 run: build
+	./$(BIN) gui --data-dir $(DATA_DIR) --serve --addr $(ADDR) $(RUN_ARGS)
+
+# The headless LAN API alone.
+serve: build
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
 
 test: deps test-go test-py

@@ -1,6 +1,6 @@
 // Command vetlens is the VetLens clinic application: cardiac measurement
 // from thoracic radiographs and feline USG screening, from the command line
-// (and, as later issues land, the desktop GUI and the LAN API).
+// and the desktop GUI (the default command), with the LAN API.
 package main
 
 import (
@@ -14,9 +14,12 @@ import (
 	"vetlens/cli"
 )
 
-const usage = `usage: vetlens <command> [flags]
+const usage = `usage: vetlens [<command> [flags]]
 
 commands:
+  gui [--data-dir DIR] [--serve [--addr HOST:PORT]]
+                                        the desktop window (the default without a command);
+                                        --serve also runs the HTTPS API in-process
   predict [--render OUT.jpg] FILE...   cardiac measurement of radiograph files, one JSON body per line
   corners FILE                          screen corners of a photographed radiograph, the /v3/corners body
   preprocess FILE [-o OUT.jpg]          corners plus perspective correction, the /v3/preprocess body
@@ -40,10 +43,11 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return cli.ExitUsage
+		return cli.GUI(ctx, nil, stdout, stderr)
 	}
 	switch args[0] {
+	case "gui":
+		return cli.GUI(ctx, args[1:], stdout, stderr)
 	case "predict":
 		return cli.Predict(ctx, args[1:], stdout, stderr)
 	case "corners":

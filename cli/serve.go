@@ -72,11 +72,29 @@ type serveConfig struct {
 }
 
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
-	st, err := store.Open(c.dataDir, time.Second)
+	svc, closeSvc, err := openService(ctx, c, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeSvc()
+	return serveAPI(ctx, svc, c, stdout, log)
+}
+
+// openService builds the app.Service that serve and gui share: the store
+// in c.dataDir and whatever engines load from c.models (a missing ONNX
+// Runtime or model is a warning: its endpoints answer 503). The PoP
+// sweeper runs until ctx ends. closeAll releases the engines and the store.
+func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, closeAll func(), err error) {
+	st, err := store.Open(c.dataDir, time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers := []func() error{st.Close}
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
 	deps := app.Deps{Store: st}
 	if err := ort.Init(c.ortLib); err != nil {
 		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
@@ -84,13 +102,13 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 		if e, err := usg.Load(c.models); err != nil {
 			log.Warn("USG model not loaded", "err", err)
 		} else {
-			defer e.Close()
+			closers = append(closers, e.Close)
 			deps.USG = e
 		}
 		if e, err := cardiac.Load(c.models, cardiac.DefaultOptions()); err != nil {
 			log.Warn("cardiac models not loaded", "err", err)
 		} else {
-			defer e.Close()
+			closers = append(closers, e.Close)
 			deps.Cardiac = e
 			// The PoP pipeline (classical geometry, no model files) needs
 			// the cardiac engine to measure rectified frames.
@@ -102,10 +120,17 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc
-	svc, err := app.New(deps, cfg)
+	svc, err = app.New(deps, cfg)
 	if err != nil {
-		return err
+		closeAll()
+		return nil, nil, err
 	}
+	return svc, closeAll, nil
+}
+
+// serveAPI runs the HTTPS API and the admin socket for svc until ctx ends
+// or a listener fails.
+func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Writer, log *slog.Logger) error {
 	cert, created, err := loadOrCreateCert(c.dataDir, c.cert, c.key)
 	if err != nil {
 		return err
