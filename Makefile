@@ -83,7 +83,7 @@ test-py:
 # Retrain everything from synthetic data (hours on 2 cores). With real data:
 #   make train-cardiac DOGHEART=/path/to/DogHeart   (Images/*.png + Labels/*.mat)
 #   make train-usg DATA=cohort.csv
-MINUTES ?= 14
+MINUTES ?= 75
 models: train-cardiac train-usg manifest
 
 train-cardiac:
