@@ -173,60 +173,61 @@ func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *v
 }
 
 func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	if s.svc.PoP() == nil {
-		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
-		return
-	}
-	q, img, err := parseImageReq(req.body)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	if q.SessionID == nil || *q.SessionID == "" {
-		v3Error(w, http.StatusBadRequest, "session_id is required")
-		return
-	}
-	uuid := ""
-	if q.UUID != nil {
-		uuid = *q.UUID
-		if len(uuid) > app.MaxUUIDBytes {
-			v3Error(w, http.StatusBadRequest, "uuid too long")
-			return
+	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
+		if q.SessionID == nil || *q.SessionID == "" {
+			return nil, invalid("session_id is required")
 		}
-	}
-	body, err := s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+		uuid := ""
+		if q.UUID != nil {
+			uuid = *q.UUID
+			if len(uuid) > app.MaxUUIDBytes {
+				return nil, invalid("uuid too long")
+			}
+		}
+		return s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+	})
 }
 
 func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	s.popImage(ctx, w, req, func(ctx context.Context, img []byte) (any, error) { return s.svc.DetectCorners(ctx, img) })
-}
-
-// popImage serves a PoP endpoint whose request is just {image}: 503 without
-// the pipeline, 400 for a bad body, then fn's body or error.
-func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *v3Request, fn func(context.Context, []byte) (any, error)) {
-	if s.svc.PoP() == nil {
-		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
-		return
-	}
-	_, img, err := parseImageReq(req.body)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	body, err := fn(ctx, img)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
+		return s.svc.DetectCorners(ctx, img)
+	})
 }
 
 func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
+		const shape = "corners must be 4 [x, y] pairs (TL, TR, BR, BL)"
+		var cs [4][2]float64
+		if q.Corners == nil || len(*q.Corners) != 4 {
+			return nil, invalid(shape)
+		}
+		for i, p := range *q.Corners {
+			if len(p) != 2 {
+				return nil, invalid(shape)
+			}
+			for j, n := range p {
+				f, err := n.Float64()
+				if err != nil {
+					return nil, invalid("corner coordinates must be numbers")
+				}
+				cs[i][j] = f
+			}
+		}
+		return s.svc.Rectify(ctx, img, cs)
+	})
+}
+
+func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
+		return s.svc.Preprocess(ctx, img)
+	})
+}
+
+// popImage serves a PoP endpoint whose request carries an image: 503
+// without the pipeline, 400 for a bad body, then fn's body or error (an
+// app.Error of KindInvalid from fn is a 400 with its message).
+func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *v3Request,
+	fn func(context.Context, *imageReq, []byte) (any, error)) {
 	if s.svc.PoP() == nil {
 		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
 		return
@@ -236,26 +237,7 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Requ
 		s.v3Fail(w, req.r, err)
 		return
 	}
-	var cs [4][2]float64
-	if q.Corners == nil || len(*q.Corners) != 4 {
-		v3Error(w, http.StatusBadRequest, "corners must be 4 [x, y] pairs (TL, TR, BR, BL)")
-		return
-	}
-	for i, p := range *q.Corners {
-		if len(p) != 2 {
-			v3Error(w, http.StatusBadRequest, "corners must be 4 [x, y] pairs (TL, TR, BR, BL)")
-			return
-		}
-		for j, n := range p {
-			f, err := n.Float64()
-			if err != nil {
-				v3Error(w, http.StatusBadRequest, "corner coordinates must be numbers")
-				return
-			}
-			cs[i][j] = f
-		}
-	}
-	body, err := s.svc.Rectify(ctx, img, cs)
+	body, err := fn(ctx, q, img)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -263,9 +245,8 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Requ
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	s.popImage(ctx, w, req, func(ctx context.Context, img []byte) (any, error) { return s.svc.Preprocess(ctx, img) })
-}
+// invalid is a 400 with msg as the client's error text.
+func invalid(msg string) error { return &app.Error{Kind: app.KindInvalid, Msg: msg} }
 
 // v3Paths are the cardiac endpoints, for telling 405 from 404.
 var v3Paths = map[string]string{
