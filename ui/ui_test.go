@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,46 +12,16 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
 
-var modelsDir = filepath.Join("..", "models")
-
-var (
-	engOnce    sync.Once
-	cardiacEng *cardiac.Engine
-	usgEng     *usg.Engine
-	engErr     error
-)
-
-// realEngines loads the shipped models once per test binary (the pattern
-// of platform/httpapi's tests), skipping while no cardiac landmark model
-// is listed in the manifest.
+// realEngines gives the shipped models, loaded once per test binary,
+// skipping while no cardiac landmark model is listed in the manifest.
 func realEngines(t *testing.T) (*cardiac.Engine, *usg.Engine) {
 	t.Helper()
-	m, err := manifest.Load(modelsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.ByRole(cardiac.RoleLandmark)) == 0 {
-		t.Skipf("no %s models in %s/manifest.json: real-model UI tests skipped", cardiac.RoleLandmark, modelsDir)
-	}
-	engOnce.Do(func() {
-		if engErr = ort.Init(""); engErr != nil {
-			return
-		}
-		if cardiacEng, engErr = cardiac.Load(modelsDir, cardiac.DefaultOptions()); engErr != nil {
-			return
-		}
-		usgEng, engErr = usg.Load(modelsDir)
-	})
-	if engErr != nil {
-		t.Fatal(engErr)
-	}
-	return cardiacEng, usgEng
+	return testmodels.Cardiac(t), testmodels.USG(t)
 }
 
 // newTestUI builds the UI on a fresh store, with the real engines when

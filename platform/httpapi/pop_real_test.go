@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"vetlens/app/capture"
+	"vetlens/internal/testmodels"
 )
 
 // screens holds screen-photo composites with exact corners (engine/pop's
@@ -16,7 +17,7 @@ var screens = filepath.Join("..", "..", "engine", "pop", "testdata")
 // screen-photo single prediction through the real pipeline: engine/pop's
 // geometry, the capture session manager and the trained cardiac models.
 func TestPoPEndpointsRealPipeline(t *testing.T) {
-	eng := realCardiac(t)
+	eng := testmodels.Cardiac(t)
 	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
 	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
 	screen := b64(fileBytes(t, filepath.Join(screens, "screen_0000.jpg")))

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"vetlens/internal/testmodels"
 )
 
 var phantoms = filepath.Join("..", "..", "engine", "cardiac", "testdata", "phantoms")
@@ -20,7 +22,7 @@ var phantoms = filepath.Join("..", "..", "engine", "cardiac", "testdata", "phant
 // shipped cardiac models (skipped until models/manifest.json lists them)
 // and checks that billing follows the result codes.
 func TestV3PredictRealModels(t *testing.T) {
-	eng := realCardiac(t)
+	eng := testmodels.Cardiac(t)
 	a := newAPI(t, apiOpts{cardiac: eng})
 	img1 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_1_640x480.png")))
 	img2 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_3_1024x1024.jpg")))
@@ -104,7 +106,7 @@ func TestConcurrentRealCardiac(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1000 requests with real cardiac predictions")
 	}
-	eng := realCardiac(t)
+	eng := testmodels.Cardiac(t)
 	a := newAPI(t, apiOpts{cardiac: eng})
 	img := b64(fileBytes(t, filepath.Join(phantoms, "phantom_2_480x720.jpg")))
 	var mu sync.Mutex

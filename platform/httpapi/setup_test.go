@@ -14,75 +14,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
-	"vetlens/engine/usg"
+	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
-
-var modelsDir = filepath.Join("..", "..", "models")
-
-var (
-	usgOnce sync.Once
-	usgEng  *usg.Engine
-	usgErr  error
-
-	cardiacOnce sync.Once
-	cardiacEng  *cardiac.Engine
-	cardiacErr  error
-)
-
-// realUSG loads the shipped USG model once per test binary; a failure
-// (missing ONNX Runtime, broken model) fails the test.
-func realUSG(t testing.TB) *usg.Engine {
-	t.Helper()
-	usgOnce.Do(func() {
-		if usgErr = ort.Init(""); usgErr != nil {
-			return
-		}
-		usgEng, usgErr = usg.Load(modelsDir)
-	})
-	if usgErr != nil {
-		t.Fatal(usgErr)
-	}
-	return usgEng
-}
-
-// realCardiac loads the shipped cardiac models, or those in
-// $VETLENS_TEST_MODELS (for example the test double from
-// engine/cardiac/testdata/make_test_double.py), skipping while the
-// manifest lists no cardiac_landmark model (they are still being trained).
-func realCardiac(t testing.TB) *cardiac.Engine {
-	t.Helper()
-	dir := modelsDir
-	if d := os.Getenv(testModelsEnv); d != "" {
-		dir = d
-	}
-	m, err := manifest.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.ByRole(cardiac.RoleLandmark)) == 0 {
-		t.Skipf("no %s models in %s/manifest.json yet: cardiac-model tests skipped", cardiac.RoleLandmark, dir)
-	}
-	cardiacOnce.Do(func() {
-		if cardiacErr = ort.Init(""); cardiacErr != nil {
-			return
-		}
-		cardiacEng, cardiacErr = cardiac.Load(dir, cardiac.DefaultOptions())
-	})
-	if cardiacErr != nil {
-		t.Fatal(cardiacErr)
-	}
-	return cardiacEng
-}
 
 // fakeCardiac gives synthetic outcomes for the HTTP shape tests: the
 // result code is the gray level of the image's top-left pixel. Gray 200
@@ -220,7 +160,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := app.Deps{Store: st, USG: realUSG(t), PoP: o.pop}
+	deps := app.Deps{Store: st, USG: testmodels.USG(t), PoP: o.pop}
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
 	}
@@ -338,7 +278,3 @@ func (a *api) idle() {
 	}
 	a.t.Fatal("requests still in flight after 5 s")
 }
-
-// testModelsEnv is engine/cardiac's VETLENS_TEST_MODELS: another models
-// directory for the cardiac-model tests.
-const testModelsEnv = "VETLENS_TEST_MODELS"

@@ -11,6 +11,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/usg"
+	"vetlens/internal/testmodels"
 )
 
 const usgValid = `{"BUN": 27, "CREATININE": 1.2, "HGB": 15.1, "ABSOLUTE LYMPHOCYTES": 1435, "age_months": 14, "clinic_code": "C-17", "uuid": "cat-9"}`
@@ -160,7 +161,7 @@ func (brokenUSG) Predict(context.Context, *usg.Request) (*usg.Response, error) {
 // logged or billed.
 func TestUSGInternalError(t *testing.T) {
 	a := newAPI(t, apiOpts{})
-	svc, err := app.New(app.Deps{Store: a.svc.Store(), USG: brokenUSG{realUSG(t)}}, app.DefaultConfig())
+	svc, err := app.New(app.Deps{Store: a.svc.Store(), USG: brokenUSG{testmodels.USG(t)}}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
