@@ -189,16 +189,7 @@ func analyzeFile(file string) (*pop.Analysis, error) {
 	if !c.Found {
 		return &pop.Analysis{Corners: c}, nil
 	}
-	rw, rh, err := pop.RectifiedSize(c.Quad, c.Width, c.Height)
-	if err != nil {
-		return nil, err
-	}
-	r, err := pop.Rectify(m, c.Quad, rw, rh)
-	defer r.Close()
-	if err != nil {
-		return nil, err
-	}
-	jpg, err := pop.EncodeJPEG(r, pop.JPEGQuality)
+	jpg, _, _, err := pop.RectifyJPEG(m, c.Quad)
 	if err != nil {
 		return nil, err
 	}

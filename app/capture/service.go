@@ -74,20 +74,14 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 	for i, p := range corners {
 		q[i] = pop.Point{X: p[0], Y: p[1]}
 	}
-	rw, rh, err := pop.RectifiedSize(q, frame.Cols(), frame.Rows())
-	if err != nil {
+	b, w, h, err := pop.RectifyJPEG(frame, q)
+	if errors.Is(err, pop.ErrBadQuad) {
 		return nil, 0, 0, fmt.Errorf("%w: %w", app.ErrBadCorners, err)
 	}
-	out, err := pop.Rectify(frame, q, rw, rh)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("rectify: %w", err)
 	}
-	defer out.Close()
-	b, err := pop.EncodeJPEG(out, pop.JPEGQuality)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	return b, rw, rh, nil
+	return b, w, h, nil
 }
 
 // StartSession opens a capture session.

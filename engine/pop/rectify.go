@@ -70,6 +70,26 @@ func Rectify(frame gocv.Mat, q Quad, rw, rh int) (gocv.Mat, error) {
 	return out, nil
 }
 
+// RectifyJPEG warps the quad of a frame to an upright rectangle of the
+// screen's true aspect (RectifiedSize, Rectify) and encodes it as JPEG at
+// JPEGQuality, returning the JPEG and its size.
+func RectifyJPEG(frame gocv.Mat, q Quad) ([]byte, int, int, error) {
+	rw, rh, err := RectifiedSize(q, frame.Cols(), frame.Rows())
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out, err := Rectify(frame, q, rw, rh)
+	defer out.Close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	jpg, err := EncodeJPEG(out, JPEGQuality)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return jpg, rw, rh, nil
+}
+
 // EncodeJPEG encodes a Mat as JPEG at the given quality.
 func EncodeJPEG(m gocv.Mat, quality int) ([]byte, error) {
 	buf, err := gocv.IMEncodeWithParams(gocv.JPEGFileExt, m, []int{gocv.IMWriteJpegQuality, quality})
