@@ -102,13 +102,7 @@ func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img [
 	if err := checkImageHeader(img); err != nil {
 		return nil, err
 	}
-	select {
-	case s.cardiacSlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.cardiacSlots }()
-	res, err := pp.Predict(ctx, img, o)
+	res, err := s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return pp.Predict(ctx, img, o) })
 	if err != nil {
 		if mapped := imageError(err); mapped != err {
 			return nil, mapped
@@ -124,13 +118,18 @@ func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img [
 // more at once only adds memory and thread contention; a batch takes a
 // slot per image, so single requests interleave with long batches.
 func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	return s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return s.cardiac.Predict(ctx, img, o) })
+}
+
+// inCardiacSlot runs predict once a cardiac slot is free (see predictImage).
+func (s *Service) inCardiacSlot(ctx context.Context, predict func() (*cardiac.Result, error)) (*cardiac.Result, error) {
 	select {
 	case s.cardiacSlots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.cardiacSlots }()
-	return s.cardiac.Predict(ctx, img, o)
+	return predict()
 }
 
 // finishSingle adds history and billing to one result.
