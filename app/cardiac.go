@@ -68,24 +68,28 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	if len(req.Images) != 1 || req.Batch {
 		return nil, errf(KindInvalid, "single prediction needs exactly one image")
 	}
-	o := cardiac.PredictOptions{Render: req.Render}
-	var res *cardiac.Result
-	if pp, ok := s.pop.(PoPPredictor); ok {
-		res, err := s.predictScreenAware(ctx, pp, req.Images[0], o)
-		if err != nil {
-			return nil, err
-		}
-		return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
-	}
-	img, err := decodeImage(req.Images[0])
+	res, err := s.measureSingle(ctx, req.Images[0], cardiac.PredictOptions{Render: req.Render})
 	if err != nil {
 		return nil, err
 	}
-	res, err = s.predictImage(ctx, img, o)
+	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+}
+
+// measureSingle measures one image: through the PoP pipeline when it can
+// correct screen photos, else decoded and measured as it is.
+func (s *Service) measureSingle(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	if pp, ok := s.pop.(PoPPredictor); ok {
+		return s.predictScreenAware(ctx, pp, b, o)
+	}
+	img, err := decodeImage(b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.predictImage(ctx, img, o)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
-	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
+	return res, nil
 }
 
 // PoPPredictor is implemented by a PoP pipeline that measures one image,
