@@ -70,6 +70,9 @@ func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (st
 	if customer == "" || !utf8.ValidString(customer) || len(customer) > 200 {
 		return "", KeyInfo{}, errf(KindInvalid, "customer name must be 1-200 bytes of UTF-8")
 	}
+	if customer == DesktopCustomer {
+		return "", KeyInfo{}, errf(KindInvalid, "customer name %q is reserved for this installation's desktop app", DesktopCustomer)
+	}
 	if tier != "" && !tier.Valid() {
 		return "", KeyInfo{}, errf(KindInvalid, "unknown tier %q (paygo, starter, professional, enterprise)", tier)
 	}

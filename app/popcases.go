@@ -158,26 +158,35 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 // unknown, expired or other customer's session is KindNotFound (404); a
 // frame after complete or failed is KindConflict (409).
 func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
+	body, _, err := s.sessionFrame(ctx, c, sessionID, frame, uuid, true)
+	return body, err
+}
+
+// sessionFrame is SessionFrame also returning the pipeline's outcome;
+// record says whether a complete session's valid result goes into the
+// uuid's history at once (the desktop saves it after review instead).
+func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, record bool) (*FrameBody, FrameOutcome, error) {
+	var out FrameOutcome
 	if s.pop == nil {
-		return nil, ErrPoPUnavailable
+		return nil, out, ErrPoPUnavailable
 	}
 	if sessionID == "" {
-		return nil, errf(KindInvalid, "session_id is required")
+		return nil, out, errf(KindInvalid, "session_id is required")
 	}
 	if err := checkImageHeader(frame); err != nil {
-		return nil, err
+		return nil, out, err
 	}
 	if !s.owners.owns(sessionID, c.Customer) {
-		return nil, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
+		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
 	}
 	out, err := s.pop.Frame(ctx, sessionID, frame)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
-		return nil, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
+		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
 	case errors.Is(err, ErrSessionClosed):
-		return nil, &Error{Kind: KindConflict, Msg: "session already completed or failed; start a new one", Err: err}
+		return nil, out, &Error{Kind: KindConflict, Msg: "session already completed or failed; start a new one", Err: err}
 	case err != nil:
-		return nil, popErr("session frame", err)
+		return nil, out, popErr("session frame", err)
 	}
 	body := &FrameBody{SessionID: sessionID, SessionStatus: out.Status, FrameIndex: out.FrameIndex}
 	switch out.Status {
@@ -199,7 +208,7 @@ func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, 
 		body.ResultCode, body.ResultDescription, body.FrameResult = &code, code.Description(), fr
 	case StatusComplete:
 		if out.Result == nil {
-			return nil, errors.New("session frame: complete without a result")
+			return nil, out, errors.New("session frame: complete without a result")
 		}
 		r := *out.Result
 		r.Rendered = out.Rendered
@@ -208,17 +217,19 @@ func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, 
 		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
 		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
 		body.Billing = &b
-		if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
-			return nil, err
+		if record {
+			if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
+				return nil, out, err
+			}
 		}
 	case StatusFailed:
 		body.Error = out.Error
 		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
 		body.Billing = &b
 	default:
-		return nil, fmt.Errorf("session frame: unknown status %q", out.Status)
+		return nil, out, fmt.Errorf("session frame: unknown status %q", out.Status)
 	}
-	return body, nil
+	return body, out, nil
 }
 
 // Corners is the /v3/corners body.

@@ -47,6 +47,10 @@ type Single struct {
 	Result *cardiac.Result
 	// Analysis is what the PoP pipeline found.
 	Analysis *pop.Analysis
+	// Measured is the image the positions refer to: the rectified image
+	// when a screen photo was corrected, else the decoded input; nil for
+	// code 7 (nothing was measured).
+	Measured image.Image
 }
 
 // PredictImage detects whether b (JPEG or PNG) is a photograph of a
@@ -69,7 +73,7 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 			return nil, fmt.Errorf("predict on rectified image: %w", err)
 		}
 		r.PopDetected = true
-		return &Single{Result: r, Analysis: an}, nil
+		return &Single{Result: r, Analysis: an, Measured: an.Rectified}, nil
 	}
 	img, _, err := imageproc.Decode(b)
 	if err != nil {
@@ -79,5 +83,5 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 	if err != nil {
 		return nil, err
 	}
-	return &Single{Result: r, Analysis: an}, nil
+	return &Single{Result: r, Analysis: an, Measured: img}, nil
 }

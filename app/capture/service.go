@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -133,4 +134,15 @@ func (s *Service) Predict(ctx context.Context, img []byte, o cardiac.PredictOpti
 		return nil, err
 	}
 	return r.Result, nil
+}
+
+// Measure is Predict that also returns the image the result's positions
+// refer to (rectified for a corrected screen photo), for the desktop's
+// review screen.
+func (s *Service) Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
+	r, err := PredictImage(ctx, s.pred, s.an, img, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.Result, r.Measured, nil
 }

@@ -3,8 +3,11 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -186,8 +189,35 @@ func countPrefix(b *bolt.Bucket, prefix []byte) int {
 // HistoryEntry is one measurement kept for a (customer, uuid) pair.
 type HistoryEntry struct {
 	Time time.Time `json:"time"`
-	VHS  *float64  `json:"vhs"`
-	VLAS *float64  `json:"vlas"`
+	// VHS and VLAS are the values in effect: the clinician's when the
+	// landmarks were edited, else the model's.
+	VHS  *float64 `json:"vhs"`
+	VLAS *float64 `json:"vlas"`
+
+	// The fields below are kept for measurements saved from the desktop
+	// (older records and API records leave them empty).
+
+	// Source is "api" or "desktop"; empty means api.
+	Source string `json:"source,omitempty"`
+	// Edited is set when the clinician moved landmarks; ModelVHS and
+	// ModelVLAS then hold the model's own values.
+	Edited    bool     `json:"edited,omitempty"`
+	ModelVHS  *float64 `json:"model_vhs,omitempty"`
+	ModelVLAS *float64 `json:"model_vlas,omitempty"`
+	// Code and Confidence are the model's result code and confidence.
+	Code       int    `json:"code,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+	// ModelVersion is the cardiac model version that measured it.
+	ModelVersion string `json:"model_version,omitempty"`
+	// Landmarks are the 7 landmarks in effect, [x, y] in pixels of the
+	// measured image, in the spec's class order.
+	Landmarks [][2]float64 `json:"landmarks,omitempty"`
+}
+
+// PatientEntry is a history entry with the customer it was recorded for.
+type PatientEntry struct {
+	Customer string `json:"customer"`
+	HistoryEntry
 }
 
 // HistoryService keeps cardiac measurements per (customer, uuid).
@@ -237,6 +267,96 @@ func (s *HistoryService) List(ctx context.Context, customer, uuid string) ([]His
 		return nil
 	})
 	return out, err
+}
+
+// ListPatient returns every customer's entries for uuid, oldest first
+// (by time, then by the order they were added). It scans the bucket: the
+// desktop's patient view is a clinic-scale query, not an API path.
+func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]PatientEntry, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	out := []PatientEntry{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
+			cust, id, ok := splitPair(k)
+			if !ok || id != uuid {
+				return nil
+			}
+			var e HistoryEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode history: %w", err)
+			}
+			out = append(out, PatientEntry{Customer: cust, HistoryEntry: e})
+			return nil
+		})
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, err
+}
+
+// PatientIDs returns up to limit distinct patient ids (uuids) with cardiac
+// history or USG log entries that contain query (case-insensitive), sorted.
+func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(query)
+	seen := map[string]bool{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketHistory).ForEach(func(k, _ []byte) error {
+			if _, id, ok := splitPair(k); ok && strings.Contains(strings.ToLower(id), q) {
+				seen[id] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketUSGLog).ForEach(func(_, v []byte) error {
+			var e struct {
+				UUID string `json:"uuid"`
+			}
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode usg log: %w", err)
+			}
+			if e.UUID != "" && strings.Contains(strings.ToLower(e.UUID), q) {
+				seen[e.UUID] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if limit > 0 && len(ids) > limit {
+		ids = ids[:limit]
+	}
+	return ids, nil
+}
+
+// splitPair undoes join(customer, uuid) + 8-byte sequence.
+func splitPair(k []byte) (customer, uuid string, ok bool) {
+	var parts [2]string
+	for i := range parts {
+		if len(k) < 2 {
+			return "", "", false
+		}
+		n := int(binary.BigEndian.Uint16(k))
+		if len(k) < 2+n {
+			return "", "", false
+		}
+		parts[i], k = string(k[2:2+n]), k[2+n:]
+	}
+	if len(k) != 8 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
 }
 
 // USGLogEntry is one logged USG prediction.
@@ -292,4 +412,19 @@ func (s *USGLogService) List(ctx context.Context) ([]USGLogEntry, error) {
 		})
 	})
 	return out, err
+}
+
+// ListPatient returns the USG log entries for uuid in append order.
+func (s *USGLogService) ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []USGLogEntry{}
+	for _, e := range all {
+		if e.UUID == uuid {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

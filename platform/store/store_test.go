@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -162,5 +163,55 @@ func TestUSGLogAppend(t *testing.T) {
 	}
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPatientQueries(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	v := func(x float64) *float64 { return &x }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.History().Add(ctx, "desktop", "Rex-1", HistoryEntry{Time: time.Unix(30, 0), VHS: v(10), Edited: true, ModelVHS: v(10.4), Source: "desktop"}))
+	must(s.History().Add(ctx, "lan", "Rex-1", HistoryEntry{Time: time.Unix(10, 0), VHS: v(9)}))
+	must(s.History().Add(ctx, "lan", "Rex-10", HistoryEntry{Time: time.Unix(20, 0), VHS: v(11)}))
+	must(s.History().Add(ctx, "lan", "Bella", HistoryEntry{Time: time.Unix(20, 0), VHS: v(8)}))
+	for _, u := range []string{"Rex-1", "", "Tom"} {
+		_, err := s.USGLog().Append(ctx, USGLogEntry{Customer: "desktop", UUID: u, Inputs: []byte(`{}`), Outputs: []byte(`{}`)})
+		must(err)
+	}
+
+	got, err := s.History().ListPatient(ctx, "Rex-1")
+	must(err)
+	if len(got) != 2 || got[0].Customer != "lan" || *got[0].VHS != 9 || got[1].Customer != "desktop" || !got[1].Edited || *got[1].ModelVHS != 10.4 {
+		t.Fatalf("ListPatient Rex-1 = %+v", got)
+	}
+	if none, err := s.History().ListPatient(ctx, "Rex"); err != nil || len(none) != 0 || none == nil {
+		t.Fatalf("prefix must not match: %+v %v", none, err)
+	}
+	usg, err := s.USGLog().ListPatient(ctx, "Rex-1")
+	must(err)
+	if len(usg) != 1 || usg[0].UUID != "Rex-1" {
+		t.Fatalf("USG ListPatient = %+v", usg)
+	}
+	for _, tc := range []struct {
+		query string
+		limit int
+		want  string
+	}{
+		{"rex", 0, "Rex-1,Rex-10"},
+		{"", 0, "Bella,Rex-1,Rex-10,Tom"},
+		{"", 2, "Bella,Rex-1"},
+		{"zzz", 0, ""},
+	} {
+		ids, err := s.PatientIDs(ctx, tc.query, tc.limit)
+		must(err)
+		if strings.Join(ids, ",") != tc.want {
+			t.Errorf("PatientIDs(%q, %d) = %v, want %s", tc.query, tc.limit, ids, tc.want)
+		}
 	}
 }

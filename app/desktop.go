@@ -1,0 +1,407 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"vetlens/app/report"
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+	"vetlens/engine/usg"
+	"vetlens/platform/store"
+)
+
+// DesktopCustomer is the built-in customer the desktop app measures,
+// meters and records under. API keys cannot be created for it.
+const DesktopCustomer = "desktop"
+
+// DesktopCaller is the Caller of every desktop use case.
+func DesktopCaller() Caller { return Caller{Customer: DesktopCustomer, KeyPrefix: DesktopCustomer} }
+
+// MaxPatientIDLen is the longest patient id the desktop accepts.
+const MaxPatientIDLen = 128
+
+// CheckPatientID validates a patient id typed at the desktop: at most
+// MaxPatientIDLen bytes of UTF-8 without control characters. The empty id
+// is valid (no patient); callers that need one check for it.
+func CheckPatientID(id string) error {
+	if len(id) > MaxPatientIDLen || !utf8.ValidString(id) {
+		return errf(KindInvalid, "patient ID must be at most %d bytes of UTF-8", MaxPatientIDLen)
+	}
+	if strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return errf(KindInvalid, "patient ID must not contain control characters")
+	}
+	return nil
+}
+
+// ensureDesktop creates the desktop customer (tier paygo) on first use.
+func (s *Service) ensureDesktop(ctx context.Context) error {
+	_, err := s.store.Customers().Get(ctx, DesktopCustomer)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("desktop customer: %w", err)
+	}
+	c := store.Customer{Name: DesktopCustomer, Tier: string(TierPaygo), Created: s.clock.Now().UTC()}
+	if err := s.store.Customers().Put(ctx, c); err != nil {
+		return fmt.Errorf("create desktop customer: %w", err)
+	}
+	return nil
+}
+
+// Measurement is a desktop measurement awaiting the clinician's review.
+type Measurement struct {
+	// Result is the model's result. Positions refer to Image.
+	Result *cardiac.Result
+	// Image is what was measured: the rectified display area when the
+	// input was a photograph of a screen, else the decoded input.
+	Image image.Image
+	// ModelVersion is the cardiac model version.
+	ModelVersion string
+	// PatientID is the patient id the measurement was metered for ("" none).
+	PatientID string
+	// Billing is how the measurement was metered (DesktopCustomer).
+	Billing Billing
+}
+
+// PoPMeasurer is implemented by a PoP pipeline that measures one image
+// screen-aware (as PoPPredictor) and also returns the image the result's
+// positions refer to. The desktop uses it to show a corrected screen photo.
+type PoPMeasurer interface {
+	Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error)
+}
+
+// MeasureDesktop measures one radiograph opened at the desktop (JPEG or
+// PNG bytes), correcting a photograph of a screen first when the PoP
+// pipeline is loaded. It is metered like an API single call of the
+// desktop customer (patientID gives the 24 h recheck grace) but not
+// recorded: SaveMeasurement records it after the clinician's review.
+func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte) (*Measurement, error) {
+	if s.cardiac == nil {
+		return nil, ErrCardiacUnavailable
+	}
+	patientID = strings.TrimSpace(patientID)
+	if err := CheckPatientID(patientID); err != nil {
+		return nil, err
+	}
+	if err := s.ensureDesktop(ctx); err != nil {
+		return nil, err
+	}
+	var (
+		res *cardiac.Result
+		img image.Image
+		err error
+	)
+	if pm, ok := s.pop.(PoPMeasurer); ok {
+		if err := checkImageHeader(b); err != nil {
+			return nil, err
+		}
+		res, err = s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {
+			r, shown, err := pm.Measure(ctx, b, cardiac.PredictOptions{})
+			img = shown
+			return r, err
+		})
+		if err != nil {
+			if mapped := imageError(err); mapped != err {
+				return nil, mapped
+			}
+			return nil, fmt.Errorf("measure: %w", err)
+		}
+		if img == nil { // code 7: show the photograph as it is
+			if img, err = decodeImage(b); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		if img, err = decodeImage(b); err != nil {
+			return nil, err
+		}
+		if res, err = s.predictImage(ctx, img, cardiac.PredictOptions{}); err != nil {
+			return nil, fmt.Errorf("measure: %w", err)
+		}
+	}
+	bill := s.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID})
+	return &Measurement{Result: res, Image: img, ModelVersion: s.cardiac.ModelVersion(), PatientID: patientID, Billing: bill}, nil
+}
+
+// Values are VHS and VLAS from a set of landmarks, rounded as the engine
+// rounds them; nil where they cannot be computed.
+type Values struct {
+	VHS, VLAS         *float64
+	AxesPerpendicular bool
+}
+
+// EditedValues recomputes VHS and VLAS from landmarks a clinician placed
+// (the engine's geometry, so edited and model values compare).
+func EditedValues(l cardiac.Landmarks) Values {
+	g := cardiac.Measure(l)
+	v := Values{AxesPerpendicular: g.AxesPerpendicular()}
+	if isFiniteValue(g.VHS) {
+		x := math.Round(g.VHS*100) / 100
+		v.VHS = &x
+	}
+	if isFiniteValue(g.VLAS) {
+		x := math.Round(g.VLAS*100) / 100
+		v.VLAS = &x
+	}
+	return v
+}
+
+func isFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0 }
+
+// SaveRequest asks to record a reviewed measurement in a patient's history.
+type SaveRequest struct {
+	// PatientID is required.
+	PatientID string
+	// Measurement is the model's measurement (MeasureDesktop or a
+	// completed DesktopSession).
+	Measurement *Measurement
+	// Edited holds the clinician's landmarks (pixels of Measurement.Image)
+	// when any was moved; nil keeps the model's values.
+	Edited *cardiac.Landmarks
+}
+
+// SaveMeasurement records a reviewed measurement in the patient's history
+// (desktop customer): the values in effect (edited when Edited is set),
+// the model's values beside them, the result code, confidence, model
+// version and landmarks. A measurement without a VHS can be saved only
+// with edited landmarks, and edited landmarks must lie inside the image
+// and give a VHS. It returns the stored entry.
+func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.HistoryEntry, error) {
+	var e store.HistoryEntry
+	id := strings.TrimSpace(req.PatientID)
+	if id == "" {
+		return e, errf(KindInvalid, "a patient ID is required to save")
+	}
+	if err := CheckPatientID(id); err != nil {
+		return e, err
+	}
+	m := req.Measurement
+	if m == nil || m.Result == nil {
+		return e, errf(KindInvalid, "nothing measured to save")
+	}
+	r := m.Result
+	e = store.HistoryEntry{
+		Time: s.clock.Now().UTC(), Source: "desktop", Code: int(r.Code),
+		Confidence: string(r.Confidence), ModelVersion: m.ModelVersion,
+	}
+	lm := r.Landmarks
+	if req.Edited != nil {
+		if r.Rejected || len(r.ModelLandmarks) == 0 {
+			return e, errf(KindInvalid, "a rejected image has no landmarks to edit")
+		}
+		for k, p := range req.Edited {
+			if !isFiniteValue(p.X+1) || !isFiniteValue(p.Y+1) || p.X < 0 || p.Y < 0 || p.X > float64(r.Width) || p.Y > float64(r.Height) {
+				return e, errf(KindInvalid, "landmark %s lies outside the image", cardiac.ClassNames[k])
+			}
+		}
+		v := EditedValues(*req.Edited)
+		if v.VHS == nil {
+			return e, errf(KindInvalid, "the edited landmarks give no VHS (the vertebral span is empty)")
+		}
+		e.Edited, e.VHS, e.VLAS = true, v.VHS, v.VLAS
+		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
+		lm = *req.Edited
+	} else {
+		if !r.Code.HasVHS() {
+			return e, errf(KindInvalid, "no VHS was measured (result %d: %s); correct the landmarks first", r.Code, r.Code.Description())
+		}
+		e.VHS, e.VLAS = r.VHS, r.VLAS
+	}
+	e.Landmarks = make([][2]float64, len(lm))
+	for k, p := range lm {
+		e.Landmarks[k] = [2]float64{p.X, p.Y}
+	}
+	if err := s.ensureDesktop(ctx); err != nil {
+		return e, err
+	}
+	if err := s.store.History().Add(ctx, DesktopCustomer, id, e); err != nil {
+		return e, fmt.Errorf("save measurement: %w", err)
+	}
+	return e, nil
+}
+
+// USGVisit is one USG prediction of a patient, from the USG log.
+type USGVisit struct {
+	Time                time.Time
+	Customer            string
+	ProbabilityImpaired float64
+	RiskTier            string
+	RiskLabel           string
+	ConformalSet        []string
+	ModelVersion        string
+	Features            map[string]float64
+}
+
+// PatientRecord is everything kept for one patient id, across the desktop
+// and every API customer of this installation (the desktop is the
+// clinic's own console).
+type PatientRecord struct {
+	PatientID string
+	// Cardiac is the VHS/VLAS history, oldest first.
+	Cardiac []store.PatientEntry
+	// USG is the USG predictions, oldest first.
+	USG []USGVisit
+}
+
+// Patient returns the record of one patient id.
+func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord, error) {
+	id := strings.TrimSpace(patientID)
+	if id == "" {
+		return nil, errf(KindInvalid, "a patient ID is required")
+	}
+	if err := CheckPatientID(id); err != nil {
+		return nil, err
+	}
+	hs, err := s.store.History().ListPatient(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("patient history: %w", err)
+	}
+	logs, err := s.store.USGLog().ListPatient(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("patient usg log: %w", err)
+	}
+	rec := &PatientRecord{PatientID: id, Cardiac: hs, USG: []USGVisit{}}
+	for _, l := range logs {
+		var out usg.Result
+		if err := json.Unmarshal(l.Outputs, &out); err != nil {
+			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		}
+		var in usgLogInputs
+		if err := json.Unmarshal(l.Inputs, &in); err != nil {
+			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		}
+		rec.USG = append(rec.USG, USGVisit{
+			Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,
+			RiskTier: out.RiskTier, RiskLabel: out.RiskLabel, ConformalSet: out.ConformalSet,
+			ModelVersion: l.ModelVersion, Features: in.Features,
+		})
+	}
+	return rec, nil
+}
+
+// Patients lists up to limit patient ids containing query
+// (case-insensitive), from the cardiac history and the USG log.
+func (s *Service) Patients(ctx context.Context, query string, limit int) ([]string, error) {
+	ids, err := s.store.PatientIDs(ctx, strings.TrimSpace(query), limit)
+	if err != nil {
+		return nil, fmt.Errorf("find patients: %w", err)
+	}
+	return ids, nil
+}
+
+// PredictUSGDesktop runs a validated USG request from the desktop form:
+// PredictUSG as the desktop customer (logged with req.UUID, the patient
+// id, and metered).
+func (s *Service) PredictUSGDesktop(ctx context.Context, req *usg.Request) (*usg.Response, error) {
+	if err := CheckPatientID(req.UUID); err != nil {
+		return nil, err
+	}
+	if err := s.ensureDesktop(ctx); err != nil {
+		return nil, err
+	}
+	return s.PredictUSG(ctx, DesktopCaller(), req)
+}
+
+// DesktopSession is a capture session run from the desktop (live camera
+// frames). Frame implements the live runner's frame sink.
+type DesktopSession struct {
+	svc       *Service
+	id        string
+	patientID string
+	// Config is the session's limits.
+	Config SessionConfig
+
+	final *Measurement
+}
+
+// StartDesktopSession opens a PoP capture session for the desktop; a
+// completed session is metered at the session rate for patientID.
+func (s *Service) StartDesktopSession(ctx context.Context, patientID string) (*DesktopSession, error) {
+	patientID = strings.TrimSpace(patientID)
+	if err := CheckPatientID(patientID); err != nil {
+		return nil, err
+	}
+	if err := s.ensureDesktop(ctx); err != nil {
+		return nil, err
+	}
+	st, err := s.StartSession(ctx, DesktopCaller())
+	if err != nil {
+		return nil, err
+	}
+	return &DesktopSession{svc: s, id: st.SessionID, patientID: patientID, Config: st.SessionConfig}, nil
+}
+
+// ID is the session id.
+func (d *DesktopSession) ID() string { return d.id }
+
+// Frame feeds one JPEG frame. On StatusComplete the session's measurement
+// (rectified image, final result, billing) is available from Result; it
+// is not recorded in history until SaveMeasurement.
+func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
+	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, false)
+	if err != nil {
+		return out, err
+	}
+	if out.Status == StatusComplete && out.Result != nil {
+		img, _, err := imageproc.Decode(out.Rectified)
+		if err != nil {
+			return out, fmt.Errorf("session result image: %w", err)
+		}
+		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID}
+		if body.Billing != nil {
+			m.Billing = *body.Billing
+		}
+		d.final = m
+	}
+	return out, nil
+}
+
+// Result is the completed session's measurement, nil before completion.
+func (d *DesktopSession) Result() *Measurement { return d.final }
+
+// ReportImage draws the measurement for a report: the measured image with
+// the landmarks in effect (edited when given), axes, ruler and values.
+func ReportImage(m *Measurement, edited *cardiac.Landmarks) (image.Image, Values) {
+	r := *m.Result
+	v := Values{VHS: r.VHS, VLAS: r.VLAS, AxesPerpendicular: r.AxesPerpendicular}
+	if edited != nil {
+		v = EditedValues(*edited)
+		r.Landmarks = *edited
+		r.Geometry = cardiac.Measure(*edited)
+		r.VHS, r.VLAS = v.VHS, v.VLAS
+	}
+	return cardiac.Render(m.Image, &r), v
+}
+
+// DesktopReport is the one-page report of a reviewed measurement
+// (report.WritePDF writes it): the annotated image and the values in
+// effect, with the model's values beside edited ones.
+func DesktopReport(m *Measurement, edited *cardiac.Landmarks, patientID string, date time.Time) report.Report {
+	img, v := ReportImage(m, edited)
+	r := m.Result
+	rep := report.Report{
+		PatientID: strings.TrimSpace(patientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
+		Result:       fmt.Sprintf("Result %d: %s", r.Code, r.Code.Description()),
+		Reading:      Reading(v.VHS, v.VLAS),
+		ModelVersion: m.ModelVersion,
+		VHSRange:     fmt.Sprintf("%.1f-%.1f", VHSNormalLow, VHSNormalHigh),
+		VLASRange:    fmt.Sprintf("< %.1f", VLASNormalMax),
+	}
+	if !r.Rejected {
+		rep.Confidence = string(r.Confidence)
+	}
+	if edited != nil {
+		rep.Edited, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
+	}
+	return rep
+}
