@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 
 	"vetlens/engine/cardiac"
@@ -192,4 +194,27 @@ func (s *Service) rate(c store.Customer, t Tier, callType string) float64 {
 // read from the ledger.
 func (s *Service) MonthlyUsage(ctx context.Context, customer string) (int, error) {
 	return s.store.Ledger().MonthlyUsage(ctx, customer, Month(s.clock.Now()))
+}
+
+// Statement is a customer's current month: billable calls, the tier the
+// next call would be billed at, and the charges so far.
+type Statement struct {
+	Month   string
+	Usage   int
+	Tier    Tier
+	Charges float64
+}
+
+// MonthlyStatement reads the customer's statement for the current month.
+func (s *Service) MonthlyStatement(ctx context.Context, customer string) (Statement, error) {
+	month := Month(s.clock.Now())
+	cust, err := s.store.Customers().Get(ctx, customer)
+	if err != nil {
+		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
+	}
+	n, total, err := s.store.Ledger().MonthlyCharges(ctx, customer, month)
+	if err != nil {
+		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
+	}
+	return Statement{Month: month, Usage: n, Tier: s.tier(cust, n+1), Charges: math.Round(total*100) / 100}, nil
 }

@@ -284,3 +284,28 @@ func TestBillingErrorShape(t *testing.T) {
 		t.Fatalf("%s", j)
 	}
 }
+
+func TestMonthlyStatement(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC))
+	c := newCaller(t, s, "lan", TierPaygo)
+	for i, code := range []int{1, 2, 5, 1} { // three valid singles at $3.00, one invalid
+		if _, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}}); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	st, err := s.MonthlyStatement(ctx, "lan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Month != "2026-03" || st.Usage != 3 || st.Tier != TierPaygo || st.Charges != 9 {
+		t.Fatalf("statement %+v", st)
+	}
+	clk.Add(2 * time.Hour) // April: a fresh month
+	if st, err = s.MonthlyStatement(ctx, "lan"); err != nil || st.Usage != 0 || st.Charges != 0 || st.Month != "2026-04" {
+		t.Fatalf("next month %+v %v", st, err)
+	}
+	if _, err := s.MonthlyStatement(ctx, "nobody"); err == nil {
+		t.Fatal("unknown customer must fail")
+	}
+}

@@ -158,6 +158,40 @@ func (s *LedgerService) MonthlyUsage(ctx context.Context, customer, month string
 	return n, err
 }
 
+// MonthlyCharges is the customer's billable events in month ("YYYY-MM")
+// and the sum of their rates in dollars.
+func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month string) (int, float64, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, 0, err
+	}
+	var (
+		n     int
+		total float64
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ledger := tx.Bucket(bucketLedger)
+		prefix := join(customer, month)
+		c := tx.Bucket(bucketUsage).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue
+			}
+			v := ledger.Get(k[len(prefix):])
+			if v == nil {
+				return fmt.Errorf("store: usage index points at missing ledger event %x", k[len(prefix):])
+			}
+			var e Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("store: decode ledger event: %w", err)
+			}
+			n++
+			total += e.Rate
+		}
+		return nil
+	})
+	return n, total, err
+}
+
 // Events returns the whole ledger in append order.
 func (s *LedgerService) Events(ctx context.Context) ([]Event, error) {
 	if err := ctxErr(ctx); err != nil {
