@@ -365,6 +365,9 @@ func (r *Runner) capture(ctx context.Context, st *state) (app.FrameOutcome, erro
 	var last app.FrameOutcome
 	var sent uint64
 	for {
+		if err := ctx.Err(); err != nil {
+			return last, err
+		}
 		v := st.snapshot()
 		f := v.frame
 		switch {
