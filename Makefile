@@ -22,7 +22,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run serve test test-go test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build run serve test test-go test-leaks test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -63,7 +63,15 @@ test: deps test-go test-py
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) test-leaks
 	$(MAKE) fuzz FUZZTIME=5s
+
+# Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
+# engine/pop's pipeline, and 300 frames of the test video through the live
+# preview, outline and capture sessions (platform/camera).
+test-leaks:
+	$(GO) vet -tags matprofile ./platform/camera/ ./engine/pop/
+	$(GO) test -tags matprofile -count=1 -run 'Leak' ./platform/camera/ ./engine/pop/
 
 # Fuzz the request decoders (cardiac JSON + base64 + image decode, USG JSON)
 # briefly; raise FUZZTIME for a longer run.

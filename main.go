@@ -23,6 +23,9 @@ commands:
   predict [--render OUT.jpg] FILE...   cardiac measurement of radiograph files, one JSON body per line
   corners FILE                          screen corners of a photographed radiograph, the /v3/corners body
   preprocess FILE [-o OUT.jpg]          corners plus perspective correction, the /v3/preprocess body
+  capture [--camera SPEC] [--max-seconds N]
+                                        a headless capture session from a camera, video, image folder or image,
+                                        one /v3/pop-session body per line
   usg --bun N --creatinine N --hgb N --lymphocytes N --age-months N
   usg --json FILE|-                     feline USG screening, the usg-v1 {result, meta} body
   serve --data-dir DIR [--addr HOST:PORT] [--cert F --key F] [--redirect-addr HOST:PORT]
@@ -54,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Corners(args[1:], stdout, stderr)
 	case "preprocess":
 		return cli.Preprocess(args[1:], stdout, stderr)
+	case "capture":
+		return cli.Capture(ctx, args[1:], stdout, stderr)
 	case "usg":
 		return cli.USG(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":

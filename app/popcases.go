@@ -188,12 +188,39 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	case err != nil:
 		return nil, out, popErr("session frame", err)
 	}
+	body, err := NewFrameBody(sessionID, out, s.modelVersion())
+	if err != nil {
+		return nil, out, fmt.Errorf("session frame: %w", err)
+	}
+	switch out.Status {
+	case StatusComplete:
+		r := out.Result
+		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
+		body.Billing = &b
+		if record {
+			if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
+				return nil, out, err
+			}
+		}
+	case StatusFailed:
+		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
+		body.Billing = &b
+	}
+	return body, out, nil
+}
+
+// NewFrameBody is the /v3/pop-session body of one frame outcome, without
+// billing (SessionFrame adds it; `vetlens capture` prints the body as it
+// is): continue carries the reason, counts and frame_result; complete the
+// prediction (with rendered_image when out.Rendered is set) and
+// rectified_image; failed the error.
+func NewFrameBody(sessionID string, out FrameOutcome, modelVersion string) (*FrameBody, error) {
 	body := &FrameBody{SessionID: sessionID, SessionStatus: out.Status, FrameIndex: out.FrameIndex}
 	switch out.Status {
 	case StatusContinue:
 		body.Reason = out.Reason
 		body.FramesProcessed, body.GoodFrames = &out.FramesProcessed, &out.GoodFrames
-		body.ModelVersion = s.modelVersion()
+		body.ModelVersion = modelVersion
 		code := cardiac.CodeNoLandmarks
 		fr := &FrameResult{ModelConfidence: string(cardiac.ConfidenceReview)}
 		if r := out.Result; r != nil {
@@ -208,28 +235,19 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 		body.ResultCode, body.ResultDescription, body.FrameResult = &code, code.Description(), fr
 	case StatusComplete:
 		if out.Result == nil {
-			return nil, out, errors.New("session frame: complete without a result")
+			return nil, errors.New("complete without a result")
 		}
 		r := *out.Result
 		r.Rendered = out.Rendered
-		resp := cardiac.NewResponse(&r, s.modelVersion())
+		resp := cardiac.NewResponse(&r, modelVersion)
 		body.Prediction = &resp
 		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
-		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
-		body.Billing = &b
-		if record {
-			if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
-				return nil, out, err
-			}
-		}
 	case StatusFailed:
 		body.Error = out.Error
-		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
-		body.Billing = &b
 	default:
-		return nil, out, fmt.Errorf("session frame: unknown status %q", out.Status)
+		return nil, fmt.Errorf("unknown status %q", out.Status)
 	}
-	return body, out, nil
+	return body, nil
 }
 
 // Corners is the /v3/corners body.

@@ -1,0 +1,346 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"vetlens/app"
+)
+
+// fakeSource yields n frames (n < 0: without end) whose JPEG is "f<index>",
+// one every delay, then end (io.EOF when nil).
+type fakeSource struct {
+	n     int
+	delay time.Duration
+	end   error
+
+	mu   sync.Mutex
+	read int
+}
+
+func (s *fakeSource) Next(ctx context.Context) (Frame, error) {
+	s.mu.Lock()
+	i := s.read
+	s.mu.Unlock()
+	if s.n >= 0 && i >= s.n {
+		if s.end != nil {
+			return Frame{}, s.end
+		}
+		return Frame{}, io.EOF
+	}
+	if s.delay > 0 {
+		t := time.NewTimer(s.delay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return Frame{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	s.mu.Lock()
+	s.read++
+	s.mu.Unlock()
+	return Frame{Image: image.NewRGBA(image.Rect(0, 0, 4, 4)), JPEG: []byte("f" + strconv.Itoa(i)), Index: i, Time: time.Now()}, nil
+}
+
+func (s *fakeSource) Close() error { return nil }
+
+func (s *fakeSource) frames() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read
+}
+
+// fakeSink completes when it has seen `complete` frames (0: never), fails
+// after `fail` frames, or answers err on frame `errAt` (1-based). Each call
+// takes delay.
+type fakeSink struct {
+	complete, fail, errAt int
+	delay                 time.Duration
+
+	mu   sync.Mutex
+	got  []string
+	busy bool
+}
+
+func (s *fakeSink) Frame(ctx context.Context, jpeg []byte) (app.FrameOutcome, error) {
+	s.mu.Lock()
+	if s.busy {
+		s.mu.Unlock()
+		return app.FrameOutcome{}, errors.New("called while busy")
+	}
+	s.busy = true
+	s.got = append(s.got, string(jpeg))
+	n := len(s.got)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.busy = false
+		s.mu.Unlock()
+	}()
+	time.Sleep(s.delay)
+	out := app.FrameOutcome{Status: app.StatusContinue, FrameIndex: n - 1, FramesProcessed: n, GoodFrames: n}
+	switch {
+	case n == s.errAt:
+		return app.FrameOutcome{}, errors.New("pipeline broke")
+	case n == s.complete:
+		out.Status = app.StatusComplete
+	case n == s.fail:
+		out.Status, out.Error = app.StatusFailed, app.ErrMaxFrames
+	}
+	return out, nil
+}
+
+func (s *fakeSink) frames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.got...)
+}
+
+// settle waits until the goroutine count is back to base (goroutines that
+// called wg.Done may still be unwinding) and fails the test otherwise.
+func settle(t *testing.T, base int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before Run:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRunOutcomes(t *testing.T) {
+	cases := []struct {
+		name       string
+		src        *fakeSource
+		sink       *fakeSink
+		timeout    time.Duration
+		wantStatus string
+		wantErr    error  // errors.Is
+		wantErrMsg string // substring
+		wantLast   string // the last frame the sink saw ("" unchecked)
+	}{
+		{name: "completes", src: &fakeSource{n: -1, delay: time.Millisecond}, sink: &fakeSink{complete: 3},
+			wantStatus: app.StatusComplete},
+		{name: "fails", src: &fakeSource{n: -1, delay: time.Millisecond}, sink: &fakeSink{fail: 4},
+			wantStatus: app.StatusFailed},
+		{name: "source ends first; the last frame is still sent", src: &fakeSource{n: 5, delay: time.Millisecond},
+			sink: &fakeSink{delay: 20 * time.Millisecond}, wantStatus: app.StatusContinue, wantErr: ErrSourceEnded, wantLast: "f4"},
+		{name: "source ends first, matches io.EOF", src: &fakeSource{n: 2}, sink: &fakeSink{},
+			wantStatus: app.StatusContinue, wantErr: io.EOF, wantLast: "f1"},
+		{name: "empty source", src: &fakeSource{n: 0}, sink: &fakeSink{}, wantErr: ErrSourceEnded},
+		{name: "source fails", src: &fakeSource{n: 3, end: errors.New("camera unplugged")}, sink: &fakeSink{},
+			wantStatus: app.StatusContinue, wantErrMsg: "read frame: camera unplugged"},
+		{name: "sink fails", src: &fakeSource{n: -1, delay: time.Millisecond}, sink: &fakeSink{errAt: 2},
+			wantStatus: app.StatusContinue, wantErrMsg: "pipeline broke"},
+		{name: "cancelled", src: &fakeSource{n: -1, delay: time.Millisecond}, sink: &fakeSink{},
+			timeout: 80 * time.Millisecond, wantStatus: app.StatusContinue, wantErr: context.DeadlineExceeded},
+		{name: "cancelled while the source waits", src: &fakeSource{n: -1, delay: time.Hour}, sink: &fakeSink{},
+			timeout: 30 * time.Millisecond, wantErr: context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			var progress []app.FrameOutcome
+			r := NewRunner(tc.src, Config{Sink: tc.sink, OnProgress: func(o app.FrameOutcome) { progress = append(progress, o) }})
+			out, err := r.Run(ctx)
+			switch {
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			case tc.wantErrMsg != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErrMsg)):
+				t.Fatalf("err %v, want %q", err, tc.wantErrMsg)
+			case tc.wantErr == nil && tc.wantErrMsg == "" && err != nil:
+				t.Fatalf("err %v", err)
+			}
+			if out.Status != tc.wantStatus {
+				t.Fatalf("status %q, want %q", out.Status, tc.wantStatus)
+			}
+			got := tc.sink.frames()
+			if len(progress) != len(got) && !strings.Contains(tc.wantErrMsg, "broke") {
+				t.Fatalf("%d progress reports for %d frames", len(progress), len(got))
+			}
+			if len(progress) > 0 && !reflect.DeepEqual(progress[len(progress)-1], out) {
+				t.Fatalf("last progress %+v, returned %+v", progress[len(progress)-1], out)
+			}
+			if tc.wantLast != "" && (len(got) == 0 || got[len(got)-1] != tc.wantLast) {
+				t.Fatalf("sink saw %v, want the last frame %s", got, tc.wantLast)
+			}
+			settle(t, base)
+		})
+	}
+}
+
+// A slow sink gets only the newest frame each time it is free; the reader
+// is never held up by it.
+func TestRunDropsStaleFrames(t *testing.T) {
+	base := runtime.NumGoroutine()
+	src := &fakeSource{n: 200, delay: time.Millisecond}
+	sink := &fakeSink{delay: 40 * time.Millisecond}
+	start := time.Now()
+	_, err := NewRunner(src, Config{Sink: sink}).Run(context.Background())
+	if !errors.Is(err, ErrSourceEnded) {
+		t.Fatal(err)
+	}
+	got := sink.frames()
+	if len(got) < 2 || len(got) > 100 {
+		t.Fatalf("sink saw %d of 200 frames", len(got))
+	}
+	prev := -1
+	for _, f := range got {
+		i, _ := strconv.Atoi(strings.TrimPrefix(f, "f"))
+		if i <= prev {
+			t.Fatalf("frames out of order or repeated: %v", got)
+		}
+		prev = i
+	}
+	if got[len(got)-1] != "f199" {
+		t.Fatalf("last frame sent %s, want f199", got[len(got)-1])
+	}
+	// 200 frames one at a time through a 40 ms sink would take 8 s.
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("took %v: the reader waited for the sink", d)
+	}
+	settle(t, base)
+}
+
+// The preview is capped at PreviewFPS and a slow preview consumer does not
+// hold up the reader.
+func TestPreviewRateAndSlowConsumer(t *testing.T) {
+	cases := []struct {
+		name     string
+		fps      float64
+		callback time.Duration
+		maxCalls int
+	}{
+		{"capped at 20 fps", 20, 0, 13},                   // 500 ms at 20/s: 10, plus the first and scheduling slack
+		{"slow consumer", 100, 100 * time.Millisecond, 6}, // each call takes 100 ms
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			src := &fakeSource{n: -1, delay: time.Millisecond}
+			var mu sync.Mutex
+			var idx []int
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			_, err := NewRunner(src, Config{PreviewFPS: tc.fps, OnPreview: func(p Preview) {
+				mu.Lock()
+				idx = append(idx, p.Index)
+				mu.Unlock()
+				time.Sleep(tc.callback)
+			}}).Run(ctx)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatal(err)
+			}
+			settle(t, base)
+			if len(idx) < 2 || len(idx) > tc.maxCalls {
+				t.Fatalf("%d previews, want 2..%d", len(idx), tc.maxCalls)
+			}
+			for i := 1; i < len(idx); i++ {
+				if idx[i] <= idx[i-1] {
+					t.Fatalf("previews out of order: %v", idx)
+				}
+			}
+			if n := src.frames(); n < 5*len(idx) {
+				t.Fatalf("reader got %d frames for %d previews: it was held up", n, len(idx))
+			}
+		})
+	}
+}
+
+type fakeOutliner struct {
+	err   error
+	delay time.Duration
+}
+
+func (o fakeOutliner) Corners(ctx context.Context, jpeg []byte) ([4][2]float64, bool, error) {
+	time.Sleep(o.delay)
+	if o.err != nil {
+		return [4][2]float64{{1, 1}}, true, o.err
+	}
+	var i float64
+	fmt.Sscanf(string(jpeg), "f%g", &i)
+	return [4][2]float64{{i, 0}, {i + 10, 0}, {i + 10, 5}, {i, 5}}, true, nil
+}
+
+func TestPreviewCarriesOutline(t *testing.T) {
+	cases := []struct {
+		name   string
+		o      fakeOutliner
+		src    *fakeSource
+		wantOK bool
+	}{
+		{"found", fakeOutliner{delay: 30 * time.Millisecond}, &fakeSource{n: -1, delay: 2 * time.Millisecond}, true},
+		{"outliner error", fakeOutliner{err: errors.New("decode failed")}, &fakeSource{n: -1, delay: 2 * time.Millisecond}, false},
+		// One frame: the outline arrives after the frame's first preview
+		// and is published with it again.
+		{"single frame", fakeOutliner{delay: 30 * time.Millisecond}, &fakeSource{n: 1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var once sync.Once
+			var got Preview
+			r := NewRunner(tc.src, Config{Outliner: tc.o, OnPreview: func(p Preview) {
+				if p.Outline.FrameIndex >= 0 {
+					once.Do(func() { got = p; cancel() })
+				}
+			}})
+			done := make(chan error, 1)
+			go func() { _, err := r.Run(ctx); done <- err }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrSourceEnded) {
+					t.Fatalf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no preview with an outline")
+			}
+			o := got.Outline
+			if o.OK != tc.wantOK || (tc.o.err != nil) != (o.Err != nil) {
+				t.Fatalf("outline %+v", o)
+			}
+			if o.OK && (o.Corners[0][0] != float64(o.FrameIndex) || o.FrameIndex > got.Index) {
+				t.Fatalf("outline %+v on preview %d", o, got.Index)
+			}
+			if !o.OK && o.Corners != ([4][2]float64{}) {
+				t.Fatalf("corners %v with ok false", o.Corners)
+			}
+			settle(t, base)
+		})
+	}
+}
+
+// Without a sink, Run is a preview until the source ends.
+func TestPreviewOnly(t *testing.T) {
+	base := runtime.NumGoroutine()
+	var n int
+	out, err := NewRunner(&fakeSource{n: 3}, Config{OnPreview: func(Preview) { n++ }}).Run(context.Background())
+	if !errors.Is(err, ErrSourceEnded) || !reflect.DeepEqual(out, app.FrameOutcome{}) {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if n == 0 {
+		t.Fatal("no preview")
+	}
+	settle(t, base)
+}

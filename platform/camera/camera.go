@@ -1,0 +1,578 @@
+// Package camera is the frame source of the desktop Capture screen and of
+// `vetlens capture`: a camera device, a video file, a folder of images or
+// one image, read with GoCV (OpenCV) and delivered as live.Frame values
+// (the decoded RGBA image for the preview and a JPEG for the engine).
+// *Source satisfies live.Source.
+//
+// Source specs (Open):
+//
+//	device:N        camera device index N (0 is the default camera)
+//	PATH            a directory: its JPEG and PNG files (.jpg, .jpeg, .png,
+//	                any case) in name order; a JPEG or PNG file (recognised
+//	                by its signature, not its name): that one image; any
+//	                other file: a video, whatever OpenCV's backends read
+//	                (MJPG .avi always)
+//	file:PATH       PATH as above, for a path that starts with "device:"
+//
+// Pacing: a video plays at its native frame rate (15 fps when the file
+// does not say), a folder or an image at 15 fps; FPS overrides both and
+// NoPacing delivers frames as fast as they decode (tests, batch runs). A
+// device delivers at its own rate. Pacing follows a schedule from the
+// first frame, so decoding time does not slow playback; a consumer that
+// falls behind gets the next frame at once, never a burst.
+//
+// Ends: Next returns io.EOF after the last frame of a video, folder or
+// image; with Loop it starts over instead (Frame.Index keeps counting). A
+// device never ends; a device that stops delivering is an error.
+//
+// Bad input: a missing path, a video OpenCV cannot decode, an empty
+// folder, a folder without one decodable image, an undecodable image file
+// and a device that cannot be opened or delivers no first frame fail in
+// Open. In a folder, a file that cannot be decoded (corrupt, truncated,
+// too large) is skipped and dropped from the folder's list; Skipped reports
+// them.
+//
+// Every gocv.Mat the package creates is closed: per-frame Mats before Next
+// returns, the Source's own buffers in Close.
+package camera
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // header checks
+	_ "image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gocv.io/x/gocv"
+
+	"vetlens/app/live"
+	"vetlens/engine/imageproc"
+)
+
+// Frame is live.Frame: the RGBA image (new for every frame; consumers may
+// keep it and must not modify it), the JPEG, the index and the time.
+type Frame = live.Frame
+
+var _ live.Source = (*Source)(nil)
+
+// Kind is what a Source reads.
+type Kind int
+
+// Source kinds.
+const (
+	KindDevice Kind = iota // a camera device
+	KindVideo              // a video file
+	KindFolder             // a folder of JPEG/PNG images
+	KindImage              // one JPEG/PNG image
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindDevice:
+		return "device"
+	case KindVideo:
+		return "video"
+	case KindFolder:
+		return "folder"
+	case KindImage:
+		return "image"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Pacing and encoding defaults.
+const (
+	// DefaultFPS paces folders, images and videos whose file gives no
+	// frame rate.
+	DefaultFPS = 15
+	// JPEGQuality is the quality of Frame.JPEG.
+	JPEGQuality = 90
+	// MaxImageFileBytes is the largest image file a folder or image
+	// source reads (imageproc's pixel limits apply as well).
+	MaxImageFileBytes = 64 << 20
+)
+
+// Errors of Open and Next (match with errors.Is). A missing path wraps
+// fs.ErrNotExist instead.
+var (
+	// ErrBadSpec: the spec is empty or "device:" is not followed by a
+	// non-negative integer.
+	ErrBadSpec = errors.New("camera: bad source spec")
+	// ErrNoDevice: the camera device does not exist, cannot be opened or
+	// delivers no frame.
+	ErrNoDevice = errors.New("camera: camera device unavailable")
+	// ErrUnreadable: a video or image OpenCV cannot decode.
+	ErrUnreadable = errors.New("camera: not a decodable video or image")
+	// ErrNoFrames: a folder without a decodable JPEG or PNG image.
+	ErrNoFrames = errors.New("camera: no decodable images in the folder")
+	// ErrClosed: Next after Close.
+	ErrClosed = errors.New("camera: source closed")
+)
+
+// Option changes how Open reads a source.
+type Option func(*options)
+
+type options struct {
+	loop, noPacing bool
+	fps            float64
+}
+
+// Loop starts a video, folder or image over at its end instead of
+// returning io.EOF (the preview loops; capture sessions on a looping file
+// see earlier frames again, which they reject as duplicates).
+func Loop() Option { return func(o *options) { o.loop = true } }
+
+// NoPacing delivers file frames as fast as they decode.
+func NoPacing() Option { return func(o *options) { o.noPacing = true } }
+
+// FPS paces a video, folder or image at fps frames a second instead of
+// its native or default rate (fps <= 0 is ignored).
+func FPS(fps float64) Option {
+	return func(o *options) {
+		if fps > 0 && !math.IsInf(fps, 0) {
+			o.fps = fps
+		}
+	}
+}
+
+// Source yields frames from a device, video, folder or image. Next is
+// called from one goroutine at a time; Close may be called from any
+// goroutine (it waits for a Next in progress).
+type Source struct {
+	mu     sync.Mutex
+	kind   Kind
+	name   string // the device index or path, for errors
+	opts   options
+	period time.Duration // 0: no pacing
+	closed bool
+
+	cap     *gocv.VideoCapture // device, video
+	device  int
+	mat     gocv.Mat // the last frame read (device, video, folder) or the image
+	pending bool     // mat holds a frame not yet delivered (read by Open)
+	rgba    gocv.Mat // conversion buffer
+
+	files   []string // folder, in name order
+	pos     int      // next file
+	skipped []error
+	done    bool // image delivered (without Loop)
+
+	index int
+	next  time.Time // pacing: when the next frame is due
+}
+
+// Open opens the source a spec names (see the package comment).
+func Open(spec string, opts ...Option) (*Source, error) {
+	s := &Source{mat: gocv.NewMat(), rgba: gocv.NewMat()}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	if err := s.open(spec); err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Source) open(spec string) error {
+	if spec == "" {
+		return fmt.Errorf("%w: empty", ErrBadSpec)
+	}
+	if rest, ok := strings.CutPrefix(spec, "device:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: %q: want device:N with N >= 0", ErrBadSpec, spec)
+		}
+		return s.openDevice(n)
+	}
+	path := strings.TrimPrefix(spec, "file:")
+	s.name = path
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("camera: open %w", err)
+	}
+	if st.IsDir() {
+		return s.openFolder(path)
+	}
+	isImage, err := sniffImage(path)
+	if err != nil {
+		return err
+	}
+	if isImage {
+		return s.openImage(path)
+	}
+	return s.openVideo(path)
+}
+
+// sniffImage tells a JPEG or PNG file by its signature.
+func sniffImage(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("camera: open %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	return bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}) || bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")), nil
+}
+
+func (s *Source) openDevice(n int) error {
+	s.kind, s.device, s.name = KindDevice, n, "device:"+strconv.Itoa(n)
+	if !deviceNodeMayExist(n) {
+		return fmt.Errorf("%w: %s (no /dev/video%d)", ErrNoDevice, s.name, n)
+	}
+	c, err := gocv.VideoCaptureDevice(n)
+	s.cap = c
+	if err != nil || !c.IsOpened() {
+		return fmt.Errorf("%w: %s cannot be opened", ErrNoDevice, s.name)
+	}
+	if !c.Read(&s.mat) || s.mat.Empty() {
+		return fmt.Errorf("%w: %s delivered no frame", ErrNoDevice, s.name)
+	}
+	s.pending = true
+	return nil
+}
+
+// deviceNodeMayExist is false on Linux when /dev/videoN is missing, so
+// that probing an absent camera neither asks OpenCV (which logs a
+// warning) nor takes time.
+func deviceNodeMayExist(n int) bool {
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	_, err := os.Stat("/dev/video" + strconv.Itoa(n))
+	return err == nil
+}
+
+func (s *Source) openVideo(path string) error {
+	s.kind = KindVideo
+	if err := s.openCapture(path); err != nil {
+		return err
+	}
+	fps := s.cap.Get(gocv.VideoCaptureFPS)
+	if math.IsNaN(fps) || fps <= 0 || fps > 1000 {
+		fps = DefaultFPS
+	}
+	s.setPace(fps)
+	return nil
+}
+
+// openCapture (re)opens the video file and reads its first frame.
+func (s *Source) openCapture(path string) error {
+	if s.cap != nil {
+		s.cap.Close()
+		s.cap = nil
+	}
+	c, err := gocv.VideoCaptureFile(path)
+	s.cap = c
+	if err != nil || !c.IsOpened() {
+		return fmt.Errorf("%w: %s: OpenCV cannot open it as a video", ErrUnreadable, path)
+	}
+	if !c.Read(&s.mat) || s.mat.Empty() {
+		return fmt.Errorf("%w: %s: no video frame could be decoded", ErrUnreadable, path)
+	}
+	s.pending = true
+	return nil
+}
+
+func (s *Source) openFolder(dir string) error {
+	s.kind = KindFolder
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("camera: read folder: %w", err)
+	}
+	for _, e := range ents {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".jpg", ".jpeg", ".png":
+			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
+				s.files = append(s.files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	sort.Strings(s.files)
+	if len(s.files) == 0 {
+		return fmt.Errorf("%w: %s holds no .jpg, .jpeg or .png files", ErrNoFrames, dir)
+	}
+	s.setPace(DefaultFPS)
+	// Decode the first readable image now: a folder of broken files fails
+	// here rather than at the first Next.
+	if !s.readFile() {
+		return fmt.Errorf("%w: %s (%d files skipped: %v)", ErrNoFrames, dir, len(s.skipped), errors.Join(s.skipped...))
+	}
+	s.pending = true
+	return nil
+}
+
+func (s *Source) openImage(path string) error {
+	s.kind = KindImage
+	m, err := decodeFile(path)
+	if err != nil {
+		return err
+	}
+	s.mat.Close()
+	s.mat = m
+	s.setPace(DefaultFPS)
+	return nil
+}
+
+func (s *Source) setPace(native float64) {
+	switch {
+	case s.opts.noPacing:
+		s.period = 0
+	case s.opts.fps > 0:
+		s.period = time.Duration(float64(time.Second) / s.opts.fps)
+	default:
+		s.period = time.Duration(float64(time.Second) / native)
+	}
+}
+
+// decodeFile reads a JPEG or PNG file into a BGR Mat (the caller closes
+// it), within MaxImageFileBytes and imageproc's pixel limits.
+func decodeFile(path string) (gocv.Mat, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return gocv.Mat{}, fmt.Errorf("camera: open %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxImageFileBytes+1))
+	f.Close()
+	if err != nil {
+		return gocv.Mat{}, fmt.Errorf("camera: read %s: %w", path, err)
+	}
+	if len(b) > MaxImageFileBytes {
+		return gocv.Mat{}, fmt.Errorf("%w: %s is larger than %d MiB", ErrUnreadable, path, MaxImageFileBytes>>20)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil || (format != "jpeg" && format != "png") {
+		return gocv.Mat{}, fmt.Errorf("%w: %s is not a JPEG or PNG image", ErrUnreadable, path)
+	}
+	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
+		return gocv.Mat{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, path, err)
+	}
+	m, err := gocv.IMDecode(b, gocv.IMReadColor)
+	if err != nil || m.Empty() {
+		m.Close()
+		return gocv.Mat{}, fmt.Errorf("%w: %s: corrupt image data", ErrUnreadable, path)
+	}
+	return m, nil
+}
+
+// readFile decodes the folder's next readable file into s.mat, dropping
+// unreadable (or vanished) files from the list. False at the end of the
+// list.
+func (s *Source) readFile() bool {
+	for s.pos < len(s.files) {
+		path := s.files[s.pos]
+		m, err := decodeFile(path)
+		if err != nil {
+			s.skipped = append(s.skipped, err)
+			s.files = append(s.files[:s.pos], s.files[s.pos+1:]...)
+			continue
+		}
+		s.mat.Close()
+		s.mat = m
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// Kind is what the source reads.
+func (s *Source) Kind() Kind { return s.kind }
+
+// Skipped lists the folder files skipped so far because they could not be
+// decoded (each error names the file; a corrupt or oversized one wraps
+// ErrUnreadable). A skipped
+// file is dropped from the folder's list, so it is reported once.
+func (s *Source) Skipped() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]error(nil), s.skipped...)
+}
+
+// Next returns the next frame: io.EOF at the end of a file source without
+// Loop, ErrClosed after Close, ctx's error when ctx ends while the frame
+// waits for its time.
+func (s *Source) Next(ctx context.Context) (Frame, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Frame{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Frame{}, err
+	}
+	if err := s.advance(); err != nil {
+		return Frame{}, err
+	}
+	f, err := s.convert()
+	if err != nil {
+		return Frame{}, err
+	}
+	if err := s.pace(ctx); err != nil {
+		return Frame{}, err
+	}
+	f.Index, f.Time = s.index, time.Now()
+	s.index++
+	return f, nil
+}
+
+// advance puts the next frame in s.mat.
+func (s *Source) advance() error {
+	if s.pending {
+		s.pending = false
+		return nil
+	}
+	switch s.kind {
+	case KindDevice:
+		if !s.cap.Read(&s.mat) || s.mat.Empty() {
+			return fmt.Errorf("camera: %s stopped delivering frames", s.name)
+		}
+	case KindVideo:
+		if s.cap.Read(&s.mat) && !s.mat.Empty() {
+			return nil
+		}
+		if !s.opts.loop {
+			return io.EOF
+		}
+		if err := s.openCapture(s.name); err != nil {
+			return fmt.Errorf("camera: loop %s: %w", s.name, err)
+		}
+		s.pending = false
+	case KindFolder:
+		if s.readFile() {
+			return nil
+		}
+		if !s.opts.loop {
+			return io.EOF
+		}
+		s.pos = 0
+		if !s.readFile() {
+			return fmt.Errorf("%w: %s (every file was skipped)", ErrNoFrames, s.name)
+		}
+	case KindImage:
+		if s.done && !s.opts.loop {
+			return io.EOF
+		}
+		s.done = true
+	}
+	return nil
+}
+
+// convert makes the frame's RGBA image and JPEG from s.mat.
+func (s *Source) convert() (Frame, error) {
+	buf, err := gocv.IMEncodeWithParams(gocv.JPEGFileExt, s.mat, []int{gocv.IMWriteJpegQuality, JPEGQuality})
+	if err != nil {
+		return Frame{}, fmt.Errorf("camera: encode frame: %w", err)
+	}
+	jpg := bytes.Clone(buf.GetBytes())
+	buf.Close()
+	if len(jpg) == 0 {
+		return Frame{}, fmt.Errorf("camera: encode frame: empty JPEG from a %dx%d frame", s.mat.Cols(), s.mat.Rows())
+	}
+	code := gocv.ColorBGRToRGBA
+	switch s.mat.Channels() {
+	case 1:
+		code = gocv.ColorGrayToBGRA // the same bytes as RGBA for grey
+	case 4:
+		code = gocv.ColorBGRAToRGBA
+	}
+	gocv.CvtColor(s.mat, &s.rgba, code)
+	data, err := s.rgba.DataPtrUint8()
+	if err != nil {
+		return Frame{}, fmt.Errorf("camera: convert frame: %w", err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, s.rgba.Cols(), s.rgba.Rows()))
+	if len(data) != len(img.Pix) {
+		return Frame{}, fmt.Errorf("camera: convert frame: %d bytes for a %dx%d RGBA image", len(data), s.rgba.Cols(), s.rgba.Rows())
+	}
+	copy(img.Pix, data)
+	return Frame{Image: img, JPEG: jpg}, nil
+}
+
+// pace waits until the frame is due. The schedule starts at the first
+// frame; when the consumer fell behind by more than a frame it restarts
+// from now instead of bursting to catch up.
+func (s *Source) pace(ctx context.Context) error {
+	if s.period == 0 || s.kind == KindDevice {
+		return nil
+	}
+	now := time.Now()
+	if s.next.IsZero() || now.Sub(s.next) > s.period {
+		s.next = now
+	}
+	if d := s.next.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	s.next = s.next.Add(s.period)
+	return nil
+}
+
+// Close releases the capture and the buffers. It waits for a Next in
+// progress; later calls do nothing.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.release()
+	return nil
+}
+
+func (s *Source) release() {
+	if s.cap != nil {
+		s.cap.Close()
+		s.cap = nil
+	}
+	s.mat.Close()
+	s.rgba.Close()
+}
+
+// Device is a camera device OpenCV can open.
+type Device struct {
+	// Index is the device index; Spec ("device:N") opens it.
+	Index int
+	Spec  string
+	// Width and Height are the frame size it reports (0 when unknown).
+	Width, Height int
+}
+
+// ListDevices probes device indices 0..max-1 and lists those OpenCV can
+// open, closing each again. On Linux an index without /dev/videoN is not
+// probed, so with no camera it returns at once (an empty list).
+func ListDevices(max int) []Device {
+	var out []Device
+	for i := 0; i < max; i++ {
+		if !deviceNodeMayExist(i) {
+			continue
+		}
+		c, err := gocv.VideoCaptureDevice(i)
+		if err == nil && c.IsOpened() {
+			out = append(out, Device{Index: i, Spec: "device:" + strconv.Itoa(i),
+				Width: int(c.Get(gocv.VideoCaptureFrameWidth)), Height: int(c.Get(gocv.VideoCaptureFrameHeight))})
+		}
+		c.Close()
+	}
+	return out
+}

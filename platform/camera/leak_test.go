@@ -1,0 +1,100 @@
+//go:build matprofile
+
+package camera
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gocv.io/x/gocv"
+
+	"vetlens/app"
+	"vetlens/app/live"
+)
+
+// limited ends a source after n frames.
+type limited struct {
+	live.Source
+	n    int
+	mu   sync.Mutex
+	read int
+}
+
+func (l *limited) Next(ctx context.Context) (live.Frame, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.read >= l.n {
+		return live.Frame{}, io.EOF
+	}
+	f, err := l.Source.Next(ctx)
+	if err == nil {
+		l.read++
+	}
+	return f, err
+}
+
+// Run with -tags matprofile (make test does): 300 frames of the looping
+// test video go through the preview, the outline and capture sessions on
+// the real pipeline, a new session each time one finishes; afterwards
+// every Mat is closed and every goroutine has exited.
+func TestLiveCaptureLeaks(t *testing.T) {
+	const frames = 300
+	pipeline := realPipeline(t)
+	mats, goroutines := gocv.MatProfile.Count(), runtime.NumGoroutine()
+
+	cam, err := Open(testVideo, Loop(), FPS(60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &limited{Source: cam, n: frames}
+	var previews atomic.Int64
+	sessions := map[string]int{}
+	for {
+		sink, err := live.PoPSink(context.Background(), pipeline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := live.NewRunner(src, live.Config{
+			Sink:       sink,
+			Outliner:   live.PoPOutliner(pipeline),
+			PreviewFPS: 60,
+			OnPreview:  func(p live.Preview) { previews.Add(1) },
+		})
+		out, err := r.Run(context.Background())
+		if errors.Is(err, live.ErrSourceEnded) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		sessions[out.Status]++
+	}
+	if err := cam.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d frames: %d previews, sessions %v", src.read, previews.Load(), sessions)
+	if sessions[app.StatusComplete] == 0 || previews.Load() == 0 {
+		t.Fatalf("sessions %v, %d previews: the pipeline did not run", sessions, previews.Load())
+	}
+
+	// Goroutines that returned may still be unwinding: wait for the count
+	// to come back, for a bounded time.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
+	}
+	if n := gocv.MatProfile.Count() - mats; n != 0 {
+		t.Fatalf("%d Mats leaked", n)
+	}
+}
