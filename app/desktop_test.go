@@ -224,3 +224,20 @@ func TestDesktopReport(t *testing.T) {
 		t.Fatal("edited landmarks not drawn on the report image")
 	}
 }
+
+func TestReading(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		vhs, vlas *float64
+		want      string
+	}{
+		{nil, nil, "No heart size"},
+		{f(9.5), f(2.0), "within the normal range. The left atrium size is normal."},
+		{f(11.2), f(2.7), "cardiomegaly. The left atrium appears enlarged"},
+		{f(8.0), nil, "smaller than the usual range (VHS below 8.5). The left atrium could not be measured."},
+	} {
+		if got := Reading(c.vhs, c.vlas); !strings.Contains(got, c.want) {
+			t.Errorf("Reading = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -102,9 +102,13 @@ func (b *bloodwork) submit() {
 		b.errLabel.SetText("Check the values: " + err.Error())
 		return
 	}
-	eng := b.u.svc.USG()
-	if eng == nil {
+	if b.u.svc.USG() == nil {
 		b.errLabel.SetText(app.ErrUSGUnavailable.Error())
+		return
+	}
+	req.UUID = b.u.PatientID()
+	if err := app.CheckPatientID(req.UUID); err != nil {
+		b.errLabel.SetText("Check the patient ID: " + err.Error())
 		return
 	}
 	b.errLabel.SetText("")
@@ -116,7 +120,7 @@ func (b *bloodwork) submit() {
 	b.predict.Disable()
 	var resp *usg.Response
 	b.u.background(func(ctx context.Context) {
-		resp, err = eng.Predict(ctx, req)
+		resp, err = b.u.svc.PredictUSGDesktop(ctx, req)
 	}, func() {
 		b.predict.Enable()
 		if err != nil {
@@ -163,4 +167,13 @@ func shapBars(fs []usg.FeatureShap) []fyne.CanvasObject {
 			container.NewHBox(container.NewCenter(bar))))
 	}
 	return rows
+}
+
+// SubmitBloodwork fills the form with values (in the form's order and
+// units) and submits it, as a clinician would.
+func (u *UI) SubmitBloodwork(values [usg.NumFeatures]string) {
+	for i, e := range u.blood.entries {
+		e.SetText(values[i])
+	}
+	u.blood.submit()
 }

@@ -16,8 +16,9 @@ import (
 // transaction).
 const keyOpTimeout = 10 * time.Second
 
-// keysTab is the Server/Keys tab: create (the key is shown once, with a
-// copy button), list with this month's usage, revoke.
+// keysTab is the keys part of the Server tab: create (the key is shown
+// once, with a copy button), list with this month's usage, tier and
+// charges, revoke.
 type keysTab struct {
 	u       *UI
 	content fyne.CanvasObject
@@ -44,20 +45,15 @@ func newKeysTab(u *UI) *keysTab {
 	k.newKey.Disable() // read-only: the key is selectable and copyable, not editable
 	k.copyKey = widget.NewButton("Copy", k.copyToClipboard)
 	k.copyKey.Disable()
-	info := u.opts.ServerInfo
-	if info == "" {
-		info = "The HTTPS API is not running in this window (start with --serve to run it)."
-	}
-	k.content = container.NewVScroll(container.NewVBox(
-		newValueLabel(info), widget.NewSeparator(),
+	k.content = container.NewVBox(
 		widget.NewLabelWithStyle("New API key", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewGridWithColumns(3, k.customer, k.tier, k.create),
 		widget.NewLabel("The key is shown only once: copy it now."),
 		container.NewBorder(nil, nil, nil, k.copyKey, k.newKey),
 		k.status, widget.NewSeparator(),
-		widget.NewLabelWithStyle("Keys (usage is this month's billable calls per customer)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Keys (this month's billable calls, tier and charges per customer)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		k.list,
-	))
+	)
 	k.refresh()
 	return k
 }
@@ -116,8 +112,8 @@ func (k *keysTab) refresh() {
 	for _, ki := range keys {
 		if _, ok := usage[ki.Customer]; !ok {
 			usage[ki.Customer] = "usage unavailable"
-			if n, err := k.u.svc.MonthlyUsage(ctx, ki.Customer); err == nil {
-				usage[ki.Customer] = fmt.Sprintf("%d calls this month", n)
+			if st, err := k.u.svc.MonthlyStatement(ctx, ki.Customer); err == nil {
+				usage[ki.Customer] = statementText(st)
 			}
 		}
 		text := fmt.Sprintf("%s  %s  %s  created %s  %s  (%s)", ki.Prefix, ki.Customer, ki.Tier, ki.Created, ki.Status, usage[ki.Customer])
@@ -129,4 +125,9 @@ func (k *keysTab) refresh() {
 	}
 	k.list.Objects = rows
 	k.list.Refresh()
+}
+
+// statementText is a monthly statement in words.
+func statementText(st app.Statement) string {
+	return fmt.Sprintf("%s: %d billable calls, %s tier, $%.2f", st.Month, st.Usage, st.Tier, st.Charges)
 }

@@ -1,19 +1,24 @@
-// Package ui is the VetLens desktop interface (Fyne): Review (cardiac
-// measurement of a radiograph with editable landmarks), Bloodwork (feline
-// USG screening) and Server/Keys (API key administration). Screens call
-// app.Service and the engines' pure functions (cardiac.Measure,
-// usg.ParseRequest); they never touch the store or ONNX Runtime directly.
+// Package ui is the VetLens desktop interface (Fyne): Capture (live
+// camera or video, capture sessions), Review (cardiac measurement with
+// editable landmarks, save, PDF report), Bloodwork (feline USG
+// screening), Patients (history and trend plots) and Server (listener,
+// keys, usage, settings). Screens call app.Service use cases and pure
+// request parsing (usg.ParseRequest); they never touch the store, GoCV or
+// ONNX Runtime directly.
 package ui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
+	"vetlens/app/live"
 )
 
 // predictTimeout bounds one prediction started from the UI.
@@ -24,21 +29,66 @@ type Options struct {
 	// Window hosts dialogs (file open, errors); nil in tests, where the
 	// dialogs are not shown and OpenFile is called directly.
 	Window fyne.Window
-	// ServerInfo is shown on the Server/Keys tab (for example the HTTPS
-	// address when the API listener runs in-process); empty: none.
-	ServerInfo string
+	// Listener controls the in-process HTTPS API listener; nil: the
+	// Server tab says the API is not available from this window.
+	Listener Listener
+	// Prefs persists the settings (data directory, camera, listener
+	// address); nil: the current Fyne app's preferences.
+	Prefs fyne.Preferences
+	// Cameras lists the capture sources the Capture tab offers (camera
+	// devices); nil: none but files and folders.
+	Cameras func() []string
+	// OpenCamera opens a capture source by its spec (a device "device:N",
+	// a video file, an image folder or an image file); nil: capture is
+	// not available.
+	OpenCamera func(spec string) (live.Source, error)
 }
+
+// Listener is the in-process HTTPS API listener as the Server tab drives it.
+type Listener interface {
+	// Start listens on addr (HOST:PORT) and serves the API until Stop.
+	Start(addr string) error
+	// Stop stops serving and waits for the listener to close.
+	Stop() error
+	// Status reports whether it serves, where, and the certificate's
+	// SHA-256 fingerprint for LAN clients to pin.
+	Status() ListenerStatus
+}
+
+// ListenerStatus is the listener's state.
+type ListenerStatus struct {
+	Running     bool
+	Addr        string
+	Fingerprint string
+	// Err is why the listener stopped on its own, if it did.
+	Err error
+}
+
+// Preference keys.
+const (
+	PrefDataDir       = "data_dir"
+	PrefCamera        = "camera"
+	PrefListenAddr    = "listen_addr"
+	PrefListenOnStart = "listen_on_start"
+)
+
+// DefaultListenAddr is the listener address when none is set.
+const DefaultListenAddr = "0.0.0.0:8443"
 
 // UI is the application's content: build it with New and put Content in
 // a window.
 type UI struct {
 	svc  *app.Service
 	opts Options
-	tabs *container.AppTabs
 
-	review *review
-	blood  *bloodwork
-	keys   *keysTab
+	patient *widget.Entry
+	tabs    *container.AppTabs
+
+	capture  *captureTab
+	review   *review
+	blood    *bloodwork
+	patients *patientsTab
+	server   *serverTab
 
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
@@ -47,20 +97,89 @@ type UI struct {
 
 // New builds the UI for svc without needing a real window.
 func New(svc *app.Service, opts Options) *UI {
-	u := &UI{svc: svc, opts: opts}
+	if opts.Prefs == nil {
+		if a := fyne.CurrentApp(); a != nil {
+			opts.Prefs = a.Preferences()
+		}
+	}
+	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
+	u.patient.SetPlaceHolder("patient ID (for history and the 24 h recheck)")
+	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
 	u.review = newReview(u)
+	u.capture = newCaptureTab(u)
 	u.blood = newBloodwork(u)
-	u.keys = newKeysTab(u)
+	u.patients = newPatientsTab(u)
+	u.server = newServerTab(u)
 	u.tabs = container.NewAppTabs(
+		container.NewTabItem("Capture", u.capture.content),
 		container.NewTabItem("Review", u.review.content),
 		container.NewTabItem("Bloodwork", u.blood.content),
-		container.NewTabItem("Server/Keys", u.keys.content),
+		container.NewTabItem("Patients", u.patients.content),
+		container.NewTabItem("Server", u.server.content),
 	)
+	u.tabs.SetTabLocation(container.TabLocationTop)
+	u.tabs.OnSelected = func(t *container.TabItem) {
+		if t.Text == "Patients" {
+			u.patients.refreshSearch()
+		}
+		if t.Text == "Server" {
+			u.server.refresh()
+		}
+	}
 	return u
 }
 
-// Content returns the root object to show in a window.
-func (u *UI) Content() fyne.CanvasObject { return u.tabs }
+// Content returns the root object to show in a window: the patient field
+// above the tabs.
+func (u *UI) Content() fyne.CanvasObject {
+	bar := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Patient ID", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, u.patient)
+	return container.NewBorder(bar, nil, nil, nil, u.tabs)
+}
+
+// Tabs names the screens in order (for screenshots and tests).
+func (u *UI) Tabs() []string {
+	out := make([]string, len(u.tabs.Items))
+	for i, t := range u.tabs.Items {
+		out[i] = t.Text
+	}
+	return out
+}
+
+// SelectTab shows the screen named name.
+func (u *UI) SelectTab(name string) {
+	for _, t := range u.tabs.Items {
+		if t.Text == name {
+			u.tabs.Select(t)
+			return
+		}
+	}
+}
+
+// PatientID is the patient field's trimmed text.
+func (u *UI) PatientID() string { return strings.TrimSpace(u.patient.Text) }
+
+// SetPatientID fills the patient field.
+func (u *UI) SetPatientID(id string) { u.patient.SetText(id) }
+
+// pref reads a string preference (def when unset or without preferences).
+func (u *UI) pref(key, def string) string {
+	if u.opts.Prefs == nil {
+		return def
+	}
+	return u.opts.Prefs.StringWithFallback(key, def)
+}
+
+func (u *UI) setPref(key, v string) {
+	if u.opts.Prefs != nil {
+		u.opts.Prefs.SetString(key, v)
+	}
+}
+
+func (u *UI) showError(err error) {
+	if u.opts.Window != nil {
+		dialog.ShowError(err, u.opts.Window)
+	}
+}
 
 // background runs work off the UI goroutine and then show (with work's
 // results captured by the closure) on it via fyne.Do.

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -29,6 +32,13 @@ func realEngines(t *testing.T) (*cardiac.Engine, *usg.Engine) {
 // prediction is shown.
 func newTestUI(t *testing.T, withModels bool) (*UI, fyne.Window, chan struct{}) {
 	t.Helper()
+	return newTestUIWith(t, withModels, nil, Options{})
+}
+
+// newTestUIWith is newTestUI with the PoP pipeline pop (nil: none) and
+// options opts; withModels or a pipeline loads the real engines.
+func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) app.PoP, opts Options) (*UI, fyne.Window, chan struct{}) {
+	t.Helper()
 	test.NewTempApp(t)
 	st, err := store.Open(t.TempDir(), time.Second)
 	if err != nil {
@@ -36,15 +46,18 @@ func newTestUI(t *testing.T, withModels bool) (*UI, fyne.Window, chan struct{}) 
 	}
 	t.Cleanup(func() { st.Close() })
 	deps := app.Deps{Store: st}
-	if withModels {
+	if withModels || pop != nil {
 		c, u := realEngines(t)
 		deps.Cardiac, deps.USG = c, u
+		if pop != nil {
+			deps.PoP = pop(c)
+		}
 	}
 	svc, err := app.New(deps, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := New(svc, Options{})
+	u := New(svc, opts)
 	done := make(chan struct{}, 4)
 	u.workDone = func() { done <- struct{}{} }
 	w := test.NewTempWindow(t, u.Content())
@@ -64,6 +77,7 @@ func wait(t *testing.T, done chan struct{}) {
 func TestReviewOpenAndDrag(t *testing.T) {
 	u, w, done := newTestUI(t, true)
 	r := u.review
+	u.SelectTab("Review")
 	if err := u.OpenFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png")); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +127,56 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	g := cardiac.Measure(r.view.Landmarks())
 	if want := valueLine("VHS", &[]float64{float64(int(g.VHS*100+0.5)) / 100}[0], "normal 8.5-10.5"); r.vhs.Text != want {
 		t.Fatalf("VHS label %q, recomputed %q", r.vhs.Text, want)
+	}
+
+	// Save needs a patient; then the edited values and the model's are kept.
+	if err := u.SaveReview(); err == nil || !strings.Contains(err.Error(), "patient ID is required") {
+		t.Fatalf("save without a patient: %v", err)
+	}
+	u.SetPatientID("Rex-42")
+	test.Tap(r.save)
+	if !strings.Contains(r.status.Text, "Saved to the history of Rex-42") || !strings.Contains(r.status.Text, "edited values") {
+		t.Fatalf("status after save %q", r.status.Text)
+	}
+	rec, err := u.svc.Patient(t.Context(), "Rex-42")
+	if err != nil || len(rec.Cardiac) != 1 || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
+		t.Fatalf("saved record %+v %v", rec, err)
+	}
+	if got := fmt.Sprintf("VHS: %.2f", *rec.Cardiac[0].VHS); !strings.HasPrefix(r.vhs.Text, got) {
+		t.Fatalf("saved VHS %s, shown %q", got, r.vhs.Text)
+	}
+
+	// The report is a PDF with the patient and the edited value.
+	out := filepath.Join(t.TempDir(), "report.pdf")
+	if err := u.ExportReport(out); err != nil {
+		t.Fatal(err)
+	}
+	pdf, err := os.ReadFile(out)
+	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte("Rex-42")) ||
+		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("corrected by the clinician")) {
+		t.Fatalf("report: %v, %d bytes", err, len(pdf))
+	}
+	if err := u.ExportReport(filepath.Join(t.TempDir(), "missing-dir", "r.pdf")); err == nil {
+		t.Fatal("export into a missing directory succeeded")
+	}
+
+	// The Patients tab finds the patient and plots the value.
+	test.Type(u.patients.query, "rex")
+	if len(u.patients.matches.Objects) != 1 {
+		t.Fatalf("%d matches", len(u.patients.matches.Objects))
+	}
+	test.Tap(u.patients.matches.Objects[0].(*widget.Button))
+	pts := u.patients.vhsPlot.Points()
+	if len(pts) != 1 || pts[0].Value != *rec.Cardiac[0].VHS || !pts[0].Edited || len(u.patients.vlasPlot.Points()) != 1 {
+		t.Fatalf("plotted %+v", pts)
+	}
+	if !strings.Contains(u.patients.status.Text, "1 cardiac measurements") {
+		t.Fatalf("patients status %q", u.patients.status.Text)
+	}
+	// This desktop's measurement was metered as the desktop customer.
+	u.server.refresh()
+	if !strings.Contains(u.server.desktop.Text, "1 billable calls") {
+		t.Fatalf("desktop usage %q", u.server.desktop.Text)
 	}
 }
 
@@ -176,7 +240,7 @@ func TestBloodwork(t *testing.T) {
 
 func TestKeysCreateRevoke(t *testing.T) {
 	u, _, _ := newTestUI(t, false)
-	k := u.keys
+	k := u.server.keys
 	k.customer.SetText("Happy Paws")
 	test.Tap(k.create)
 	key := k.newKey.Text
@@ -208,19 +272,103 @@ func TestKeysCreateRevoke(t *testing.T) {
 	}
 }
 
-func TestReading(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	for _, c := range []struct {
-		vhs, vlas *float64
-		want      string
-	}{
-		{nil, nil, "No heart size"},
-		{f(9.5), f(2.0), "within the normal range. The left atrium size is normal."},
-		{f(11.2), f(2.7), "cardiomegaly. The left atrium appears enlarged"},
-		{f(8.0), nil, "smaller than the usual range (VHS below 8.5). The left atrium could not be measured."},
-	} {
-		if got := Reading(c.vhs, c.vlas); !strings.Contains(got, c.want) {
-			t.Errorf("Reading = %q, want %q", got, c.want)
-		}
+// fakeListener is a test double of the in-process API listener.
+type fakeListener struct {
+	running bool
+	addr    string
+	fail    error
+}
+
+func (l *fakeListener) Start(addr string) error {
+	if l.fail != nil {
+		return l.fail
+	}
+	l.running, l.addr = true, addr
+	return nil
+}
+func (l *fakeListener) Stop() error { l.running = false; return nil }
+func (l *fakeListener) Status() ListenerStatus {
+	return ListenerStatus{Running: l.running, Addr: l.addr, Fingerprint: "AB:CD"}
+}
+
+func TestServerListenerAndSettings(t *testing.T) {
+	test.NewTempApp(t)
+	st, err := store.Open(t.TempDir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &fakeListener{}
+	prefs := fyne.CurrentApp().Preferences()
+	u := New(svc, Options{Listener: l, Prefs: prefs})
+	test.NewTempWindow(t, u.Content())
+	s := u.server
+	if s.addr.Text != DefaultListenAddr || s.listenOn.Checked {
+		t.Fatalf("initial addr %q, on %v", s.addr.Text, s.listenOn.Checked)
+	}
+	s.addr.SetText("not an address")
+	test.Tap(s.listenOn)
+	if l.running || !strings.Contains(s.listenState.Text, "HOST:PORT") {
+		t.Fatalf("bad address started the listener: %q", s.listenState.Text)
+	}
+	s.addr.SetText("127.0.0.1:9443")
+	test.Tap(s.listenOn)
+	if !l.running || l.addr != "127.0.0.1:9443" || !s.listenOn.Checked || s.fingerprint.Text != "AB:CD" || !strings.Contains(s.listenState.Text, "Serving https://127.0.0.1:9443") {
+		t.Fatalf("after start: %+v, %q", l, s.listenState.Text)
+	}
+	if prefs.String(PrefListenAddr) != "127.0.0.1:9443" || prefs.String(PrefListenOnStart) != "true" {
+		t.Fatalf("settings not kept: %q %q", prefs.String(PrefListenAddr), prefs.String(PrefListenOnStart))
+	}
+	test.Tap(s.listenOn)
+	if l.running || s.listenOn.Checked || prefs.String(PrefListenOnStart) != "false" {
+		t.Fatalf("after stop: %+v", l)
+	}
+	l.fail = fmt.Errorf("address already in use")
+	test.Tap(s.listenOn)
+	if s.listenOn.Checked || !strings.Contains(s.listenState.Text, "already in use") {
+		t.Fatalf("failed start: checked %v, %q", s.listenOn.Checked, s.listenState.Text)
+	}
+	// A new window reads the saved settings back.
+	s.dataDir.SetText("/srv/vetlens")
+	test.Tap(s.saveDir)
+	u2 := New(svc, Options{Listener: &fakeListener{}, Prefs: prefs})
+	if u2.server.addr.Text != "127.0.0.1:9443" || u2.server.dataDir.Text != "/srv/vetlens" {
+		t.Fatalf("reloaded settings %q %q", u2.server.addr.Text, u2.server.dataDir.Text)
+	}
+}
+
+func TestTrendPlot(t *testing.T) {
+	test.NewTempApp(t)
+	p := NewTrendPlot("VHS", 8.5, 10.5)
+	w := test.NewTempWindow(t, p)
+	w.Resize(fyne.NewSize(400, 240))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.SetPoints([]TrendPoint{{t0.Add(48 * time.Hour), 11.5, false}, {t0, 9, true}, {t0.Add(24 * time.Hour), 10, false}})
+	pts := p.Points()
+	if len(pts) != 3 || !pts[0].Time.Equal(t0) || pts[2].Value != 11.5 {
+		t.Fatalf("points not in time order: %+v", pts)
+	}
+	lo, hi := p.valueRange()
+	if lo >= 8.5 || hi <= 11.5 {
+		t.Fatalf("range %v-%v does not hold the band and the points", lo, hi)
+	}
+	r := test.WidgetRenderer(p).(*plotRenderer)
+	if len(r.lines) != 2 || len(r.dots) != 3 || r.empty.Visible() {
+		t.Fatalf("%d lines, %d dots", len(r.lines), len(r.dots))
+	}
+	// Higher values are drawn higher; the band lies between its bounds.
+	if !(r.dots[2].Position().Y < r.dots[1].Position().Y && r.dots[1].Position().Y < r.dots[0].Position().Y) {
+		t.Fatalf("dot heights %v %v %v", r.dots[0].Position().Y, r.dots[1].Position().Y, r.dots[2].Position().Y)
+	}
+	if r.band.Size().Height <= 0 {
+		t.Fatal("empty band")
+	}
+	p.SetPoints(nil)
+	if !r.empty.Visible() || len(r.dots) != 0 {
+		t.Fatal("empty plot shows points")
 	}
 }

@@ -1,0 +1,91 @@
+package ui
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"vetlens/app"
+	"vetlens/app/capture"
+	"vetlens/app/live"
+	"vetlens/engine/cardiac"
+	"vetlens/platform/camera"
+)
+
+var testVideo = filepath.Join("..", "platform", "camera", "testdata", "screen_sequence.avi")
+
+// newCaptureUI is the UI over the real models and PoP pipeline, with the
+// real camera adapter.
+func newCaptureUI(t *testing.T) (*UI, chan struct{}) {
+	t.Helper()
+	pipeline := func(c *cardiac.Engine) app.PoP {
+		return capture.NewService(capture.NewManager(capture.DefaultConfig(), c, capture.PoP{}, time.Now), c, capture.PoP{})
+	}
+	open := func(spec string) (live.Source, error) { return camera.Open(spec, camera.Loop()) }
+	u, _, done := newTestUIWith(t, true, pipeline, Options{OpenCamera: open})
+	return u, done
+}
+
+func TestCaptureSessionFromVideo(t *testing.T) {
+	u, done := newCaptureUI(t)
+	u.SetPatientID("Bella-9")
+	if err := u.StartCapture(testVideo, true); err != nil {
+		t.Fatal(err)
+	}
+	if running, _ := u.CaptureState(); !running || u.capture.stop.Disabled() || !u.capture.capture.Disabled() {
+		t.Fatal("capture not shown as running")
+	}
+	wait(t, done)
+	running, status := u.CaptureState()
+	m := u.ReviewMeasurement()
+	if running || !strings.Contains(status, "Session complete") || m == nil || m.Result.VHS == nil || !m.Result.PopDetected {
+		t.Fatalf("running %v, status %q, measurement %+v", running, status, m)
+	}
+	if u.tabs.Selected().Text != "Review" || u.capture.frames == 0 || u.capture.progress.Value != 1 {
+		t.Fatalf("tab %q, %d previews, progress %v", u.tabs.Selected().Text, u.capture.frames, u.capture.progress.Value)
+	}
+	if m.Billing.CallType != app.CallSession || !m.Billing.Billable || m.PatientID != "Bella-9" {
+		t.Fatalf("billing %+v for %q", m.Billing, m.PatientID)
+	}
+	// The rectified image is shown, and saving keeps it for the patient.
+	if b := m.Image.Bounds(); b.Dx() != m.Result.Width || b.Dy() != m.Result.Height {
+		t.Fatalf("image %v, result %dx%d", b, m.Result.Width, m.Result.Height)
+	}
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapturePreviewStopAndErrors(t *testing.T) {
+	u, done := newCaptureUI(t)
+	if err := u.StartCapture("", false); err == nil {
+		t.Fatal("empty source accepted")
+	}
+	if err := u.StartCapture(filepath.Join(t.TempDir(), "missing.avi"), false); err == nil {
+		t.Fatal("missing file accepted")
+	}
+	if err := u.StartCapture(testVideo, false); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for u.capture.view.img == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if u.capture.view.img == nil {
+		t.Fatal("no preview frame shown")
+	}
+	// Starting a session replaces the preview; stopping ends it.
+	if err := u.StartCapture(testVideo, true); err != nil {
+		t.Fatal(err)
+	}
+	u.StopCapture()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("stopped capture did not finish")
+	}
+	if running, _ := u.CaptureState(); running {
+		t.Fatal("still running after Stop")
+	}
+}
