@@ -15,14 +15,14 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # for running the GUI without a display.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
-	libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth
+	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run serve test test-go test-leaks test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -58,7 +58,7 @@ run: build
 serve: build
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
 
-test: deps test-go test-py
+test: deps test-go test-py test-gui
 
 test-go:
 	$(GO) vet ./...
@@ -72,6 +72,23 @@ test-go:
 test-leaks:
 	$(GO) vet -tags matprofile ./platform/camera/ ./engine/pop/
 	$(GO) test -tags matprofile -count=1 -run 'Leak' ./platform/camera/ ./engine/pop/
+
+# The real binary under Xvfb with the test video as its camera: a capture
+# session completes, the result is saved for a demo patient, a bloodwork
+# panel is screened, and every screen is written as PNG to $(SHOTS);
+# checkshots fails on a missing or blank screenshot. `make screenshots`
+# copies them into docs/screenshots.
+SHOTS ?= test-output/screenshots
+TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
+test-gui: build
+	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
+	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
+		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --screenshots $(SHOTS); \
+		rc=$$?; rm -rf $$tmp; exit $$rc
+	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server
+
+screenshots: test-gui
+	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/
 
 # Fuzz the request decoders (cardiac JSON + base64 + image decode, USG JSON)
 # briefly; raise FUZZTIME for a longer run.

@@ -23,19 +23,24 @@ const GUIAppID = "com.vetlens.desktop"
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
 	serveConfig
-	serve bool // run the HTTPS API in-process
+	serve       bool   // start the HTTPS API in-process
+	camera      string // capture source spec
+	screenshots string // screenshot run's output folder
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
-// when the command should stop (help or a bad command line).
-func parseGUI(args []string, stderr io.Writer) (c guiConfig, code int, ok bool) {
+// when the command should stop (help or a bad command line). Flags not
+// given are filled from the window's saved settings (prefs may be nil).
+func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the user config dir's vetlens folder)")
-	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT, with --serve")
-	serve := fs.Bool("serve", false, "also serve the LAN API over HTTPS from this process")
+	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
+	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT (default: the saved setting, then "+ui.DefaultListenAddr+")")
+	serve := fs.Bool("serve", false, "serve the LAN API over HTTPS from this process at start (default: as it was left)")
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
+	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
+	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -43,10 +48,16 @@ func parseGUI(args []string, stderr io.Writer) (c guiConfig, code int, ok bool) 
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve [--addr HOST:PORT]]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
 		return c, ExitUsage, false
 	}
-	dir := *dataDir
+	pref := func(key string) string {
+		if prefs == nil {
+			return ""
+		}
+		return prefs.String(key)
+	}
+	dir := firstNonEmpty(*dataDir, pref(ui.PrefDataDir))
 	if dir == "" {
 		base, err := os.UserConfigDir()
 		if err != nil {
@@ -55,18 +66,35 @@ func parseGUI(args []string, stderr io.Writer) (c guiConfig, code int, ok bool) 
 		}
 		dir = filepath.Join(base, "vetlens")
 	}
-	c = guiConfig{serve: *serve, serveConfig: serveConfig{
-		dataDir: dir, addr: *addr, models: ModelsDir(*models), ortLib: *ortLib,
-		inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
-	}}
+	c = guiConfig{
+		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
+		serveConfig: serveConfig{
+			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
+			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
+		}}
+	if c.screenshots != "" && c.camera == "" {
+		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
+		return c, ExitUsage, false
+	}
 	return c, ExitOK, true
 }
 
-// GUI runs `vetlens gui`: the same app.Service as serve, optionally the
-// HTTPS API in-process (--serve), and the desktop window until it is
-// closed or ctx ends.
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// GUI runs `vetlens gui`: the same app.Service as serve, the HTTPS API
+// in-process when switched on (--serve, or as the Server tab left it),
+// and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c, code, ok := parseGUI(args, stderr)
+	a := fyneapp.NewWithID(GUIAppID)
+	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
 	}
@@ -84,37 +112,42 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeSvc()
 
-	a := fyneapp.NewWithID(GUIAppID)
-	info := ""
-	var served chan error // nil (never ready) without --serve
-	if c.serve {
-		info = "The HTTPS API is served from this process at " + c.addr + " (the certificate fingerprint is printed in the terminal)."
-		served = make(chan error, 1)
-		go func() { served <- serveAPI(ctx, svc, c.serveConfig, stdout, log) }()
+	listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
+	defer listener.Stop()
+	if c.serve && c.screenshots == "" {
+		if err := listener.Start(c.addr); err != nil {
+			log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+		}
 	}
 	w := a.NewWindow("VetLens")
-	u := ui.New(svc, ui.Options{Window: w, ServerInfo: info})
+	opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
+	addCamera(&opts)
+	u := ui.New(svc, opts)
+	if c.camera != "" {
+		u.SetCaptureSource(c.camera)
+	}
 	w.SetContent(u.Content())
-	w.Resize(fyne.NewSize(1200, 800))
+	w.Resize(fyne.NewSize(1280, 860))
+	status := ExitOK
+	if c.screenshots != "" {
+		go func() {
+			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
+				fmt.Fprintf(stderr, "vetlens gui: screenshots: %v\n", err)
+				status = ExitInternal
+			}
+			fyne.Do(a.Quit)
+		}()
+	}
+	closed := make(chan struct{})
 	go func() {
 		select {
-		case <-ctx.Done():
+		case <-ctx.Done(): // a signal: close the window
 			fyne.Do(a.Quit)
-		case err := <-served:
-			if err != nil {
-				log.Error("HTTPS API stopped; the window stays open", "err", err)
-			}
-			served <- err // for the exit status below
+		case <-closed:
 		}
 	}()
 	w.ShowAndRun()
+	close(closed)
 	cancel()
-	if served == nil {
-		return ExitOK
-	}
-	if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "vetlens gui: API: %v\n", err)
-		return ExitInternal
-	}
-	return ExitOK
+	return status
 }

@@ -24,7 +24,7 @@ func TestParseGUI(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", "/cfg")
 			t.Setenv("HOME", "/home/u")
-			g, code, ok := parseGUI(c.args, io.Discard)
+			g, code, ok := parseGUI(c.args, io.Discard, nil)
 			if ok != c.ok || code != c.code {
 				t.Fatalf("ok %v code %d, want %v %d", ok, code, c.ok, c.code)
 			}

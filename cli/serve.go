@@ -69,6 +69,9 @@ type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
 	inFlight, cardiacConc                              int
 	usgRate                                            float64
+	// ready, when set, is called once the listeners are open, with the
+	// HTTPS address and the certificate fingerprint.
+	ready func(addr, fingerprint string)
 }
 
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
@@ -154,6 +157,9 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	}
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+	if c.ready != nil {
+		c.ready(ln.Addr().String(), Fingerprint(cert))
+	}
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"vetlens/engine/usg"
+	"vetlens/ui"
+)
+
+// screenshotPatient is the patient id the screenshot run works under.
+const screenshotPatient = "DEMO-0001"
+
+// screenshotTimeout bounds the whole screenshot run.
+const screenshotTimeout = 4 * time.Minute
+
+// screenshotRun drives the window as a clinician would, for the Xvfb
+// end-to-end test and docs/screenshots: a capture session on spec, saving
+// the result to a demo patient's history, a bloodwork screening, the
+// patient's record; then a PNG of every screen in dir (NN-name.png).
+func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir string, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
+	defer cancel()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	pause(ctx, 2*time.Second) // the window maps and draws once
+	var err error
+	// The live preview with the screen outline, then the session.
+	fyne.DoAndWait(func() {
+		u.SetPatientID(screenshotPatient)
+		err = u.StartCapture(spec, false)
+	})
+	if err != nil {
+		return fmt.Errorf("start preview: %w", err)
+	}
+	pause(ctx, 2*time.Second)
+	if err := shoot(w, filepath.Join(dir, "00-capture-live.png")); err != nil {
+		return err
+	}
+	fyne.DoAndWait(func() { err = u.StartCapture(spec, true) })
+	if err != nil {
+		return fmt.Errorf("start capture: %w", err)
+	}
+	var status string
+	for running := true; running; {
+		if ctx.Err() != nil {
+			return fmt.Errorf("capture session did not finish: %w", ctx.Err())
+		}
+		pause(ctx, 200*time.Millisecond)
+		fyne.DoAndWait(func() { running, status = u.CaptureState() })
+	}
+	m := u.ReviewMeasurement()
+	if m == nil || !strings.Contains(status, "Session complete") {
+		return fmt.Errorf("capture session did not complete: %s", status)
+	}
+	fmt.Fprintf(stdout, "capture: %s result %d VHS %s\n", status, m.Result.Code, fmtPtr(m.Result.VHS))
+	fyne.DoAndWait(func() { err = u.SaveReview() })
+	if err != nil {
+		return fmt.Errorf("save review: %w", err)
+	}
+	fyne.DoAndWait(func() { u.SubmitBloodwork([usg.NumFeatures]string{"32", "2.4", "14", "1800", "95"}) })
+	pause(ctx, 2*time.Second) // the screening runs in the background
+	for i, name := range u.Tabs() {
+		fyne.DoAndWait(func() {
+			if name == "Patients" {
+				u.OpenPatient(screenshotPatient)
+			}
+			u.SelectTab(name)
+		})
+		pause(ctx, 700*time.Millisecond)
+		if err := shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-%s.png", i+1, strings.ToLower(name)))); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "screenshots written to %s\n", dir)
+	return nil
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// shoot writes the window as PNG: the canvas read back from OpenGL, or,
+// where that reads back one flat colour (Mesa's software GL under Xvfb
+// cannot read the front buffer), the window as the X server shows it.
+func shoot(w fyne.Window, path string) error {
+	var img image.Image
+	fyne.DoAndWait(func() { img = w.Canvas().Capture() })
+	if flat(img) {
+		x, err := xwdCapture(w.Title())
+		if err != nil {
+			return fmt.Errorf("screenshot %s: OpenGL read back a flat image, and %w", path, err)
+		}
+		img = x
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("screenshot %s: %w", path, err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return fmt.Errorf("screenshot %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// flat reports whether every pixel of img has one colour.
+func flat(img image.Image) bool {
+	b := img.Bounds()
+	if b.Empty() {
+		return true
+	}
+	first := img.At(b.Min.X, b.Min.Y)
+	r0, g0, b0, _ := first.RGBA()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r != r0 || g != g0 || bl != b0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
