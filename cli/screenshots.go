@@ -43,7 +43,12 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 	if err != nil {
 		return fmt.Errorf("start preview: %w", err)
 	}
-	pause(ctx, 2*time.Second)
+	var n0, n1 int
+	fyne.DoAndWait(func() { n0 = u.PreviewFramesShown() })
+	t0 := time.Now()
+	pause(ctx, 3*time.Second)
+	fyne.DoAndWait(func() { n1 = u.PreviewFramesShown() })
+	fmt.Fprintf(stdout, "preview: %d frames drawn in %.1f s (%.1f fps; the video plays at 15 fps)\n", n1-n0, time.Since(t0).Seconds(), float64(n1-n0)/time.Since(t0).Seconds())
 	if err := shoot(w, filepath.Join(dir, "00-capture-live.png")); err != nil {
 		return err
 	}

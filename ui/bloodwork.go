@@ -51,6 +51,7 @@ func newBloodwork(u *UI) *bloodwork {
 		e := widget.NewEntry()
 		e.SetPlaceHolder("number")
 		e.Validator = validateNumber
+		e.OnChanged = func(string) { b.previewCorrections() }
 		b.entries[i] = e
 		form.Append(usg.Label(i), e)
 	}
@@ -176,4 +177,25 @@ func (u *UI) SubmitBloodwork(values [usg.NumFeatures]string) {
 		e.SetText(values[i])
 	}
 	u.blood.submit()
+}
+
+// previewCorrections shows, as the clinician types, the auto-corrections
+// the service will apply (a value in the wrong unit, say), once every
+// field holds a number; it predicts nothing.
+func (b *bloodwork) previewCorrections() {
+	for _, e := range b.entries {
+		if validateNumber(e.Text) != nil {
+			b.corrections.SetText("")
+			return
+		}
+	}
+	req, err := b.request()
+	switch {
+	case err != nil:
+		b.corrections.SetText("")
+	case len(req.Warnings) > 0:
+		b.corrections.SetText("Will be auto-corrected: " + strings.Join(req.Warnings, "; "))
+	default:
+		b.corrections.SetText("")
+	}
 }

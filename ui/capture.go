@@ -369,3 +369,6 @@ func (u *UI) CaptureState() (running bool, status string) {
 
 // ReviewMeasurement is the measurement on the Review tab (nil: none).
 func (u *UI) ReviewMeasurement() *app.Measurement { return u.review.m }
+
+// PreviewFramesShown counts the preview frames the Capture tab has drawn.
+func (u *UI) PreviewFramesShown() int { return u.capture.frames }

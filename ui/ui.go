@@ -9,6 +9,7 @@ package ui
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -118,6 +119,9 @@ func New(svc *app.Service, opts Options) *UI {
 		container.NewTabItem("Server", u.server.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
+	if opts.Window != nil {
+		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {
 			u.patients.refreshSearch()
@@ -202,4 +206,26 @@ func newValueLabel(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Wrapping = fyne.TextWrapWord
 	return l
+}
+
+// Dropped handles files dropped on the window: a JPEG or PNG opens on the
+// Review tab (measured for the patient in the patient field); a video file
+// or a folder becomes the Capture tab's source. Only the first item counts.
+func (u *UI) Dropped(uris []fyne.URI) {
+	if len(uris) == 0 {
+		return
+	}
+	path := uris[0].Path()
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jpg", ".jpeg", ".png":
+		u.SelectTab("Review")
+		if err := u.OpenFile(path); err != nil {
+			u.review.status.SetText(err.Error())
+			u.showError(err)
+		}
+	default:
+		u.SetCaptureSource(path)
+		u.SelectTab("Capture")
+		u.capture.status.SetText("Source set to " + filepath.Base(path) + ": press Preview or Capture.")
+	}
 }

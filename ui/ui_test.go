@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -213,6 +214,10 @@ func TestBloodwork(t *testing.T) {
 			for i, e := range b.entries {
 				e.SetText(c.vals[i])
 			}
+			// The correction shows as soon as the values are typed.
+			if c.wantErr == "" && (b.corrections.Text != "") != c.wantCorrect {
+				t.Fatalf("before submit: corrections %q", b.corrections.Text)
+			}
 			test.Tap(b.predict)
 			if c.wantErr != "" {
 				if !strings.Contains(b.errLabel.Text, c.wantErr) {
@@ -236,6 +241,27 @@ func TestBloodwork(t *testing.T) {
 	if err := validateNumber("1e3"); err != nil {
 		t.Fatal(err)
 	}
+	// The screening went to the patient's USG history.
+	u.SetPatientID("Tom-3")
+	u.SubmitBloodwork([usg.NumFeatures]string{"30", "1.8", "12", "2000", "120"})
+	wait(t, done)
+	if rec, err := u.svc.Patient(t.Context(), "Tom-3"); err != nil || len(rec.USG) != 1 {
+		t.Fatalf("USG history %+v %v", rec, err)
+	}
+}
+
+func TestDropFiles(t *testing.T) {
+	u, _, done := newTestUI(t, true)
+	u.Dropped([]fyne.URI{storage.NewFileURI(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png"))})
+	wait(t, done)
+	if u.tabs.Selected().Text != "Review" || u.ReviewMeasurement() == nil {
+		t.Fatalf("dropped image not measured: tab %q", u.tabs.Selected().Text)
+	}
+	u.Dropped([]fyne.URI{storage.NewFileURI("/videos/exam.avi")})
+	if u.tabs.Selected().Text != "Capture" || u.capture.source.Text != "/videos/exam.avi" {
+		t.Fatalf("dropped video: tab %q source %q", u.tabs.Selected().Text, u.capture.source.Text)
+	}
+	u.Dropped(nil) // nothing happens
 }
 
 func TestKeysCreateRevoke(t *testing.T) {
