@@ -372,10 +372,17 @@ func ringEdge(f field, q Quad, dir float64) (Quad, float64, bool) {
 			}
 			return d
 		}
-		// Climb to q's own edge peak (within 2 pixels), walk down it to
-		// the first local minimum, then take the next peak.
-		j := 0
-		for j < profHalf+4 && stepAt(j+1) >= stepAt(j) {
+		// Find q's own edge peak (within 2 pixels of the profile step's
+		// reach), walk down it past half its height (the step's plateau
+		// can be bumpy with noise) to the first local minimum, then take
+		// the next peak.
+		j, pk := 0, 0.0
+		for k := 0; k <= profHalf+4 && k < nProf; k++ {
+			if d := stepAt(k); d > pk {
+				j, pk = k, d
+			}
+		}
+		for j < nProf-3 && stepAt(j) > pk/2 {
 			j++
 		}
 		for j < nProf-3 && stepAt(j+1) <= stepAt(j) {
