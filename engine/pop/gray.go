@@ -49,3 +49,66 @@ func median(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+// field is an image the edge searches sample: grey (one channel) or
+// colour (three). An edge's step is the largest step of any channel, so a
+// bezel and a dark image of equal brightness but different tint still
+// part.
+type field interface {
+	// nch is the number of channels, 1 or 3.
+	nch() int
+	// values writes the bilinear value of each channel at continuous
+	// coordinates (x, y) into v.
+	values(x, y float64, v *[3]float64)
+}
+
+func (g gray) nch() int { return 1 }
+
+func (g gray) values(x, y float64, v *[3]float64) { v[0] = g.sample(x, y) }
+
+// colour is an 8-bit three-channel image (BGR) copied out of a gocv.Mat.
+type colour struct {
+	w, h int
+	pix  []uint8
+}
+
+// colourOf copies a CV_8UC3 Mat.
+func colourOf(m gocv.Mat) (colour, error) {
+	if m.Type() != gocv.MatTypeCV8UC3 {
+		return colour{}, fmt.Errorf("colour image: mat type %v, want CV_8UC3", m.Type())
+	}
+	return colour{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
+}
+
+func (c colour) nch() int { return 3 }
+
+func (c colour) values(x, y float64, v *[3]float64) {
+	x, y = x-0.5, y-0.5
+	x0, y0 := math.Floor(x), math.Floor(y)
+	fx, fy := x-x0, y-y0
+	ix, iy := int(x0), int(y0)
+	at := func(x, y int) int {
+		x = min(max(x, 0), c.w-1)
+		y = min(max(y, 0), c.h-1)
+		return 3 * (y*c.w + x)
+	}
+	i00, i10, i01, i11 := at(ix, iy), at(ix+1, iy), at(ix, iy+1), at(ix+1, iy+1)
+	for k := range 3 {
+		a := float64(c.pix[i00+k])*(1-fx) + float64(c.pix[i10+k])*fx
+		b := float64(c.pix[i01+k])*(1-fx) + float64(c.pix[i11+k])*fx
+		v[k] = a*(1-fy) + b*fy
+	}
+}
+
+// step is the largest per-channel absolute difference of f between two
+// points.
+func step(f field, ax, ay, bx, by float64) float64 {
+	var a, b [3]float64
+	f.values(ax, ay, &a)
+	f.values(bx, by, &b)
+	d := 0.0
+	for k := range f.nch() {
+		d = math.Max(d, math.Abs(b[k]-a[k]))
+	}
+	return d
+}

@@ -107,6 +107,19 @@ var viewerSearch = struct{ top, bottom, left, right [2]float64 }{
 	top: [2]float64{0.03, 0.16}, bottom: [2]float64{0.86, 0.995}, left: [2]float64{0.03, 0.25}, right: [2]float64{0.72, 0.97},
 }
 
+// Viewer panel search parameters, set on development composites (seeds
+// 31,000,000+; docs/pop.md).
+const (
+	// panelOuterShare: a boundary candidate nearer the screen's edge than
+	// the strongest one wins when it reaches this share of its step.
+	panelOuterShare = 0.3
+	// panelTol is the largest difference (grey levels) between a panel's
+	// median and the toolbar's: thumbnails and text make a panel's median
+	// differ from the toolbar's by up to about 60 levels; a radiograph's
+	// light margin differs by more.
+	panelTol = 75.0
+)
+
 // viewport looks for a viewer window's image viewport inside the screen
 // quad q of the grey frame g: it rectifies the screen to 640 pixels wide
 // and searches, in each panel band, for a row (column) whose median
@@ -158,27 +171,51 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 		}
 		return histMedian(y1 - y0)
 	}
+	// find returns the boundary in [lo, hi] x n: among the local maxima
+	// of f that are strong (>= 6), stand out from the band (>= 3 x its
+	// median) and reach panelOuterShare of the strongest, the one nearest
+	// the screen's edge (toward lo for a band in the first half, toward
+	// hi otherwise). A radiograph often has its own straight edges just
+	// inside the viewport (a light or dark margin, collimation), stronger
+	// than the panel's boundary; they lie further from the screen's edge.
 	find := func(lo, hi float64, n int, f func(int) float64) (int, bool) {
 		a, b := int(lo*float64(n)), int(hi*float64(n))
+		vs := make([]float64, b-a+1)
 		best, bi := 0.0, -1
-		var all []float64
 		for i := a; i <= b; i++ {
 			v := f(i)
-			all = append(all, v)
+			vs[i-a] = v
 			if v > best {
 				best, bi = v, i
 			}
 		}
-		return bi, best >= 6 && best >= 3*median(all)
+		thr := math.Max(6, 3*median(vs))
+		if best < thr {
+			return bi, false
+		}
+		thr = math.Max(thr, panelOuterShare*best)
+		idx := func(k int) int { return k }
+		if lo > 0.5 {
+			idx = func(k int) int { return len(vs) - 1 - k }
+		}
+		for k := range vs {
+			i := idx(k)
+			if vs[i] >= thr && (i == 0 || vs[i] >= vs[i-1]) && (i == len(vs)-1 || vs[i] >= vs[i+1]) {
+				return a + i, true
+			}
+		}
+		return bi, true
 	}
 	top, ok := find(viewerSearch.top[0], viewerSearch.top[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) })
 	if !ok || !toolbarLike(r, top) {
 		return q, false
 	}
-	// A side panel has the viewer's background colour, like the toolbar.
+	// A side panel or status bar is UI on the viewer's background, not far
+	// from the toolbar's grey; a radiograph's light margin taken for a
+	// panel is not.
 	tbMed := regionMedian(r, 0, max(1, r.h/100), r.w, top-1)
 	panel := func(x0, y0, x1, y1 int) bool {
-		return math.Abs(regionMedian(r, x0, y0, x1, y1)-tbMed) <= 30
+		return math.Abs(regionMedian(r, x0, y0, x1, y1)-tbMed) <= panelTol
 	}
 	bottom, ok := find(viewerSearch.bottom[0], viewerSearch.bottom[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) })
 	if !ok || !panel(rw/5, bottom+2, 4*rw/5, rh) {
