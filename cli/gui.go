@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -105,39 +106,61 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	svc, closeSvc, err := openService(ctx, c.serveConfig, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
-		return ExitInternal
-	}
-	defer closeSvc()
 
-	listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
-	defer listener.Stop()
-	if c.serve && c.screenshots == "" {
-		if err := listener.Start(c.addr); err != nil {
-			log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
-		}
-	}
+	// The window opens at once with a loading screen; the store and the
+	// models load off the UI goroutine, then the screens replace it.
 	w := a.NewWindow("VetLens")
-	opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
-	addCamera(&opts)
-	u := ui.New(svc, opts)
-	if c.camera != "" {
-		u.SetCaptureSource(c.camera)
-	}
-	w.SetContent(u.Content())
 	w.Resize(fyne.NewSize(1280, 860))
-	status := ExitOK
-	if c.screenshots != "" {
-		go func() {
+	w.SetContent(ui.LoadingScreen("Loading the models and the patient database...", true))
+	var (
+		mu       sync.Mutex
+		status   = ExitOK
+		closeAll = func() {}
+	)
+	fail := func(err error) {
+		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
+		mu.Lock()
+		status = ExitInternal
+		mu.Unlock()
+	}
+	go func() {
+		svc, closeSvc, err := openService(ctx, c.serveConfig, log)
+		if err != nil {
+			fail(err)
+			fyne.Do(func() {
+				w.SetContent(ui.LoadingScreen("VetLens could not start: "+err.Error(), false))
+				if c.screenshots != "" {
+					a.Quit()
+				}
+			})
+			return
+		}
+		listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
+		mu.Lock()
+		closeAll = func() { listener.Stop(); closeSvc() }
+		mu.Unlock()
+		if c.serve && c.screenshots == "" {
+			if err := listener.Start(c.addr); err != nil {
+				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+			}
+		}
+		var u *ui.UI
+		fyne.DoAndWait(func() {
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
+			addCamera(&opts)
+			u = ui.New(svc, opts)
+			if c.camera != "" {
+				u.SetCaptureSource(c.camera)
+			}
+			w.SetContent(u.Content())
+		})
+		if c.screenshots != "" {
 			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
-				fmt.Fprintf(stderr, "vetlens gui: screenshots: %v\n", err)
-				status = ExitInternal
+				fail(fmt.Errorf("screenshots: %w", err))
 			}
 			fyne.Do(a.Quit)
-		}()
-	}
+		}
+	}()
 	closed := make(chan struct{})
 	go func() {
 		select {
@@ -149,5 +172,8 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	w.ShowAndRun()
 	close(closed)
 	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	closeAll()
 	return status
 }

@@ -229,3 +229,13 @@ func (u *UI) Dropped(uris []fyne.URI) {
 		u.capture.status.SetText("Source set to " + filepath.Base(path) + ": press Preview or Capture.")
 	}
 }
+
+// LoadingScreen is the window's content while the store and the models
+// load (busy) or, when they could not, the reason.
+func LoadingScreen(text string, busy bool) fyne.CanvasObject {
+	box := container.NewVBox(widget.NewLabelWithStyle("VetLens", fyne.TextAlignCenter, fyne.TextStyle{Bold: true}), newValueLabel(text))
+	if busy {
+		box.Add(widget.NewProgressBarInfinite())
+	}
+	return container.NewCenter(box)
+}
