@@ -89,3 +89,24 @@ func TestCapturePreviewStopAndErrors(t *testing.T) {
 		t.Fatal("still running after Stop")
 	}
 }
+
+func TestOpenScreenPhotoIsRectified(t *testing.T) {
+	u, done := newCaptureUI(t)
+	photo := filepath.Join("..", "engine", "pop", "testdata", "screen_0000.jpg")
+	if err := u.OpenFile(photo); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	m := u.ReviewMeasurement()
+	if m == nil || !m.Result.PopDetected {
+		t.Fatalf("screen photo not detected: %+v", m)
+	}
+	// The review shows the rectified display area, not the photograph.
+	b := m.Image.Bounds()
+	if b.Dx() != m.Result.Width || b.Dy() != m.Result.Height || b.Dx() == 0 || (b.Dx() == 960 && b.Dy() == 540) {
+		t.Fatalf("shown image %v, result %dx%d", b, m.Result.Width, m.Result.Height)
+	}
+	if !strings.Contains(u.review.status.Text, "photograph of a screen") && m.Result.Code.HasVHS() {
+		t.Fatalf("status %q does not say the photo was corrected", u.review.status.Text)
+	}
+}
