@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Train the cardiac models from scratch, as the shipped ones were trained:
 # phantom data, five landmark models trained side by side (one thread each)
-# in four cycles of a time-based one-cycle schedule (MIN minutes at peak
-# learning rate 3e-3, then 0.3*MIN at 8e-4, 0.23*MIN at 4e-4 and 4/3*MIN at
-# 1e-3, each from the previous checkpoint), the validity classifier, ONNX export, manifest.
+# in five cycles of a time-based one-cycle schedule (MIN minutes at peak
+# learning rate 3e-3, then 0.3*MIN at 8e-4, 0.23*MIN at 4e-4, 4/3*MIN at
+# 1e-3 and MIN/3 at 3e-4, each from the previous checkpoint), the validity classifier, ONNX export, manifest.
 # Usage: train_cardiac.sh [MIN] [DOGHEART_DIR]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -28,6 +28,7 @@ cycle main "$MIN" 3e-3 0 ""
 cycle ft "$($PY -c "print($MIN * 0.3)")" 8e-4 10 main
 cycle ft2 "$($PY -c "print($MIN * 0.23)")" 4e-4 20 ft
 cycle ft3 "$($PY -c "print($MIN * 4 / 3)")" 1e-3 30 ft2
-$PY export_landmarks.py --models .. checkpoints/ft3_{1,2,3,4,5}.pt
+cycle ft4 "$($PY -c "print($MIN / 3)")" 3e-4 40 ft3
+$PY export_landmarks.py --models .. checkpoints/ft4_{1,2,3,4,5}.pt
 $PY train_validity.py --models .. "${extra[@]}"
 $PY make_manifest.py ..
