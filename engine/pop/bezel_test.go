@@ -197,3 +197,50 @@ func TestViewerViewport(t *testing.T) {
 		})
 	}
 }
+
+// A radiograph shown full screen with a light top margin that carries
+// burned-in text (a clinic name, a side marker) is not a viewer window:
+// a toolbar's icons run along most of its width, the text does not.
+func TestFullScreenMarginIsNotToolbar(t *testing.T) {
+	cases := []struct {
+		name string
+		// text blocks in the top margin: x ranges in active-area pixels
+		text [][2]int
+	}{
+		{"clinic name at the left", [][2]int{{16, 230}}},
+		{"clinic name at the right", [][2]int{{480, 720}}},
+		{"clinic name and side marker", [][2]int{{16, 230}, {560, 640}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			draw := func(fill func(x0, y0, x1, y1 int, c color.RGBA)) {
+				fill(0, 0, 800, 500, color.RGBA{20, 20, 20, 0})
+				fill(0, 0, 800, 40, color.RGBA{200, 200, 200, 0})
+				for _, r := range tc.text {
+					// Letters: 9 px strokes every 14 px.
+					for x := r[0]; x+9 <= r[1]; x += 14 {
+						fill(x, 12, x+9, 28, color.RGBA{60, 60, 60, 0})
+					}
+				}
+				fill(120, 110, 680, 440, color.RGBA{150, 150, 150, 0})
+				fill(300, 200, 450, 360, color.RGBA{90, 90, 90, 0})
+			}
+			frame, want := renderMonitor(t, color.RGBA{150, 140, 120, 0}, color.RGBA{50, 50, 50, 0}, draw, Rect(800, 500))
+			defer frame.Close()
+			c, err := DetectCorners(frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.Found || c.Viewer {
+				t.Fatalf("found %v, viewer %v (confidence %.2f), want a full-screen image", c.Found, c.Viewer, c.Confidence)
+			}
+			var e float64
+			for i := range 4 {
+				e = math.Max(e, dist(c.Quad[i], want[i]))
+			}
+			if e > 3 {
+				t.Errorf("display area %v, want %v (worst corner %.1f px off)", c.Quad, want, e)
+			}
+		})
+	}
+}

@@ -85,23 +85,6 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 	}
 	sx, sy := float64(W)/float64(sg.w), float64(H)/float64(sg.h)
 
-	best, bestScore := Quad{}, 0.0
-	for _, q := range candidates(small) {
-		sup, _ := support(sg, q, 2.5, 0.5, edgeStep)
-		score := sup * math.Sqrt(q.Area()/float64(sg.w*sg.h))
-		if score > bestScore {
-			best, bestScore = q, score
-		}
-	}
-	if bestScore == 0 {
-		return out, nil
-	}
-	for i := range best {
-		best[i].X *= sx
-		best[i].Y *= sy
-	}
-	q, conf := refine(fg, best, 1.5*math.Max(sx, sy)+2, edgeStep)
-	q, conf = refine(fg, q, 2, edgeStep)
 	var cf field = fg
 	if frame.Channels() == 3 {
 		cm := gocv.NewMat()
@@ -113,9 +96,44 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 		}
 		cf = c
 	}
-	q, conf = activeArea(cf, q, conf)
+	// locate scores candidates (small-image pixels) by edge support times
+	// the square root of their area share, refines the best one at full
+	// resolution and places the active area around it.
+	locate := func(cands []Quad) (Quad, float64) {
+		best, bestScore := Quad{}, 0.0
+		for _, q := range cands {
+			sup, _ := support(sg, q, 2.5, 0.5, edgeStep)
+			score := sup * math.Sqrt(q.Area()/float64(sg.w*sg.h))
+			if score > bestScore {
+				best, bestScore = q, score
+			}
+		}
+		if bestScore == 0 {
+			return Quad{}, 0
+		}
+		for i := range best {
+			best[i].X *= sx
+			best[i].Y *= sy
+		}
+		q, conf := refine(fg, best, 1.5*math.Max(sx, sy)+2, edgeStep)
+		q, conf = refine(fg, q, 2, edgeStep)
+		return activeArea(cf, q, conf)
+	}
+	found := func(q Quad, conf float64) bool {
+		return conf >= FoundConfidence && q.Convex() && q.minAngle() >= minQuadAngle
+	}
+	q, conf := locate(candidates(small))
+	if !found(q, conf) {
+		// No closed contour made it: try quads of straight edge segments.
+		if lq, lc := locate(lineCandidates(small, sg)); lc > conf {
+			q, conf = lq, lc
+		}
+	}
+	if conf == 0 {
+		return out, nil
+	}
 	out.Screen, out.Quad, out.Confidence = q, q, conf
-	out.Found = conf >= FoundConfidence && q.Convex() && q.minAngle() >= minQuadAngle
+	out.Found = found(q, conf)
 	if out.Found {
 		if vp, ok := viewport(full, q); ok {
 			out.Quad, out.Viewer = vp, true

@@ -118,6 +118,11 @@ const (
 	// differ from the toolbar's by up to about 60 levels; a radiograph's
 	// light margin differs by more.
 	panelTol = 75.0
+	// panelStand is how many times the band's median step a side panel's
+	// or status bar's boundary must reach; toolbarStand the same for the
+	// toolbar, whose band also has to show toolbar texture.
+	panelStand   = 3.0
+	toolbarStand = 2.0
 )
 
 // viewport looks for a viewer window's image viewport inside the screen
@@ -172,13 +177,14 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 		return histMedian(y1 - y0)
 	}
 	// find returns the boundary in [lo, hi] x n: among the local maxima
-	// of f that are strong (>= 6), stand out from the band (>= 3 x its
-	// median) and reach panelOuterShare of the strongest, the one nearest
-	// the screen's edge (toward lo for a band in the first half, toward
-	// hi otherwise). A radiograph often has its own straight edges just
-	// inside the viewport (a light or dark margin, collimation), stronger
-	// than the panel's boundary; they lie further from the screen's edge.
-	find := func(lo, hi float64, n int, f func(int) float64) (int, bool) {
+	// of f that are strong (>= 6), stand out from the band (>= stand x
+	// its median) and reach panelOuterShare of the strongest, the one
+	// nearest the screen's edge (toward lo for a band in the first half,
+	// toward hi otherwise) that accept takes (nil: any). A radiograph
+	// often has its own straight edges just inside the viewport (a light
+	// or dark margin, collimation), stronger than the panel's boundary;
+	// they lie further from the screen's edge.
+	find := func(lo, hi float64, n int, f func(int) float64, stand float64, accept func(int) bool) (int, bool) {
 		a, b := int(lo*float64(n)), int(hi*float64(n))
 		vs := make([]float64, b-a+1)
 		best, bi := 0.0, -1
@@ -189,7 +195,7 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 				best, bi = v, i
 			}
 		}
-		thr := math.Max(6, 3*median(vs))
+		thr := math.Max(6, stand*median(vs))
 		if best < thr {
 			return bi, false
 		}
@@ -201,13 +207,25 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 		for k := range vs {
 			i := idx(k)
 			if vs[i] >= thr && (i == 0 || vs[i] >= vs[i-1]) && (i == len(vs)-1 || vs[i] >= vs[i+1]) {
-				return a + i, true
+				if accept == nil || accept(a+i) {
+					return a + i, true
+				}
 			}
+		}
+		if accept != nil {
+			return bi, false
 		}
 		return bi, true
 	}
-	top, ok := find(viewerSearch.top[0], viewerSearch.top[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) })
-	if !ok || !toolbarLike(r, top) {
+	// The toolbar's boundary: the outermost candidate row with toolbar
+	// texture above it (an icon's own top edge, nearer the screen's edge,
+	// has none). The radiograph below a toolbar has soft gradients that
+	// raise the band's median step, so the boundary need only stand out
+	// toolbarStand times from it; the texture test keeps a radiograph's
+	// margin from passing for a toolbar.
+	top, ok := find(viewerSearch.top[0], viewerSearch.top[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) },
+		toolbarStand, func(y int) bool { return toolbarLike(r, y) })
+	if !ok {
 		return q, false
 	}
 	// A side panel or status bar is UI on the viewer's background, not far
@@ -217,16 +235,16 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 	panel := func(x0, y0, x1, y1 int) bool {
 		return math.Abs(regionMedian(r, x0, y0, x1, y1)-tbMed) <= panelTol
 	}
-	bottom, ok := find(viewerSearch.bottom[0], viewerSearch.bottom[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) })
+	bottom, ok := find(viewerSearch.bottom[0], viewerSearch.bottom[1], rh, func(y int) float64 { return rowStep(y, rw/5, 4*rw/5) }, panelStand, nil)
 	if !ok || !panel(rw/5, bottom+2, 4*rw/5, rh) {
 		bottom = rh
 	}
 	y0, y1 := top+(bottom-top)/5, bottom-(bottom-top)/5
-	left, ok := find(viewerSearch.left[0], viewerSearch.left[1], rw, func(x int) float64 { return colStep(x, y0, y1) })
+	left, ok := find(viewerSearch.left[0], viewerSearch.left[1], rw, func(x int) float64 { return colStep(x, y0, y1) }, panelStand, nil)
 	if !ok || !panel(0, y0, left-1, y1) {
 		left = 0
 	}
-	right, ok := find(viewerSearch.right[0], viewerSearch.right[1], rw, func(x int) float64 { return colStep(x, y0, y1) })
+	right, ok := find(viewerSearch.right[0], viewerSearch.right[1], rw, func(x int) float64 { return colStep(x, y0, y1) }, panelStand, nil)
 	if !ok || !panel(right+2, y0, rw, y1) {
 		right = rw
 	}
@@ -245,24 +263,44 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 	return hm.ApplyQuad(vp), true
 }
 
+// Toolbar texture: the band above a toolbar's boundary is cut into
+// toolbarBins columns, and a column is textured when at least
+// toolbarBinShare of its pixels have a horizontal step of 12 grey levels
+// or more. A toolbar's icons (and menu text) run along most of the
+// window's width; a radiograph's burned-in text and side marker in a
+// light or dark top margin cover a few columns only.
+const (
+	toolbarBins     = 16
+	toolbarBinShare = 0.01
+	toolbarMinBins  = 10
+)
+
 // toolbarLike reports whether the band above row y (from 1 % of the height)
-// has the texture of a toolbar (icons: many horizontal steps), unlike a
-// flat collimation border of a radiograph shown full screen.
+// has the texture of a toolbar (icons along most of its width), unlike a
+// flat collimation border of a radiograph shown full screen or a margin
+// with a line of burned-in text.
 func toolbarLike(r gray, y int) bool {
 	y0 := max(1, r.h/100)
 	if y-2 <= y0 {
 		return false
 	}
-	var n, strong int
-	for yy := y0; yy < y-2; yy++ {
-		for x := 1; x < r.w-1; x++ {
-			n++
-			if math.Abs(r.at(x+1, yy)-r.at(x-1, yy)) >= 12 {
-				strong++
+	textured := 0
+	for b := range toolbarBins {
+		x0, x1 := max(1, b*r.w/toolbarBins), min(r.w-1, (b+1)*r.w/toolbarBins)
+		var n, strong int
+		for yy := y0; yy < y-2; yy++ {
+			for x := x0; x < x1; x++ {
+				n++
+				if math.Abs(r.at(x+1, yy)-r.at(x-1, yy)) >= 12 {
+					strong++
+				}
 			}
 		}
+		if n > 0 && float64(strong)/float64(n) >= toolbarBinShare {
+			textured++
+		}
 	}
-	return float64(strong)/float64(n) >= 0.01
+	return textured >= toolbarMinBins
 }
 
 // regionMedian is the median grey level of [x0,x1) x [y0,y1); 0 when empty.
