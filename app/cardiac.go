@@ -103,7 +103,7 @@ type PoPPredictor interface {
 // predictScreenAware runs a PoPPredictor in a cardiac slot, after the
 // same header checks as any other image.
 func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	if err := checkImageHeader(img); err != nil {
+	if _, err := checkImageHeader(img); err != nil {
 		return nil, err
 	}
 	res, err := s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return pp.Predict(ctx, img, o) })

@@ -102,7 +102,7 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 		err error
 	)
 	if pm, ok := s.pop.(PoPMeasurer); ok {
-		if err := checkImageHeader(b); err != nil {
+		if _, err := checkImageHeader(b); err != nil {
 			return nil, err
 		}
 		res, err = s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -104,22 +103,20 @@ func (o *sessionOwners) owns(id, customer string) bool {
 
 // checkImageHeader refuses, from the header alone, what is not a JPEG or
 // PNG (400) or exceeds imageproc's pixel limits (413), for the endpoints
-// that pass raw bytes to the PoP pipeline.
-func checkImageHeader(b []byte) error {
-	if len(b) == 0 {
-		return &Error{Kind: KindInvalid, Msg: "image is empty", Err: imageproc.ErrEmpty}
+// that pass raw bytes to the PoP pipeline; it returns the header.
+func checkImageHeader(b []byte) (image.Config, error) {
+	cfg, _, err := imageproc.CheckHeader(b)
+	switch {
+	case err == nil:
+		return cfg, nil
+	case errors.Is(err, imageproc.ErrEmpty):
+		return cfg, &Error{Kind: KindInvalid, Msg: "image is empty", Err: imageproc.ErrEmpty}
+	case errors.Is(err, imageproc.ErrTooLarge):
+		return cfg, &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
+	case errors.Is(err, imageproc.ErrTooSmall):
+		return cfg, &Error{Kind: KindInvalid, Msg: "image too small", Err: err}
 	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
-	if err != nil || (format != "jpeg" && format != "png") {
-		return &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: imageproc.ErrFormat}
-	}
-	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
-		if errors.Is(err, imageproc.ErrTooLarge) {
-			return &Error{Kind: KindTooLarge, Msg: "image too large", Err: err}
-		}
-		return &Error{Kind: KindInvalid, Msg: "image too small", Err: err}
-	}
-	return nil
+	return cfg, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: imageproc.ErrFormat}
 }
 
 // popErr maps a pipeline error: a bad image is 400, the rest internal.
@@ -173,7 +170,7 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if sessionID == "" {
 		return nil, out, errf(KindInvalid, "session_id is required")
 	}
-	if err := checkImageHeader(frame); err != nil {
+	if _, err := checkImageHeader(frame); err != nil {
 		return nil, out, err
 	}
 	if !s.owners.owns(sessionID, c.Customer) {
@@ -277,7 +274,7 @@ func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, erro
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if err := checkImageHeader(img); err != nil {
+	if _, err := checkImageHeader(img); err != nil {
 		return nil, err
 	}
 	cs, w, h, err := s.corners(ctx, img)
@@ -304,10 +301,10 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if err := checkImageHeader(img); err != nil {
+	cfg, err := checkImageHeader(img)
+	if err != nil {
 		return nil, err
 	}
-	cfg, _, _ := image.DecodeConfig(bytes.NewReader(img))
 	for _, p := range corners {
 		if p[0] < 0 || p[1] < 0 || p[0] > float64(cfg.Width) || p[1] > float64(cfg.Height) {
 			return nil, errf(KindInvalid, "corner %v lies outside the %dx%d image", p, cfg.Width, cfg.Height)
@@ -329,7 +326,7 @@ func (s *Service) Preprocess(ctx context.Context, img []byte) (*Rectified, error
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if err := checkImageHeader(img); err != nil {
+	if _, err := checkImageHeader(img); err != nil {
 		return nil, err
 	}
 	cs, _, _, err := s.corners(ctx, img)

@@ -60,6 +60,26 @@ func CheckSize(w, h int) error {
 	return nil
 }
 
+// CheckHeader reads the header of JPEG or PNG bytes, without decoding
+// pixels, and checks the size against the limits: ErrEmpty, ErrFormat (not
+// a JPEG or PNG), ErrCorrupt (an unreadable header), ErrTooLarge or
+// ErrTooSmall, wrapped. It returns the header and the format.
+func CheckHeader(b []byte) (image.Config, string, error) {
+	if len(b) == 0 {
+		return image.Config{}, "", ErrEmpty
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	switch {
+	case errors.Is(err, image.ErrFormat):
+		return cfg, "", ErrFormat
+	case err != nil:
+		return cfg, format, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	case format != "jpeg" && format != "png":
+		return cfg, format, ErrFormat
+	}
+	return cfg, format, CheckSize(cfg.Width, cfg.Height)
+}
+
 // Decode decodes JPEG or PNG bytes and returns the image and its format
 // ("jpeg" or "png"). Dimensions are checked against the limits from the
 // header before decoding. A panic inside a decoder is reported as ErrCorrupt.

@@ -317,3 +317,25 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+func TestCheckHeader(t *testing.T) {
+	ok := encodePNG(t, image.NewGray(image.Rect(0, 0, 64, 48)))
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrEmpty},
+		{"not an image", []byte("hello world, not an image"), ErrFormat},
+		{"truncated PNG header", ok[:20], ErrCorrupt},
+		{"1x1", encodePNG(t, image.NewGray(image.Rect(0, 0, 1, 1))), ErrTooSmall},
+	} {
+		if _, _, err := CheckHeader(tc.b); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	cfg, format, err := CheckHeader(ok)
+	if err != nil || format != "png" || cfg.Width != 64 || cfg.Height != 48 {
+		t.Fatalf("valid PNG: %+v %q %v", cfg, format, err)
+	}
+}

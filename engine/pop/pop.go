@@ -11,8 +11,6 @@
 package pop
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	_ "image/jpeg" // header checks
@@ -36,20 +34,8 @@ const chromaSide = 320
 // checking the header against imageproc's limits (its sentinel errors come
 // back wrapped). The caller closes the Mat.
 func DecodeFrame(b []byte) (gocv.Mat, error) {
-	if len(b) == 0 {
-		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrEmpty)
-	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+	cfg, _, err := imageproc.CheckHeader(b)
 	if err != nil {
-		if errors.Is(err, image.ErrFormat) {
-			return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrFormat)
-		}
-		return gocv.NewMat(), fmt.Errorf("decode frame: %w: %v", imageproc.ErrCorrupt, err)
-	}
-	if format != "jpeg" && format != "png" {
-		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrFormat)
-	}
-	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
 		return gocv.NewMat(), fmt.Errorf("decode frame: %w", err)
 	}
 	m, err := gocv.IMDecode(b, gocv.IMReadColor)

@@ -58,7 +58,7 @@ import (
 	"gocv.io/x/gocv"
 
 	"vetlens/app/live"
-	"vetlens/engine/imageproc"
+	"vetlens/engine/pop"
 )
 
 // Frame is live.Frame: the RGBA image (new for every frame; consumers may
@@ -355,17 +355,9 @@ func decodeFile(path string) (gocv.Mat, error) {
 	if len(b) > MaxImageFileBytes {
 		return gocv.Mat{}, fmt.Errorf("%w: %s is larger than %d MiB", ErrUnreadable, path, MaxImageFileBytes>>20)
 	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
-	if err != nil || (format != "jpeg" && format != "png") {
-		return gocv.Mat{}, fmt.Errorf("%w: %s is not a JPEG or PNG image", ErrUnreadable, path)
-	}
-	if err := imageproc.CheckSize(cfg.Width, cfg.Height); err != nil {
+	m, err := pop.DecodeFrame(b)
+	if err != nil {
 		return gocv.Mat{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, path, err)
-	}
-	m, err := gocv.IMDecode(b, gocv.IMReadColor)
-	if err != nil || m.Empty() {
-		m.Close()
-		return gocv.Mat{}, fmt.Errorf("%w: %s: corrupt image data", ErrUnreadable, path)
 	}
 	return m, nil
 }
