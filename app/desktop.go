@@ -156,6 +156,7 @@ func EditedValues(l cardiac.Landmarks) Values {
 	return v
 }
 
+// isFiniteValue reports whether a computed VHS or VLAS is a usable value.
 func isFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0 }
 
 // SaveRequest asks to record a reviewed measurement in a patient's history.
@@ -200,7 +201,10 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.H
 			return e, errf(KindInvalid, "a rejected image has no landmarks to edit")
 		}
 		for k, p := range req.Edited {
-			if !isFiniteValue(p.X+1) || !isFiniteValue(p.Y+1) || p.X < 0 || p.Y < 0 || p.X > float64(r.Width) || p.Y > float64(r.Height) {
+			// Written as "inside" so that NaN (every comparison false) and
+			// the infinities are outside too.
+			inside := p.X >= 0 && p.X <= float64(r.Width) && p.Y >= 0 && p.Y <= float64(r.Height)
+			if !inside {
 				return e, errf(KindInvalid, "landmark %s lies outside the image", cardiac.ClassNames[k])
 			}
 		}

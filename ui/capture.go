@@ -37,10 +37,9 @@ type captureTab struct {
 	progress *widget.ProgressBar
 	status   *widget.Label
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc // the running preview or session
-	running bool
-	done    chan struct{} // closed when the running loop has finished
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running preview or session; nil when none runs
+	done   chan struct{}      // closed when the running loop has finished
 
 	pending  live.Preview // the newest preview not yet shown
 	hasFrame bool
@@ -155,7 +154,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	c.progress.SetValue(0)
 	done := make(chan struct{})
 	c.mu.Lock()
-	c.cancel, c.running, c.done = cancel, true, done
+	c.cancel, c.done = cancel, done
 	c.mu.Unlock()
 	c.preview.Disable()
 	c.capture.Disable()
@@ -234,7 +233,7 @@ func (c *captureTab) finish(done chan struct{}, sess *app.DesktopSession, out ap
 	c.mu.Lock()
 	current := c.done == done
 	if current {
-		c.cancel, c.running = nil, false
+		c.cancel = nil
 	}
 	c.mu.Unlock()
 	if !current {
@@ -362,7 +361,7 @@ func (u *UI) SetCaptureSource(spec string) { u.capture.source.SetText(spec) }
 func (u *UI) CaptureState() (running bool, status string) {
 	c := u.capture
 	c.mu.Lock()
-	running = c.running
+	running = c.cancel != nil
 	c.mu.Unlock()
 	return running, c.status.Text
 }
