@@ -100,20 +100,7 @@ func TestActiveAreaInsideBezel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			frame, want := monitorScene(t, tc.bg, tc.bezel, tc.active, tc.margin, tc.marginShare)
 			defer frame.Close()
-			c, err := DetectCorners(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !c.Found {
-				t.Fatalf("not found (confidence %.2f)", c.Confidence)
-			}
-			var e float64
-			for i := range 4 {
-				e = math.Max(e, dist(c.Screen[i], want[i]))
-			}
-			if e > 3 {
-				t.Errorf("active area %v, want %v (worst corner %.1f px off)", c.Screen, want, e)
-			}
+			assertActiveArea(t, frame, want, 3)
 		})
 	}
 }
@@ -242,5 +229,25 @@ func TestFullScreenMarginIsNotToolbar(t *testing.T) {
 				t.Errorf("display area %v, want %v (worst corner %.1f px off)", c.Quad, want, e)
 			}
 		})
+	}
+}
+
+// assertActiveArea fails unless DetectCorners finds the monitor's active
+// area in frame with every corner within tol pixels of want.
+func assertActiveArea(t *testing.T, frame gocv.Mat, want Quad, tol float64) {
+	t.Helper()
+	c, err := DetectCorners(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Found {
+		t.Fatalf("not found (confidence %.2f)", c.Confidence)
+	}
+	var e float64
+	for i := range 4 {
+		e = math.Max(e, dist(c.Screen[i], want[i]))
+	}
+	if e > tol {
+		t.Errorf("active area %v, want %v (worst corner %.1f px off)", c.Screen, want, e)
 	}
 }

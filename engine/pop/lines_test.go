@@ -42,20 +42,7 @@ func TestLineCandidatesFindMergedOutline(t *testing.T) {
 			}
 			frame, want := renderMonitor(t, tc.bg, dark, draw, Rect(800, 500))
 			defer frame.Close()
-			c, err := DetectCorners(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !c.Found {
-				t.Fatalf("not found (confidence %.2f)", c.Confidence)
-			}
-			var e float64
-			for i := range 4 {
-				e = math.Max(e, dist(c.Screen[i], want[i]))
-			}
-			if e > 3 {
-				t.Errorf("active area %v, want %v (worst corner %.1f px off)", c.Screen, want, e)
-			}
+			assertActiveArea(t, frame, want, 3)
 		})
 	}
 }
