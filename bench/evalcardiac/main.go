@@ -115,14 +115,21 @@ func main() {
 	models := flag.String("models", "", "models directory (default: the usual resolution)")
 	card := flag.String("card", "", "model card to update between the eval markers")
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
+	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
 	flag.Parse()
-	if err := run(*data, cli.ModelsDir(*models), *card, *lib); err != nil {
+	if *firstStage && *card != "" {
+		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
+		os.Exit(2)
+	}
+	opts := cardiac.DefaultOptions()
+	opts.FirstStageOnly = *firstStage
+	if err := run(*data, cli.ModelsDir(*models), *card, *lib, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, modelsDir, card, lib string) error {
+func run(data, modelsDir, card, lib string, opts cardiac.Options) error {
 	b, err := os.ReadFile(filepath.Join(data, "truth.json"))
 	if err != nil {
 		return fmt.Errorf("read held-out truth: %w", err)
@@ -134,7 +141,7 @@ func run(data, modelsDir, card, lib string) error {
 	if err := ort.Init(lib); err != nil {
 		return err
 	}
-	eng, err := cardiac.Load(modelsDir, cardiac.DefaultOptions())
+	eng, err := cardiac.Load(modelsDir, opts)
 	if err != nil {
 		return err
 	}

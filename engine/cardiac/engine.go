@@ -44,6 +44,10 @@ type Options struct {
 	// Concurrency is how many landmark models run at once; 0 runs all of
 	// them at once, 1 runs them one after the other.
 	Concurrency int
+	// FirstStageOnly leaves the refinement models unloaded, so predictions
+	// come from the first stage alone (for evaluating what the second
+	// stage adds; docs/cardiac.md, "Refinement stage").
+	FirstStageOnly bool
 }
 
 // DefaultOptions are the engine's default settings: the landmark models one
@@ -59,11 +63,13 @@ type model struct {
 	pkIndex int // index of "peak" among the outputs
 }
 
-// Engine holds the validity classifier and the landmark ensemble. Predict
-// is safe for concurrent use.
+// Engine holds the validity classifier, the landmark ensemble and the
+// optional refinement ensemble. Predict is safe for concurrent use.
 type Engine struct {
 	validity  model
 	landmarks []model
+	refine    []model // stage 2 on a crop (refine.go); empty: stage 1 only
+	margin    float64 // refinement crop margin from the family's params
 	version   string
 	opts      Options
 }
@@ -76,7 +82,10 @@ func Load(dir string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	vs, ls := m.ByRole(RoleValidity), m.ByRole(RoleLandmark)
+	vs, ls, rs := m.ByRole(RoleValidity), m.ByRole(RoleLandmark), m.ByRole(RoleRefine)
+	if o.FirstStageOnly {
+		rs = nil
+	}
 	if len(vs) == 0 && len(ls) == 0 {
 		return nil, fmt.Errorf("%w (in %s)", ErrNoModels, dir)
 	}
@@ -93,8 +102,16 @@ func Load(dir string, o Options) (*Engine, error) {
 	if fam.ModelVersion == "" {
 		return nil, fmt.Errorf("model manifest %s: family %q has no model_version", dir, Family)
 	}
-	e := &Engine{version: fam.ModelVersion, opts: o, landmarks: make([]model, len(ls))}
-	all := append([]manifest.Model{vs[0]}, ls...)
+	if len(rs) == 1 {
+		return nil, fmt.Errorf("model manifest %s: found 1 %s model, want none or at least 2 (for a spread)", dir, RoleRefine)
+	}
+	margin, err := refineMargin(fam, len(rs) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
+	}
+	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin,
+		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
+	all := append(append([]manifest.Model{vs[0]}, ls...), rs...)
 	loaded := make([]model, len(all))
 	errs := make([]error, len(all))
 	// Two at a time: loading all six at once raised peak RSS from about
@@ -118,7 +135,8 @@ func Load(dir string, o Options) (*Engine, error) {
 		return nil, err
 	}
 	e.validity = loaded[0]
-	copy(e.landmarks, loaded[1:])
+	copy(e.landmarks, loaded[1:1+len(ls)])
+	copy(e.refine, loaded[1+len(ls):])
 	return e, nil
 }
 
@@ -157,7 +175,7 @@ func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error)
 // Close releases all sessions.
 func (e *Engine) Close() error {
 	errs := []error{e.validity.s.Close()}
-	for _, l := range e.landmarks {
+	for _, l := range append(append([]model{}, e.landmarks...), e.refine...) {
 		errs = append(errs, l.s.Close())
 	}
 	return errors.Join(errs...)
@@ -168,6 +186,9 @@ func (e *Engine) ModelVersion() string { return e.version }
 
 // LandmarkModels is the number of landmark models in the ensemble.
 func (e *Engine) LandmarkModels() int { return len(e.landmarks) }
+
+// RefineModels is the number of refinement models (0: no second stage).
+func (e *Engine) RefineModels() int { return len(e.refine) }
 
 // PredictOptions select optional work per prediction.
 type PredictOptions struct {
@@ -250,9 +271,14 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if !isRadiograph(p) {
 		return newResult(b.Dx(), b.Dy(), p, nil, nil), nil
 	}
-	models, peaks, err := e.runLandmarks(ctx, img)
+	models, peaks, err := e.runLandmarks(ctx, img, e.landmarks)
 	if err != nil {
 		return nil, err
+	}
+	if len(e.refine) > 0 {
+		if models, peaks, err = e.refineStage(ctx, img, models, peaks); err != nil {
+			return nil, err
+		}
 	}
 	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
 	if o.Render {
@@ -349,16 +375,17 @@ func (e *Engine) runValidity(ctx context.Context, img image.Image) (float64, err
 	return float64(d[0]), nil
 }
 
-// runLandmarks runs every landmark model (Options.Concurrency at a time)
-// and returns each model's landmarks in original-image pixels and peaks.
-func (e *Engine) runLandmarks(ctx context.Context, img image.Image) ([]Landmarks, [][NumLandmarks]float64, error) {
+// runLandmarks runs each of the given landmark models on img
+// (Options.Concurrency at a time) and returns each model's landmarks in
+// pixels of img (0..W, 0..H from its bounds' corner) and peaks.
+func (e *Engine) runLandmarks(ctx context.Context, img image.Image, ms []model) ([]Landmarks, [][NumLandmarks]float64, error) {
 	// One letterbox per distinct input size.
 	type input struct {
 		x  []float32
 		lb imageproc.Letterbox
 	}
 	inputs := map[int]input{}
-	for _, m := range e.landmarks {
+	for _, m := range ms {
 		if _, ok := inputs[m.size]; ok {
 			continue
 		}
@@ -369,7 +396,7 @@ func (e *Engine) runLandmarks(ctx context.Context, img image.Image) ([]Landmarks
 		inputs[m.size] = input{x, lb}
 	}
 
-	n := len(e.landmarks)
+	n := len(ms)
 	lms := make([]Landmarks, n)
 	peaks := make([][NumLandmarks]float64, n)
 	errs := make([]error, n)
@@ -379,7 +406,7 @@ func (e *Engine) runLandmarks(ctx context.Context, img image.Image) ([]Landmarks
 	}
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	for i, m := range e.landmarks {
+	for i, m := range ms {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

@@ -24,6 +24,19 @@ func TestLoadManifestErrors(t *testing.T) {
 		return entry("l"+string(rune('0'+i))+".onnx", RoleLandmark, []int{1, 256, 256}, "landmarks", "peak")
 	}
 	five := []manifest.Model{valid, lm(1), lm(2), lm(3), lm(4), lm(5)}
+	refine := func(i int) manifest.Model {
+		return entry("r"+string(rune('0'+i))+".onnx", RoleRefine, []int{1, 224, 224}, "landmarks", "peak")
+	}
+	withRefine := func(n int) []manifest.Model {
+		ms := append([]manifest.Model(nil), five...)
+		for i := 1; i <= n; i++ {
+			ms = append(ms, refine(i))
+		}
+		return ms
+	}
+	margin := func(params string) map[string]manifest.Family {
+		return map[string]manifest.Family{Family: {ModelVersion: "t", Params: json.RawMessage(params)}}
+	}
 	with := func(i int, f func(*manifest.Model)) []manifest.Model {
 		ms := append([]manifest.Model(nil), five...)
 		f(&ms[i])
@@ -47,6 +60,15 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"wrong input name", with(4, func(m *manifest.Model) { m.Inputs = []string{"input"} }), nil, "inputs [input], want [image]", nil},
 		{"checksum mismatch", with(5, func(m *manifest.Model) { m.SHA256 = strings.Repeat("0", 64) }), nil, "l5.onnx: checksum", nil},
 		{"missing file", with(1, func(m *manifest.Model) { m.File = "gone.onnx" }), nil, "gone.onnx", nil},
+		{"one refinement model", withRefine(1), margin(`{"refine_margin":0.2}`), "found 1 cardiac_refine model", nil},
+		{"refinement without margin", withRefine(2), nil, "need the cardiac family param refine_margin", nil},
+		{"refinement margin negative", withRefine(2), margin(`{"refine_margin":-0.1}`), "refine_margin in [0,2]", nil},
+		{"refinement margin not a number", withRefine(2), margin(`{"refine_margin":"wide"}`), "cardiac family params", nil},
+		{"refinement checksum mismatch", append(withRefine(1), func() manifest.Model {
+			m := refine(2)
+			m.SHA256 = strings.Repeat("0", 64)
+			return m
+		}()), margin(`{"refine_margin":0.2}`), "r2.onnx: checksum", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

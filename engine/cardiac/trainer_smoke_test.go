@@ -12,10 +12,11 @@ import (
 // pythonForTraining is Debian's interpreter, which has python3-torch.
 const pythonForTraining = "/usr/bin/python3"
 
-// TestTrainerSmokeExportLoadsInGo trains two landmark models for a few steps
-// on tiny generated phantoms, exports them, composes a manifest beside the
-// shipped validity model, and runs a prediction through this engine: the
-// whole trainer -> ONNX -> Go path, end to end.
+// TestTrainerSmokeExportLoadsInGo trains two landmark models and two
+// refinement models for a few steps on tiny generated phantoms and crops,
+// exports them, composes a manifest beside the shipped validity model, and
+// runs a prediction through this engine: the whole trainer -> ONNX -> Go
+// path, end to end, both stages.
 func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trainer smoke test needs python3-torch and about a minute")
@@ -34,17 +35,23 @@ func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 	}
 	npz := filepath.Join(dir, "tiny.npz")
 	run("dataset.py", "--n", "12", "--seed", "555", "--size", "64", "--workers", "1", npz)
-	var ckpts []string
-	for _, seed := range []string{"1", "2"} {
-		ck := filepath.Join(dir, "m"+seed+".pt")
-		run("train_landmarks.py", "--data", npz, "--size", "64", "--width", "4", "--seed", seed,
-			"--steps", "3", "--batch", "4", "--threads", "1", "--out", ck)
-		ckpts = append(ckpts, ck)
+	crops := filepath.Join(dir, "crops.npz")
+	run("refine.py", "--n", "4", "--seed", "556", "--size", "64", "--workers", "1", crops)
+	trainTwo := func(data, prefix string) []string {
+		var ckpts []string
+		for _, seed := range []string{"1", "2"} {
+			ck := filepath.Join(dir, prefix+seed+".pt")
+			run("train_landmarks.py", "--data", data, "--size", "64", "--width", "4", "--seed", seed,
+				"--steps", "3", "--batch", "4", "--threads", "1", "--out", ck)
+			ckpts = append(ckpts, ck)
+		}
+		return ckpts
 	}
-	run(append([]string{"export_landmarks.py", "--models", dir}, ckpts...)...)
 	for _, f := range []string{"cardiac_validity.onnx", "cardiac_validity.meta.json", "cardiac.family.json"} {
 		copyFile(t, filepath.Join(shipped, f), filepath.Join(dir, f))
 	}
+	run(append([]string{"export_landmarks.py", "--models", dir}, trainTwo(npz, "m")...)...)
+	run(append([]string{"export_landmarks.py", "--models", dir, "--role", "refine"}, trainTwo(crops, "r")...)...)
 	run("make_manifest.py", dir)
 
 	e, err := Load(dir, DefaultOptions())
@@ -52,8 +59,8 @@ func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 		t.Fatalf("load freshly exported models: %v", err)
 	}
 	defer e.Close()
-	if e.LandmarkModels() != 2 {
-		t.Fatalf("loaded %d landmark models, want 2", e.LandmarkModels())
+	if e.LandmarkModels() != 2 || e.RefineModels() != 2 {
+		t.Fatalf("loaded %d landmark and %d refinement models, want 2 and 2", e.LandmarkModels(), e.RefineModels())
 	}
 	img, err := os.ReadFile(filepath.Join(shipped, "reference", "smoke_phantom.png"))
 	if err != nil {

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Export trained landmark checkpoints to ONNX with sidecars and reference outputs.
 
-For each checkpoint: models/cardiac_landmark_K.onnx, its .meta.json sidecar,
-and reference outputs on a fixed input (models/reference/) that the Go test
-replays through ONNX Runtime.
+For each checkpoint: models/cardiac_landmark_K.onnx (or, with --role
+refine, the refinement stage's models/cardiac_refine_K.onnx), its .meta.json
+sidecar, and reference outputs on a fixed input (models/reference/) that the
+Go test replays through ONNX Runtime. Exporting refinement models also
+records the crop margin (refine.MARGIN) in models/cardiac.family.json, where
+the engine reads it.
 """
 import argparse
 import json
@@ -16,30 +19,53 @@ import train_landmarks as T
 from version import CARDIAC_VERSION
 
 
-def reference_input(S, seed=424242):
-    """A fixed phantom, letterboxed: the reference the Go test replays."""
+ROLES = {"landmark": "cardiac_landmark", "refine": "cardiac_refine"}
+
+
+def reference_input(S, role="landmark", seed=424242):
+    """A fixed phantom, letterboxed (for the refinement stage: its crop
+    around the true landmarks): the reference the Go test replays."""
     import dataset
     import phantom
+    import refine
 
-    im, _, _ = phantom.generate(seed, 640, 480)
+    im, truth, _ = phantom.generate(seed, 640, 480)
+    if role == "refine":
+        pts = np.array([truth[k] for k in phantom.LANDMARKS])
+        x, _ = refine.crop_sample(im, pts, refine.refine_box(pts, 640, 480), S)
+        return (x.astype(np.float32) / 255.0)[None, None]
     lb, _ = dataset.letterbox(im, S)
     return (np.asarray(lb, np.float32) / 255.0)[None, None]
 
 
-def export(ckpt_path, index, models_dir, flip_tta=False):
+def record_margin(models_dir):
+    """Write refine.MARGIN into the cardiac family's params."""
+    import refine
+
+    path = os.path.join(models_dir, "cardiac.family.json")
+    fam = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            fam = json.load(f)
+    fam.setdefault("params", {})["refine_margin"] = refine.MARGIN
+    with open(path, "w") as f:
+        json.dump(fam, f)
+
+
+def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
     ck = torch.load(ckpt_path, map_location="cpu")
     S = ck["size"]
     net = T.LandmarkNet(ck["width"])
     net.load_state_dict(ck["state"])
     net.eval()
     model = T.Exported(net, flip_tta).eval()
-    name = f"cardiac_landmark_{index}"
+    name = f"{ROLES[role]}_{index}"
     path = os.path.join(models_dir, name + ".onnx")
     dummy = torch.zeros(1, 1, S, S)
     torch.onnx.export(model, dummy, path, opset_version=13, input_names=["image"],
                       output_names=["landmarks", "peak"],
                       dynamic_axes={"image": {0: "n"}, "landmarks": {0: "n"}, "peak": {0: "n"}})
-    meta = {"role": "cardiac_landmark", "input_size": [1, S, S], "inputs": ["image"],
+    meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
             "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
             "params": {"seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
                        "flip_tta": flip_tta}}
@@ -47,8 +73,8 @@ def export(ckpt_path, index, models_dir, flip_tta=False):
         json.dump(meta, f, indent=1)
     ref_dir = os.path.join(models_dir, "reference")
     os.makedirs(ref_dir, exist_ok=True)
-    x = reference_input(S)
-    inp = os.path.join(ref_dir, f"landmark_input_{S}.f32")
+    x = reference_input(S, role)
+    inp = os.path.join(ref_dir, f"{role}_input_{S}.f32")
     x.astype("<f4").tofile(inp)
     with torch.no_grad():
         c, p = model(torch.from_numpy(x))
@@ -62,7 +88,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--flip-tta", action="store_true", help="average each model with its mirrored run")
+    ap.add_argument("--role", choices=sorted(ROLES), default="landmark")
     ap.add_argument("checkpoints", nargs="+")
     a = ap.parse_args()
     for i, c in enumerate(a.checkpoints, 1):
-        export(c, i, a.models, a.flip_tta)
+        export(c, i, a.models, a.flip_tta, a.role)
+    if a.role == "refine":
+        record_margin(a.models)

@@ -12,6 +12,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 import dataset  # noqa: E402
 import phantom  # noqa: E402
 
+sys.path.insert(0, HERE)
+import fixtures  # noqa: E402
+
 
 class PhantomTest(unittest.TestCase):
     def test_truth_matches_sampled_ranges(self):
@@ -60,15 +63,8 @@ class PhantomTest(unittest.TestCase):
 
 class DogHeartTest(unittest.TestCase):
     def test_reads_six_points_and_masks_vlas(self):
-        from PIL import Image
-        from scipy.io import savemat
-
         with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "Images"))
-            os.makedirs(os.path.join(d, "Labels"))
-            Image.new("L", (400, 200), 80).save(os.path.join(d, "Images", "dog1.png"))
-            six = np.array([[100, 50], [150, 150], [90, 120], [180, 90], [60, 20], [300, 30]], float)
-            savemat(os.path.join(d, "Labels", "dog1.mat"), {"six_points": six, "VHS": 10.1})
+            fixtures.write_dogheart(d, (400, 200), [[100, 50], [150, 150], [90, 120], [180, 90], [60, 20], [300, 30]])
             imgs, lms, mask = dataset.load_dogheart(d, 100)
             self.assertEqual(imgs.shape, (1, 100, 100))
             self.assertEqual(mask[0, phantom.LANDMARKS.index("VLAS")], 0)
