@@ -68,6 +68,7 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 		r.MarkPoPCorrectionFailed()
 		return &Single{Result: r, Analysis: an}, nil
 	case an.Corrected:
+		o.SkipRefinement = true // a rectified screen photo: first stage only (docs/cardiac.md)
 		r, err := p.Predict(ctx, an.Rectified, o)
 		if err != nil {
 			return nil, fmt.Errorf("predict on rectified image: %w", err)

@@ -35,6 +35,9 @@ func TestPredictImage(t *testing.T) {
 			if r.Code != tc.code || r.PopDetected != tc.pop || (r.VHS != nil) != tc.hasVHS || (p.calls.Load() > 0) != tc.modelRun {
 				t.Fatalf("got code %d pop %v vhs %v calls %d", r.Code, r.PopDetected, r.VHS, p.calls.Load())
 			}
+			if p.refined.Load() != 0 {
+				t.Fatal("a rectified screen photo was measured with the refinement stage")
+			}
 			resp := cardiac.NewResponse(r, "v")
 			if resp.PopDetected == nil || *resp.PopDetected != tc.pop {
 				t.Fatalf("pop_detected in body: %v", resp.PopDetected)
@@ -49,5 +52,8 @@ func TestPredictImage(t *testing.T) {
 	}
 	if s.Result.PopDetected || s.Analysis.PoPDetected || p.calls.Load() != 1 {
 		t.Fatalf("plain file: %+v", s)
+	}
+	if p.refined.Load() != 1 {
+		t.Fatal("a radiograph file was measured without the refinement stage")
 	}
 }

@@ -408,7 +408,8 @@ func (m *Manager) measure(ctx context.Context, b []byte) (FrameResult, []byte, e
 		fr.Result, fr.Problem = r, "screen corners not found confidently"
 		return fr, nil, nil
 	}
-	r, err := m.pred.Predict(ctx, an.Rectified, cardiac.PredictOptions{})
+	// A rectified screen photo: first stage only (docs/cardiac.md).
+	r, err := m.pred.Predict(ctx, an.Rectified, cardiac.PredictOptions{SkipRefinement: true})
 	if err != nil {
 		return FrameResult{}, nil, fmt.Errorf("predict frame: %w", err)
 	}

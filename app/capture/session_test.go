@@ -53,12 +53,18 @@ type textImage struct {
 	text string
 }
 
-type fakePredictor struct{ calls atomic.Int64 }
+type fakePredictor struct {
+	calls   atomic.Int64
+	refined atomic.Int64 // calls that allowed the refinement stage
+}
 
 func (p *fakePredictor) ModelVersion() string { return "test" }
 
 func (p *fakePredictor) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
 	p.calls.Add(1)
+	if !o.SkipRefinement {
+		p.refined.Add(1)
+	}
 	t, ok := img.(*textImage)
 	if !ok {
 		return &cardiac.Result{Code: cardiac.CodeRejected, Rejected: true}, nil
@@ -140,11 +146,16 @@ func TestSessionRows(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _, _ := newTestManager()
+			m, _, p := newTestManager()
 			st, err := m.Start()
 			if err != nil || st.Status != StatusReady || len(st.SessionID) != 32 {
 				t.Fatalf("start: %+v, %v", st, err)
 			}
+			defer func() {
+				if p.refined.Load() != 0 {
+					t.Errorf("%d session frames were measured with the refinement stage", p.refined.Load())
+				}
+			}()
 			for i, s := range tc.steps {
 				out, err := m.Frame(context.Background(), st.SessionID, []byte(s.frame))
 				if err != nil {

@@ -194,6 +194,10 @@ func (e *Engine) RefineModels() int { return len(e.refine) }
 type PredictOptions struct {
 	// Render asks for Result.Rendered (an annotated JPEG).
 	Render bool
+	// SkipRefinement measures with the first stage alone. The PoP pipeline
+	// sets it for rectified screen photos, which the refinement models
+	// were not trained for (docs/cardiac.md, "Refinement stage").
+	SkipRefinement bool
 }
 
 // Result is one image's measurement. Positions are in pixels of the
@@ -275,7 +279,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if err != nil {
 		return nil, err
 	}
-	if len(e.refine) > 0 {
+	if len(e.refine) > 0 && !o.SkipRefinement {
 		if models, peaks, err = e.refineStage(ctx, img, models, peaks); err != nil {
 			return nil, err
 		}
