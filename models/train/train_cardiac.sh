@@ -5,7 +5,7 @@
 # learning rate 3e-3, then 0.3*MIN at 8e-4, 0.23*MIN at 4e-4, 4/3*MIN at
 # 1e-3 and MIN/3 at 3e-4, each from the previous checkpoint); then the
 # refinement stage: the same five networks fine-tuned on crops around the
-# landmarks (refine.py; 0.6*MIN at 1e-3, then 0.4*MIN at 3e-4); the validity
+# landmarks (refine.py; 0.6*MIN at 1e-3, 0.4*MIN at 3e-4, 0.2*MIN at 1e-4); the validity
 # classifier, ONNX export, manifest.
 # Usage: train_cardiac.sh [MIN] [DOGHEART_DIR]
 set -euo pipefail
@@ -41,7 +41,8 @@ DATA=$RDATA
 extra=()
 cycle rf "$($PY -c "print($MIN * 0.6)")" 1e-3 50 ft4
 cycle rf2 "$($PY -c "print($MIN * 0.4)")" 3e-4 60 rf
+cycle rf3 "$($PY -c "print($MIN * 0.2)")" 1e-4 70 rf2
 $PY export_landmarks.py --models .. checkpoints/ft4_{1,2,3,4,5}.pt
-$PY export_landmarks.py --models .. --role refine checkpoints/rf2_{1,2,3,4,5}.pt
+$PY export_landmarks.py --models .. --role refine checkpoints/rf3_{1,2,3,4,5}.pt
 $PY train_validity.py --models .. "${extra[@]}"
 $PY make_manifest.py ..
