@@ -125,7 +125,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 				misread++
 			}
 			if m != nil {
-				if v, ok := m.vhs(ctx, b); ok {
+				if v, ok := m.vhs(ctx, b, false); ok {
 					vhsErrDirect = append(vhsErrDirect, math.Abs(v-it.VHS))
 				}
 			}
@@ -146,7 +146,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 					usableGood++
 				}
 				if m != nil {
-					if v, ok := m.vhs(ctx, a.RectifiedJPEG); ok {
+					if v, ok := m.vhs(ctx, a.RectifiedJPEG, true); ok {
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
 						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
 					}

@@ -31,8 +31,10 @@ func newMeasurer(models, ortLib string) (*measurer, error) {
 func (m *measurer) close() { m.eng.Close() }
 
 // vhs measures encoded image bytes; ok is false when no VHS resulted.
-func (m *measurer) vhs(ctx context.Context, b []byte) (float64, bool) {
-	r, err := m.eng.PredictBytes(ctx, b, cardiac.PredictOptions{})
+// screenPhoto is set for a rectified screen photo, which the product
+// measures with the first stage only (app/capture sets SkipRefinement).
+func (m *measurer) vhs(ctx context.Context, b []byte, screenPhoto bool) (float64, bool) {
+	r, err := m.eng.PredictBytes(ctx, b, cardiac.PredictOptions{SkipRefinement: screenPhoto})
 	if err != nil || r.VHS == nil {
 		return 0, false
 	}
