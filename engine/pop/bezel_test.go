@@ -172,10 +172,7 @@ func TestViewerViewport(t *testing.T) {
 			if !c.Found || !c.Viewer {
 				t.Fatalf("found %v, viewer %v (confidence %.2f)", c.Found, c.Viewer, c.Confidence)
 			}
-			var e float64
-			for i := range 4 {
-				e = math.Max(e, dist(c.Quad[i], want[i]))
-			}
+			e := worstCorner(c.Quad, want)
 			// The viewport is searched on the screen rectified to 640
 			// pixels wide: about 1.4 frame pixels per rectified pixel.
 			if e > 5 {
@@ -221,10 +218,7 @@ func TestFullScreenMarginIsNotToolbar(t *testing.T) {
 			if !c.Found || c.Viewer {
 				t.Fatalf("found %v, viewer %v (confidence %.2f), want a full-screen image", c.Found, c.Viewer, c.Confidence)
 			}
-			var e float64
-			for i := range 4 {
-				e = math.Max(e, dist(c.Quad[i], want[i]))
-			}
+			e := worstCorner(c.Quad, want)
 			if e > 3 {
 				t.Errorf("display area %v, want %v (worst corner %.1f px off)", c.Quad, want, e)
 			}
@@ -243,11 +237,16 @@ func assertActiveArea(t *testing.T, frame gocv.Mat, want Quad, tol float64) {
 	if !c.Found {
 		t.Fatalf("not found (confidence %.2f)", c.Confidence)
 	}
-	var e float64
-	for i := range 4 {
-		e = math.Max(e, dist(c.Screen[i], want[i]))
-	}
-	if e > tol {
+	if e := worstCorner(c.Screen, want); e > tol {
 		t.Errorf("active area %v, want %v (worst corner %.1f px off)", c.Screen, want, e)
 	}
+}
+
+// worstCorner is the largest distance between corresponding corners.
+func worstCorner(got, want Quad) float64 {
+	var e float64
+	for i := range 4 {
+		e = math.Max(e, dist(got[i], want[i]))
+	}
+	return e
 }
