@@ -70,25 +70,31 @@ DOGHEART_ORDER = {"heart_top": 0, "heart_bottom": 1, "heart_right": 2, "heart_le
                   "Vertebra A": 4, "Vertebra B": 5}
 
 
-def load_dogheart(root, S):
-    """Read a DogHeart/CCK folder into (images uint8 [N,S,S], landmarks [N,7,2], mask [N,7])."""
+def read_dogheart(root):
+    """Yield (PIL L image, landmarks [K,2] in pixels, mask [K]) for each
+    labelled image of a DogHeart/CCK folder; VLAS (unlabelled) has mask 0."""
     from scipy.io import loadmat
 
-    imgs, lms, masks = [], [], []
     for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
         stem = os.path.splitext(os.path.basename(ip))[0]
         lp = os.path.join(root, "Labels", stem + ".mat")
         if not os.path.exists(lp):
             continue
         six = np.asarray(loadmat(lp)["six_points"], dtype=np.float64).reshape(6, 2)
-        im = Image.open(ip).convert("L")
-        w, h = im.size
         pts = np.zeros((N_LANDMARKS, 2))
         mask = np.zeros(N_LANDMARKS, np.float32)
         for name, j in DOGHEART_ORDER.items():
             k = phantom.LANDMARKS.index(name)
             pts[k] = six[j]
             mask[k] = 1
+        yield Image.open(ip).convert("L"), pts, mask
+
+
+def load_dogheart(root, S):
+    """Read a DogHeart/CCK folder into (images uint8 [N,S,S], landmarks [N,7,2], mask [N,7])."""
+    imgs, lms, masks = [], [], []
+    for im, pts, mask in read_dogheart(root):
+        w, h = im.size
         lb, _ = letterbox(im, S)
         imgs.append(np.asarray(lb, np.uint8))
         lms.append(to_letterbox_coords(pts, w, h, S).astype(np.float32))

@@ -76,26 +76,10 @@ def load_dogheart_crops(root, S, crops=2, seed=0):
     point, whose mask stays 0); the VLAS point lies inside the heart's
     extent, so the box is the one the engine would crop.
     """
-    import glob
-    import os
-
-    from PIL import Image
-    from scipy.io import loadmat
-
     rng = np.random.default_rng(seed)
     imgs, lms, masks = [], [], []
-    for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
-        lp = os.path.join(root, "Labels", os.path.splitext(os.path.basename(ip))[0] + ".mat")
-        if not os.path.exists(lp):
-            continue
-        six = np.asarray(loadmat(lp)["six_points"], dtype=np.float64).reshape(6, 2)
-        im = Image.open(ip).convert("L")
+    for im, pts, mask in dataset.read_dogheart(root):
         w, h = im.size
-        pts = np.zeros((dataset.N_LANDMARKS, 2))
-        mask = np.zeros(dataset.N_LANDMARKS, np.float32)
-        for name, j in dataset.DOGHEART_ORDER.items():
-            k = phantom.LANDMARKS.index(name)
-            pts[k], mask[k] = six[j], 1
         known = pts[mask > 0]
         diag = math.hypot(w, h)
         for _ in range(crops):
