@@ -7,6 +7,7 @@ import (
 	"image"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"vetlens/engine/imageproc"
@@ -111,7 +112,7 @@ func Load(dir string, o Options) (*Engine, error) {
 	}
 	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin,
 		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
-	all := append(append([]manifest.Model{vs[0]}, ls...), rs...)
+	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs)
 	loaded := make([]model, len(all))
 	errs := make([]error, len(all))
 	// Two at a time: loading all six at once raised peak RSS from about
@@ -175,7 +176,7 @@ func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error)
 // Close releases all sessions.
 func (e *Engine) Close() error {
 	errs := []error{e.validity.s.Close()}
-	for _, l := range append(append([]model{}, e.landmarks...), e.refine...) {
+	for _, l := range slices.Concat(e.landmarks, e.refine) {
 		errs = append(errs, l.s.Close())
 	}
 	return errors.Join(errs...)

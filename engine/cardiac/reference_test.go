@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"vetlens/engine/manifest"
@@ -28,7 +29,7 @@ func TestModelsMatchExportReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range append(append(m.ByRole(RoleValidity), m.ByRole(RoleLandmark)...), m.ByRole(RoleRefine)...) {
+	for _, e := range slices.Concat(m.ByRole(RoleValidity), m.ByRole(RoleLandmark), m.ByRole(RoleRefine)) {
 		t.Run(e.File, func(t *testing.T) {
 			name := e.File[:len(e.File)-len(filepath.Ext(e.File))]
 			b, err := os.ReadFile(filepath.Join(dir, "reference", name+".json"))
