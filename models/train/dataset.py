@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image
 
 import phantom
+import xraysim
 
 N_LANDMARKS = len(phantom.LANDMARKS)
 
@@ -40,21 +41,28 @@ def to_letterbox_coords(pts_px, w, h, S):
 
 
 def _phantom_sample(args):
-    seed, S, heldout = args
+    seed, S, heldout, gen = args
     rng = np.random.default_rng(seed + 7)
-    long_side = int(rng.integers(256, 600))
-    asp = rng.uniform(*(phantom.HELDOUT if heldout else phantom.TRAIN)["aspect"])
-    w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-    im, truth, meta = phantom.generate(seed, w, h, heldout=heldout)
-    lb, _ = letterbox(im, S)
+    if gen == "xraysim":
+        # The simulator picks a size and aspect that fit its field of view.
+        im, truth, meta = xraysim.generate(seed, heldout=heldout, long_side=int(rng.integers(240, 420)))
+        w, h = im.size
+    else:
+        long_side = int(rng.integers(256, 600))
+        asp = rng.uniform(*(phantom.HELDOUT if heldout else phantom.TRAIN)["aspect"])
+        w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
+        im, truth, meta = phantom.generate(seed, w, h, heldout=heldout)
+    lb, _ = letterbox(im.convert("L"), S)
     pts = np.array([truth[k] for k in phantom.LANDMARKS])
     return np.asarray(lb, np.uint8), to_letterbox_coords(pts, w, h, S).astype(np.float32)
 
 
-def build_phantom_set(n, seed0, S, out, heldout=False, workers=2):
-    """Generate n letterboxed phantoms into an .npz with images, landmarks and mask."""
+def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom"):
+    """Generate n letterboxed radiographs into an .npz with images, landmarks
+    and mask; generator is "xraysim" (the physically based simulator) or
+    "phantom" (the first, painted generator)."""
     with Pool(workers) as pool:
-        res = pool.map(_phantom_sample, [(seed0 + i, S, heldout) for i in range(n)], chunksize=16)
+        res = pool.map(_phantom_sample, [(seed0 + i, S, heldout, generator) for i in range(n)], chunksize=16)
     imgs = np.stack([r[0] for r in res])
     lms = np.stack([r[1] for r in res])
     mask = np.ones(lms.shape[:2], np.float32)
@@ -113,7 +121,8 @@ if __name__ == "__main__":
     ap.add_argument("--size", type=int, required=True)
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
     ap.add_argument("out")
     a = ap.parse_args()
-    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers)
+    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator)
     print("wrote", a.out)

@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""Write the held-out evaluation set the models never saw.
+"""Write a held-out evaluation set the models never saw.
 
-Phantoms use seeds >= phantom.HELDOUT_SEED_BASE and the wider HELDOUT ranges
-(VHS 7.6-14, VLAS 1.1-3.9, more rotation, wider aspect and zoom); negatives
-use seeds far from the training ones. Files are full-size JPEG or PNG as a
-clinic would send them; truth.json holds landmarks in pixels and VHS/VLAS.
+Two generators, so generalisation is measured the honest way:
+  --generator xraysim  the physically based simulator the models train on,
+                       held-out seeds (>= xraysim.HELDOUT_SEED_BASE) and
+                       presentation families never used in training (green
+                       viewer tint, phone photos of a lightbox); negatives
+                       include other radiographic views (VD thorax, abdomen,
+                       limbs) besides documents, screenshots and scenes.
+  --generator phantom  the first, independently written 2D generator
+                       (phantom.py, HELDOUT ranges): never in training, an
+                       outside world for the models.
+Files are full-size JPEG or PNG as a clinic would send them; truth.json holds
+landmarks in pixels and VHS/VLAS.
 """
 import argparse
 import json
@@ -15,21 +23,29 @@ import numpy as np
 
 import negatives
 import phantom
+import xraysim
 
 NEG_SEED_BASE = 90_000_000
 
 
 def _pos(args):
-    i, out, base = args
+    i, out, base, gen = args
     seed = base + i
     r = np.random.default_rng(seed + 11)
-    if i % 4 == 0:
-        w = h = 1024
+    if gen == "xraysim":
+        if i % 4 == 0:
+            im, truth, meta = xraysim.generate(seed, 1024, 1024, heldout=True)
+        else:
+            im, truth, meta = xraysim.generate(seed, heldout=True, long_side=int(r.integers(300, 1400)))
+        w, h = im.size
     else:
-        long_side = int(r.integers(512, 2048))
-        asp = r.uniform(*phantom.HELDOUT["aspect"])
-        w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-    im, truth, meta = phantom.generate(seed, w, h, heldout=True)
+        if i % 4 == 0:
+            w = h = 1024
+        else:
+            long_side = int(r.integers(512, 2048))
+            asp = r.uniform(*phantom.HELDOUT["aspect"])
+            w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
+        im, truth, meta = phantom.generate(seed, w, h, heldout=True)
     name = f"pos_{i:04d}." + ("jpg" if i % 3 else "png")
     path = os.path.join(out, name)
     if name.endswith("jpg"):
@@ -41,11 +57,15 @@ def _pos(args):
 
 
 def _neg(args):
-    i, out, base = args
-    im = negatives.generate(base + i)
+    i, out, base, gen = args
+    kind = "other"
+    if gen == "xraysim" and i % 4 == 0:
+        im, kind = xraysim.other_view(base + i)
+    else:
+        im = negatives.generate(base + i)
     name = f"neg_{i:04d}.jpg"
-    im.save(os.path.join(out, name), quality=90)
-    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1]}
+    im.convert("RGB").save(os.path.join(out, name), quality=90)
+    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
 
 
 def main():
@@ -54,19 +74,24 @@ def main():
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--negatives", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
     ap.add_argument("--validation", action="store_true",
                     help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
     a = ap.parse_args()
-    pos_base = phantom.HELDOUT_SEED_BASE + (5_000_000 if a.validation else 0)
+    base = xraysim.HELDOUT_SEED_BASE if a.generator == "xraysim" else phantom.HELDOUT_SEED_BASE
+    pos_base = base + (5_000_000 if a.validation else 0)
     neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0)
     os.makedirs(a.out, exist_ok=True)
     with Pool(a.workers) as p:
-        items = p.map(_pos, [(i, a.out, pos_base) for i in range(a.n)], chunksize=4)
-        items += p.map(_neg, [(i, a.out, neg_base) for i in range(a.negatives)], chunksize=8)
+        items = p.map(_pos, [(i, a.out, pos_base, a.generator) for i in range(a.n)], chunksize=4)
+        items += p.map(_neg, [(i, a.out, neg_base, a.generator) for i in range(a.negatives)], chunksize=8)
+    desc = {"xraysim": "xraysim.py (physically based simulator), held-out seeds from %d and presentations never "
+                       "used in training" % pos_base,
+            "phantom": "phantom.py (the first 2D generator, never used in training), HELDOUT ranges, seeds from %d"
+                       % pos_base}[a.generator]
     with open(os.path.join(a.out, "truth.json"), "w") as f:
-        json.dump({"generator": "phantom.py HELDOUT ranges, seeds from %d" % pos_base,
-                   "ranges": phantom.HELDOUT, "items": items}, f, indent=1)
-    print(f"held-out set: {a.n} radiograph phantoms, {a.negatives} negatives in {a.out}")
+        json.dump({"generator": desc, "items": items}, f, indent=1)
+    print(f"held-out set: {a.n} {a.generator} radiographs, {a.negatives} negatives in {a.out}")
 
 
 if __name__ == "__main__":

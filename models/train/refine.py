@@ -21,6 +21,7 @@ import numpy as np
 
 import dataset
 import phantom
+import xraysim
 
 # MARGIN is the inference margin (docs/cardiac.md, "Refinement stage");
 # training draws margins from TRAIN_MARGIN around it.
@@ -51,18 +52,31 @@ def crop_sample(im, pts_px, box, S):
     return np.asarray(lb, np.uint8), dataset.to_letterbox_coords(local, x1 - x0, y1 - y0, S).astype(np.float32)
 
 
+# Stage-1 error the crops are jittered with, as a fraction of the image
+# diagonal, per generator: phantom.py's models erred about 0.4 %; on the
+# simulator's wider world (and on real radiographs) stage 1 errs more, so the
+# crops are jittered more and the stage learns to correct larger offsets.
+JITTER = {"phantom": (0.004, 0.15), "xraysim": (0.008, 0.2)}
+
+
 def _sample(args):
-    seed, S, crops = args
+    seed, S, crops, gen = args
     rng = np.random.default_rng(seed + 13)
     long_side = int(rng.integers(450, 1100))
-    asp = rng.uniform(*phantom.TRAIN["aspect"])
-    w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-    im, truth, _ = phantom.generate(seed, w, h)
+    if gen == "xraysim":
+        im, truth, _ = xraysim.generate(seed, long_side=min(long_side, 900))
+        im = im.convert("L")
+        w, h = im.size
+    else:
+        asp = rng.uniform(*phantom.TRAIN["aspect"])
+        w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
+        im, truth, _ = phantom.generate(seed, w, h)
     pts = np.array([truth[k] for k in phantom.LANDMARKS])
     diag = math.hypot(w, h)
+    base, heavy = JITTER[gen]
     out = []
     for _ in range(crops):
-        sigma = 0.004 * diag * (3.0 if rng.random() < 0.15 else 1.0)
+        sigma = base * diag * (3.0 if rng.random() < heavy else 1.0)
         guess = pts + rng.normal(0, sigma, pts.shape)
         box = refine_box(guess, w, h, rng.uniform(*TRAIN_MARGIN))
         out.append(crop_sample(im, pts, box, S))
@@ -93,10 +107,10 @@ def load_dogheart_crops(root, S, crops=2, seed=0):
     return np.stack(imgs), np.stack(lms), np.stack(masks)
 
 
-def build_refine_set(n, seed0, S, out, crops=2, workers=2, dogheart=None):
-    """Generate n phantoms, `crops` jittered crops each, into an .npz like dataset.py's."""
+def build_refine_set(n, seed0, S, out, crops=2, workers=2, dogheart=None, generator="xraysim"):
+    """Generate n radiographs, `crops` jittered crops each, into an .npz like dataset.py's."""
     with Pool(workers) as pool:
-        res = pool.map(_sample, [(seed0 + i, S, crops) for i in range(n)], chunksize=8)
+        res = pool.map(_sample, [(seed0 + i, S, crops, generator) for i in range(n)], chunksize=8)
     flat = [c for r in res for c in r]
     imgs = np.stack([c[0] for c in flat])
     lms = np.stack([c[1] for c in flat])
@@ -118,7 +132,8 @@ if __name__ == "__main__":
     ap.add_argument("--crops", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dogheart", help="also crop a DogHeart/CCK folder (Images/, Labels/)")
+    ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
     ap.add_argument("out")
     a = ap.parse_args()
-    build_refine_set(a.n, a.seed, a.size, a.out, a.crops, a.workers, a.dogheart)
+    build_refine_set(a.n, a.seed, a.size, a.out, a.crops, a.workers, a.dogheart, a.generator)
     print("wrote", a.out)

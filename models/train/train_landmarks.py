@@ -152,6 +152,131 @@ def augment(x, y, g):
     return x.clamp(0, 1), y
 
 
+def conv_order(net, S=64):
+    """The network's Conv2d modules in the order a forward pass runs them
+    (the order torch.onnx.export writes their Conv nodes)."""
+    seen = []
+    hooks = [m.register_forward_hook(lambda mod, i, o: seen.append(mod))
+             for m in net.modules() if isinstance(m, nn.Conv2d)]
+    with torch.no_grad():
+        net.eval()
+        net(torch.zeros(1, 1, S, S))
+    for h in hooks:
+        h.remove()
+    return seen
+
+
+def init_from_onnx(net, path):
+    """Load an exported landmark model's weights into net.
+
+    The export folds every BatchNorm into its convolution, so each conv gets
+    the folded weights and its BatchNorm becomes the identity plus the folded
+    bias (gamma 1, mean 0, var 1 - eps). Train such a net with frozen
+    BatchNorm statistics (freeze_bn): it then computes exactly what the ONNX
+    file computes and fine-tunes from there.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(path)
+    init = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    convs = [n for n in m.graph.node if n.op_type == "Conv"]
+    mods = conv_order(net)
+    if len(convs) != len(mods):
+        raise ValueError(f"{path}: {len(convs)} Conv nodes, the net has {len(mods)} convolutions")
+    bn_after = {}
+    for mod in net.modules():
+        kids = list(mod.children())
+        for a, b in zip(kids, kids[1:]):
+            if isinstance(a, nn.Conv2d) and isinstance(b, nn.BatchNorm2d):
+                bn_after[id(a)] = b
+    with torch.no_grad():
+        for node, conv in zip(convs, mods):
+            w = torch.from_numpy(init[node.input[1]].copy())
+            b = torch.from_numpy(init[node.input[2]].copy()) if len(node.input) > 2 else None
+            if w.shape != conv.weight.shape:
+                raise ValueError(f"{path}: conv shape {tuple(w.shape)} != {tuple(conv.weight.shape)}")
+            conv.weight.copy_(w)
+            bn = bn_after.get(id(conv))
+            if bn is not None:
+                bn.weight.fill_(1.0)
+                bn.bias.copy_(b if b is not None else torch.zeros_like(bn.bias))
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+            elif conv.bias is not None and b is not None:
+                conv.bias.copy_(b)
+    return net
+
+
+def freeze_bn(net):
+    """Keep BatchNorm layers in eval mode (fixed statistics) while training."""
+    for mod in net.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.eval()
+
+
+def strong_augment(x, y, g):
+    """Domain randomisation for synthetic-to-real transfer, on the letterboxed
+    batch: random affine (rotation, scale, shift; landmarks follow), loss of
+    resolution, blur or sharpening, gamma/contrast/brightness, noise, burned-in
+    lines and occluding blocks."""
+    n, _, S, _ = x.shape
+    ang = (torch.rand(n, generator=g) * 2 - 1) * math.radians(14)
+    sc = torch.exp((torch.rand(n, generator=g) * 2 - 1) * 0.18)
+    tx = (torch.rand(n, generator=g) * 2 - 1) * 0.12
+    ty = (torch.rand(n, generator=g) * 2 - 1) * 0.12
+    keep = torch.rand(n, generator=g) < 0.25
+    ang, sc = torch.where(keep, torch.zeros_like(ang), ang), torch.where(keep, torch.ones_like(sc), sc)
+    tx, ty = torch.where(keep, torch.zeros_like(tx), tx), torch.where(keep, torch.zeros_like(ty), ty)
+    # forward map on normalised coords q = 2p - 1: q' = sc R q + t
+    c, s_ = torch.cos(ang), torch.sin(ang)
+    fwd = torch.stack([torch.stack([sc * c, -sc * s_, tx], -1), torch.stack([sc * s_, sc * c, ty], -1)], 1)
+    q = y * 2 - 1
+    q2 = torch.einsum("nij,nkj->nki", fwd[:, :, :2], q) + fwd[:, :, 2].unsqueeze(1)
+    inside = ((q2.abs() < 0.97).all(-1)).all(-1)
+    A = fwd[:, :, :2]
+    Ainv = torch.linalg.inv(A)
+    inv = torch.cat([Ainv, -(Ainv @ fwd[:, :, 2:])], 2)
+    grid = F.affine_grid(inv, x.shape, align_corners=False)
+    xa = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    x = torch.where(inside.view(n, 1, 1, 1), xa, x)
+    y = torch.where(inside.view(n, 1, 1), (q2 + 1) / 2, y)
+    # resolution loss
+    lo = torch.rand(n, generator=g) < 0.2
+    if lo.any():
+        f = float(torch.empty(1).uniform_(0.3, 0.7, generator=g))
+        small = F.interpolate(x[lo], scale_factor=f, mode="bilinear", align_corners=False)
+        x[lo] = F.interpolate(small, size=(S, S), mode="bilinear", align_corners=False)
+    # blur or unsharp mask
+    k = 5
+    blur = F.avg_pool2d(F.pad(x, (k // 2,) * 4, mode="replicate"), k, 1)
+    amt = (torch.rand(n, 1, 1, 1, generator=g) * 2.0 - 0.7).clamp_min(-0.7)  # <0 blurs, >0 sharpens
+    x = x + amt * (x - blur)
+    # gamma, contrast, brightness, noise
+    gamma = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.35)
+    x = x.clamp(0, 1) ** gamma
+    cst = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.2)
+    x = (x - 0.5) * cst + 0.5 + torch.randn(n, 1, 1, 1, generator=g) * 0.06
+    x = x + torch.randn(x.shape, generator=g) * (torch.rand(n, 1, 1, 1, generator=g) ** 2 * 0.08)
+    # burned-in lines and occluding blocks
+    yy, xx = torch.meshgrid(torch.arange(S, dtype=x.dtype), torch.arange(S, dtype=x.dtype), indexing="ij")
+    for i in range(n):
+        if float(torch.rand(1, generator=g)) < 0.25:
+            for _ in range(int(torch.randint(1, 4, (1,), generator=g))):
+                p0 = torch.rand(2, generator=g) * S
+                th = float(torch.rand(1, generator=g)) * math.pi
+                d = (xx - p0[0]) * math.sin(th) - (yy - p0[1]) * math.cos(th)
+                along = (xx - p0[0]) * math.cos(th) + (yy - p0[1]) * math.sin(th)
+                ln = float(torch.rand(1, generator=g)) * S * 0.6 + 10
+                m = (d.abs() < 0.8) & (along.abs() < ln / 2)
+                x[i, 0][m] = float(torch.rand(1, generator=g)) * 0.3 + 0.7
+        if float(torch.rand(1, generator=g)) < 0.15:
+            w, h = (torch.rand(2, generator=g) * S * 0.15 + 6).int().tolist()
+            x0, y0 = (torch.rand(2, generator=g) * (S - 20)).int().tolist()
+            x[i, 0, y0:y0 + h, x0:x0 + w] = float(torch.rand(1, generator=g))
+    return x.clamp(0, 1), y
+
+
 def load_data(args):
     imgs, lms, masks = [], [], []
     for p in args.data:
@@ -181,6 +306,8 @@ def main():
     ap.add_argument("--out", required=True, help="checkpoint path (.pt)")
     ap.add_argument("--init", help="start from this checkpoint (a further, shorter cycle)")
     ap.add_argument("--max-lr", type=float, default=3e-3)
+    ap.add_argument("--init-onnx", help="start from an exported landmark model (BatchNorm folded, then frozen)")
+    ap.add_argument("--strong-aug", action="store_true", help="domain randomisation (strong_augment)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -197,8 +324,14 @@ def main():
     Y = torch.from_numpy(lms)
     Mk = torch.from_numpy(masks)
     net = LandmarkNet(args.width)
+    frozen_bn = False
     if args.init:
-        net.load_state_dict(torch.load(args.init, map_location="cpu")["state"])
+        ck = torch.load(args.init, map_location="cpu")
+        net.load_state_dict(ck["state"])
+        frozen_bn = bool(ck.get("frozen_bn"))
+    elif args.init_onnx:
+        init_from_onnx(net, args.init_onnx)
+        frozen_bn = True
     opt = torch.optim.AdamW(net.parameters(), lr=1e-4, weight_decay=1e-4)
 
     def batch(idx):
@@ -208,6 +341,8 @@ def main():
     def step_fn(idx):
         x, y, m = batch(idx)
         x, y = augment(x, y, g)
+        if args.strong_aug:
+            x, y = strong_augment(x, y, g)
         p, c, _ = decode(net(x))
         l1 = ((c - y).abs().sum(-1) * m).sum() / m.sum().clamp_min(1) * args.size
         js = (js_to_gaussian(p, y) * m).sum() / m.sum().clamp_min(1)
@@ -230,6 +365,8 @@ def main():
         return max_lr * (1e-4 + 0.5 * (1 - 1e-4) * (1 + math.cos(math.pi * min(q, 1.0))))
 
     net.train()
+    if frozen_bn:
+        freeze_bn(net)
     rng = np.random.default_rng(args.seed + 1)
     print(f"seed {args.seed}: {n} samples, budget {args.minutes} min" + (f", {args.steps} steps" if args.steps else ""),
           flush=True)
@@ -240,6 +377,7 @@ def main():
 
     def checkpoint():
         torch.save({"state": net.state_dict(), "size": args.size, "width": args.width, "seed": args.seed,
+                    "frozen_bn": frozen_bn,
                     "step": step, "total": step, "val_err_px": float(err), "minutes": args.minutes}, args.out)
 
     while True:
@@ -259,6 +397,8 @@ def main():
                 _, c, pk = decode(net(x))
                 err = float((((c - y) ** 2).sum(-1).sqrt() * m).sum() / m.sum() * args.size)
             net.train()
+            if frozen_bn:
+                freeze_bn(net)
             print(f"step {step} progress {progress:.2f} lr {lr_at(progress):.5f} train_l1_px {l1:.2f} "
                   f"val_err_px {err:.3f} peak {pk.mean():.2f} elapsed {time.time()-t_start:.0f}s", flush=True)
             checkpoint()

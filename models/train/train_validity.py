@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Train and export the validity classifier: is this a lateral thoracic radiograph?
 
-Positives are phantoms (phantom.py), negatives come from negatives.py. Input
+Positives come from the physically based simulator (xraysim.py, every
+presentation: grey, tinted, cropped, scanned, annotated, thumbnails);
+negatives from negatives.py plus other radiographic views and regions
+(xraysim.other_view: VD/DV thorax, lateral abdomen, limbs), so those are
+rejected (code 6) rather than measured. Input
 is the letterboxed RGB image at S x S (docs/model-contract.md); the output is
 p_radiograph. Optionally adds real radiographs from a DogHeart/CCK folder as
 positives (--dogheart DIR).
@@ -21,29 +25,29 @@ from PIL import Image
 
 import dataset
 import negatives
-import phantom
+import xraysim
 from version import CARDIAC_VERSION
 
 
 def _pos(args):
     seed, S, heldout = args
     r = np.random.default_rng(seed + 3)
-    long_side = int(r.integers(200, 520))
-    asp = r.uniform(0.6, 1.8)
-    w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-    im, _, _ = phantom.generate(seed, w, h, heldout=heldout)
-    im = im.convert("RGB")
-    if r.random() < 0.2:  # a faint colour cast, as from a viewer or a scanner
-        tint = r.uniform(0.9, 1.0, 3)
-        im = Image.fromarray((np.asarray(im) * tint).astype(np.uint8))
-    lb, _ = dataset.letterbox(im, S)
+    im, _, _ = xraysim.generate(seed, heldout=heldout, long_side=int(r.integers(200, 420)))
+    lb, _ = dataset.letterbox(im.convert("RGB"), S)
     return np.asarray(lb, np.uint8)
 
 
 def _neg(args):
+    """Not a lateral thorax: documents, screenshots, scenes, textures (negatives.py)
+    and, for a quarter, other radiographic views and regions (VD/DV thorax,
+    lateral abdomen, limbs) from the simulator."""
     seed, S = args
-    im = negatives.generate(seed)
-    lb, _ = dataset.letterbox(im, S)
+    r = np.random.default_rng(seed + 5)
+    if r.random() < 0.25:
+        im, _ = xraysim.other_view(seed)
+    else:
+        im = negatives.generate(seed)
+    lb, _ = dataset.letterbox(im.convert("RGB"), S)
     return np.asarray(lb, np.uint8)
 
 
@@ -110,6 +114,9 @@ def main():
             flip = torch.rand(len(idx), generator=g) < 0.5
             xb = torch.where(flip.view(-1, 1, 1, 1), xb.flip(-1), xb)
             xb = (xb * (1 + 0.2 * torch.randn(len(idx), 1, 1, 1, generator=g))).clamp(0, 1)
+            # colour casts and tone curves of viewers, scanners and monitors
+            cast = 1 + 0.08 * torch.randn(len(idx), 3, 1, 1, generator=g)
+            xb = (xb.clamp(0, 1) ** torch.exp(0.3 * torch.randn(len(idx), 1, 1, 1, generator=g)) * cast).clamp(0, 1)
             loss = F.binary_cross_entropy(net(xb).squeeze(1).clamp(1e-6, 1 - 1e-6), Y[idx])
             opt.zero_grad()
             loss.backward()

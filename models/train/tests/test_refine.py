@@ -50,8 +50,8 @@ class RefineBoxTest(unittest.TestCase):
         np.testing.assert_allclose(back, pts, atol=1e-3)
 
     def test_training_crops_contain_every_landmark(self):
-        for seed in range(6):
-            for x, lm in refine._sample((seed, 224, 2)):
+        for seed, gen in [(s, g) for s in range(3) for g in ("phantom", "xraysim")]:
+            for x, lm in refine._sample((seed, 224, 2, gen)):
                 self.assertEqual(x.dtype, np.uint8)
                 self.assertTrue(np.all(lm >= 0) and np.all(lm <= 1), lm)
 
