@@ -228,7 +228,7 @@ func (u *UI) SaveReview() error {
 	r := u.review
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	e, err := u.svc.SaveMeasurement(ctx, app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Edited: r.editedLm})
+	e, err := u.svc.SaveMeasurement(ctx, app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.editedLm})
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func (u *UI) ExportReport(path string) error {
 	if date.IsZero() {
 		date = time.Now()
 	}
-	rep := app.DesktopReport(r.m, r.editedLm, u.PatientID(), date)
+	rep := app.DesktopReport(app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.editedLm}, date)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".vetlens-report-*")
 	if err != nil {
 		return fmt.Errorf("export report: %w", err)

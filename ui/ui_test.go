@@ -154,7 +154,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	pdf, err := os.ReadFile(out)
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte("Rex-42")) ||
-		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("corrected by the clinician")) {
+		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("Model landmarks corrected by clinician")) {
 		t.Fatalf("report: %v, %d bytes", err, len(pdf))
 	}
 	if err := u.ExportReport(filepath.Join(t.TempDir(), "missing-dir", "r.pdf")); err == nil {
