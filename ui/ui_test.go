@@ -83,7 +83,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, done)
-	if !r.view.hasLm || r.view.img == nil {
+	if !r.view.Complete() || r.view.img == nil {
 		t.Fatalf("no landmarks shown; status %q", r.status.Text)
 	}
 	if !strings.HasPrefix(r.vhs.Text, "VHS: ") || strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vhs.Text, "normal 8.5-10.5") {
@@ -93,7 +93,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatalf("labels %q %q %q", r.vlas.Text, r.reading.Text, r.conf.Text)
 	}
 	objs := test.WidgetRenderer(r.view).Objects()
-	if len(objs) != 1+4+7+cardiac.NumLandmarks {
+	if len(objs) != 1+4+7+3*cardiac.NumLandmarks {
 		t.Fatalf("%d overlay objects", len(objs))
 	}
 	for i, o := range objs {
@@ -101,8 +101,8 @@ func TestReviewOpenAndDrag(t *testing.T) {
 			t.Fatalf("overlay object %d (%T) hidden", i, o)
 		}
 	}
-	if r.edited.Text != "" {
-		t.Fatalf("fresh result marked edited: %q", r.edited.Text)
+	if r.kindText.Text != "" {
+		t.Fatalf("fresh result marked edited: %q", r.kindText.Text)
 	}
 	before := r.vhs.Text
 	// Drag heart_bottom 40 units further down: the long axis grows.
@@ -113,8 +113,8 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if r.vhs.Text == before {
 		t.Fatalf("VHS unchanged after drag: %q", r.vhs.Text)
 	}
-	if !strings.HasPrefix(r.edited.Text, "EDITED") {
-		t.Fatalf("edited mark %q", r.edited.Text)
+	if !strings.HasPrefix(r.kindText.Text, "EDITED") {
+		t.Fatalf("edited mark %q", r.kindText.Text)
 	}
 	// Through the window's canvas, as the driver delivers it: the event's
 	// position is where the pointer is now, Dragged the move since the
