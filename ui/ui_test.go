@@ -140,7 +140,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatalf("status after save %q", r.status.Text)
 	}
 	rec, err := u.svc.Patient(t.Context(), "Rex-42")
-	if err != nil || len(rec.Cardiac) != 1 || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
+	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].Kind != app.MeasurementEdited || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
 		t.Fatalf("saved record %+v %v", rec, err)
 	}
 	if got := fmt.Sprintf("VHS: %.2f", *rec.Cardiac[0].VHS); !strings.HasPrefix(r.vhs.Text, got) {
