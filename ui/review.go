@@ -72,7 +72,7 @@ func newReview(u *UI) *review {
 	r.open = widget.NewButton("Open radiograph...", r.chooseFile)
 	r.save = widget.NewButton("Save to patient history", r.saveToHistory)
 	r.export = widget.NewButton("Export PDF report...", r.chooseReportFile)
-	r.confirm = widget.NewCheck("The model rejected this image. I confirm it is a radiograph and will measure it by hand.", func(bool) { r.update() })
+	r.confirm = widget.NewCheck("I confirm this image is a radiograph", func(bool) { r.update() })
 	r.hand = widget.NewButton("Place landmarks by hand", r.startPlacement)
 	r.undo = widget.NewButton("Undo", r.undoStep)
 	r.reset = widget.NewButton("Reset to the model's points", r.resetToModel)
@@ -83,8 +83,7 @@ func newReview(u *UI) *review {
 	side := container.NewVBox(
 		r.open, r.file, widget.NewSeparator(),
 		r.vhs, r.vlas, r.reading, r.conf, r.kindText, r.status, r.billing,
-		widget.NewSeparator(), r.guide, r.confirm, r.hand,
-		container.NewGridWithColumns(2, r.undo, r.reset),
+		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export,
 	)
 	r.side = side
