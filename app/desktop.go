@@ -259,7 +259,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.H
 		e.VHS, e.VLAS = r.VHS, r.VLAS
 	default:
 		if kind == MeasurementEdited && !m.HasModelLandmarks() {
-			return e, errf(KindInvalid, "a rejected image has no landmarks to edit; place them by hand instead")
+			return e, errf(KindInvalid, "the model gave no landmarks to edit (result %d); place them by hand instead", r.Code)
 		}
 		if kind == MeasurementManual && r.Rejected && !req.ConfirmedRadiograph {
 			return e, errf(KindInvalid, "the model rejected this image as not a radiograph (result %d); confirm it is a radiograph to save a hand placement", r.Code)
