@@ -73,6 +73,23 @@ type Measurement struct {
 	Billing Billing
 }
 
+// HasModelLandmarks reports whether the model gave landmarks the clinician
+// can correct (the image was not rejected and the ensemble ran). Hand
+// placement needs none.
+func (m *Measurement) HasModelLandmarks() bool {
+	return m != nil && m.Result != nil && !m.Result.Rejected && len(m.Result.ModelLandmarks) > 0
+}
+
+// size is the measured image's size in pixels: the image's when there is
+// one, else the result's.
+func (m *Measurement) size() (w, h int) {
+	if m.Image != nil {
+		b := m.Image.Bounds()
+		return b.Dx(), b.Dy()
+	}
+	return m.Result.Width, m.Result.Height
+}
+
 // PoPMeasurer is implemented by a PoP pipeline that measures one image
 // screen-aware (as PoPPredictor) and also returns the image the result's
 // positions refer to. The desktop uses it to show a corrected screen photo.
@@ -164,19 +181,53 @@ type SaveRequest struct {
 	// PatientID is required.
 	PatientID string
 	// Measurement is the model's measurement (MeasureDesktop or a
-	// completed DesktopSession).
+	// completed DesktopSession); for a hand placement, the image it was
+	// placed on and the model's result for it, whatever its code.
 	Measurement *Measurement
-	// Edited holds the clinician's landmarks (pixels of Measurement.Image)
-	// when any was moved; nil keeps the model's values.
-	Edited *cardiac.Landmarks
+	// Landmarks are the clinician's landmarks in pixels of
+	// Measurement.Image: the model's moved (kind edited) or all 7 placed
+	// by hand (kind manual). Nil for kind model.
+	Landmarks *cardiac.Landmarks
+	// Kind is how the values were obtained. Empty: model without
+	// Landmarks, edited with them.
+	Kind MeasurementKind
+	// ConfirmedRadiograph is the clinician's confirmation that an image
+	// the model rejected (result code 6) is a radiograph; a hand
+	// placement on a rejected image is saved only with it.
+	ConfirmedRadiograph bool
+}
+
+// kind resolves and checks the request's kind against its landmarks.
+func (r SaveRequest) kind() (MeasurementKind, error) {
+	k := r.Kind
+	if k == "" {
+		k = MeasurementModel
+		if r.Landmarks != nil {
+			k = MeasurementEdited
+		}
+	}
+	switch {
+	case !k.Valid():
+		return k, errf(KindInvalid, "unknown measurement kind %q (want model, edited or manual)", string(k))
+	case k == MeasurementModel && r.Landmarks != nil:
+		return k, errf(KindInvalid, "a model measurement takes the model's landmarks; send kind edited or manual with landmarks")
+	case k.Clinician() && r.Landmarks == nil:
+		return k, errf(KindInvalid, "a measurement of kind %s needs the clinician's landmarks", k)
+	}
+	return k, nil
 }
 
 // SaveMeasurement records a reviewed measurement in the patient's history
-// (desktop customer): the values in effect (edited when Edited is set),
-// the model's values beside them, the result code, confidence, model
-// version and landmarks. A measurement without a VHS can be saved only
-// with edited landmarks, and edited landmarks must lie inside the image
-// and give a VHS. It returns the stored entry.
+// (desktop customer) with its kind: the values in effect (the model's for
+// kind model, else computed from the clinician's landmarks with the
+// engine's geometry), the model's values beside clinician values, the
+// model's result code, confidence and version, and the landmarks in
+// effect. Kind model needs a result with a VHS; kind edited needs model
+// landmarks to have been moved (not a rejected image); kind manual works
+// on any image, a rejected one only with ConfirmedRadiograph. Clinician
+// landmarks must lie inside the image and give a VHS. Saving meters
+// nothing: the model's measurement was metered when it was made, and a
+// hand placement is not a model prediction. It returns the stored entry.
 func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.HistoryEntry, error) {
 	var e store.HistoryEntry
 	id := strings.TrimSpace(req.PatientID)
@@ -190,36 +241,45 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.H
 	if m == nil || m.Result == nil {
 		return e, errf(KindInvalid, "nothing measured to save")
 	}
+	kind, err := req.kind()
+	if err != nil {
+		return e, err
+	}
 	r := m.Result
 	e = store.HistoryEntry{
-		Time: s.clock.Now().UTC(), Source: "desktop", Code: int(r.Code),
+		Time: s.clock.Now().UTC(), Source: "desktop", Kind: string(kind), Code: int(r.Code),
 		Confidence: string(r.Confidence), ModelVersion: m.ModelVersion,
 	}
 	lm := r.Landmarks
-	if req.Edited != nil {
-		if r.Rejected || len(r.ModelLandmarks) == 0 {
-			return e, errf(KindInvalid, "a rejected image has no landmarks to edit")
+	switch kind {
+	case MeasurementModel:
+		if !r.Code.HasVHS() {
+			return e, errf(KindInvalid, "no VHS was measured (result %d: %s); correct the landmarks or place them by hand first", r.Code, r.Code.Description())
 		}
-		for k, p := range req.Edited {
+		e.VHS, e.VLAS = r.VHS, r.VLAS
+	default:
+		if kind == MeasurementEdited && !m.HasModelLandmarks() {
+			return e, errf(KindInvalid, "the model gave no landmarks to edit (result %d); place them by hand instead", r.Code)
+		}
+		if kind == MeasurementManual && r.Rejected && !req.ConfirmedRadiograph {
+			return e, errf(KindInvalid, "the model rejected this image as not a radiograph (result %d); confirm it is a radiograph to save a hand placement", r.Code)
+		}
+		w, h := m.size()
+		for k, p := range req.Landmarks {
 			// Written as "inside" so that NaN (every comparison false) and
 			// the infinities are outside too.
-			inside := p.X >= 0 && p.X <= float64(r.Width) && p.Y >= 0 && p.Y <= float64(r.Height)
+			inside := p.X >= 0 && p.X <= float64(w) && p.Y >= 0 && p.Y <= float64(h)
 			if !inside {
 				return e, errf(KindInvalid, "landmark %s lies outside the image", cardiac.ClassNames[k])
 			}
 		}
-		v := EditedValues(*req.Edited)
+		v := EditedValues(*req.Landmarks)
 		if v.VHS == nil {
-			return e, errf(KindInvalid, "the edited landmarks give no VHS (the vertebral span is empty)")
+			return e, errf(KindInvalid, "the %s landmarks give no VHS (the vertebral span is empty)", kind)
 		}
 		e.Edited, e.VHS, e.VLAS = true, v.VHS, v.VLAS
 		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
-		lm = *req.Edited
-	} else {
-		if !r.Code.HasVHS() {
-			return e, errf(KindInvalid, "no VHS was measured (result %d: %s); correct the landmarks first", r.Code, r.Code.Description())
-		}
-		e.VHS, e.VLAS = r.VHS, r.VLAS
+		lm = *req.Landmarks
 	}
 	e.Landmarks = make([][2]float64, len(lm))
 	for k, p := range lm {
@@ -251,8 +311,8 @@ type USGVisit struct {
 // clinic's own console).
 type PatientRecord struct {
 	PatientID string
-	// Cardiac is the VHS/VLAS history, oldest first.
-	Cardiac []store.PatientEntry
+	// Cardiac is the VHS/VLAS history with each entry's kind, oldest first.
+	Cardiac []CardiacEntry
 	// USG is the USG predictions, oldest first.
 	USG []USGVisit
 }
@@ -274,7 +334,10 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 	if err != nil {
 		return nil, fmt.Errorf("patient usg log: %w", err)
 	}
-	rec := &PatientRecord{PatientID: id, Cardiac: hs, USG: []USGVisit{}}
+	rec := &PatientRecord{PatientID: id, Cardiac: make([]CardiacEntry, len(hs)), USG: []USGVisit{}}
+	for i, h := range hs {
+		rec.Cardiac[i] = CardiacEntry{PatientEntry: h, Kind: EntryKind(h.HistoryEntry)}
+	}
 	for _, l := range logs {
 		var out usg.Result
 		if err := json.Unmarshal(l.Outputs, &out); err != nil {
@@ -374,38 +437,51 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 func (d *DesktopSession) Result() *Measurement { return d.final }
 
 // ReportImage draws the measurement for a report: the measured image with
-// the landmarks in effect (edited when given), axes, ruler and values.
-func ReportImage(m *Measurement, edited *cardiac.Landmarks) (image.Image, Values) {
+// the landmarks in effect (the clinician's when given, edited or placed
+// by hand, on any image), axes, ruler and values.
+func ReportImage(m *Measurement, clinician *cardiac.Landmarks) (image.Image, Values) {
 	r := *m.Result
 	v := Values{VHS: r.VHS, VLAS: r.VLAS, AxesPerpendicular: r.AxesPerpendicular}
-	if edited != nil {
-		v = EditedValues(*edited)
-		r.Landmarks = *edited
-		r.Geometry = cardiac.Measure(*edited)
+	if clinician != nil {
+		v = EditedValues(*clinician)
+		r.Landmarks = *clinician
+		r.ModelLandmarks = []cardiac.Landmarks{*clinician} // drawn even where the model had none
+		r.Rejected = false
+		r.Geometry = cardiac.Measure(*clinician)
 		r.VHS, r.VLAS = v.VHS, v.VLAS
 	}
 	return cardiac.Render(m.Image, &r), v
 }
 
-// DesktopReport is the one-page report of a reviewed measurement
-// (report.WritePDF writes it): the annotated image and the values in
-// effect, with the model's values beside edited ones.
-func DesktopReport(m *Measurement, edited *cardiac.Landmarks, patientID string, date time.Time) report.Report {
-	img, v := ReportImage(m, edited)
+// DesktopReport is the one-page report of a reviewed measurement as req
+// would save it (report.WritePDF writes it): the annotated image, the
+// values in effect, the kind of measurement, and the model's values
+// beside the clinician's. The model's confidence is left out for a hand
+// placement, where it does not apply. req is not checked: the report
+// shows what is on screen, saved or not.
+func DesktopReport(req SaveRequest, date time.Time) report.Report {
+	m := req.Measurement
+	kind, _ := req.kind() // not checked: an unknown kind is labelled so
+	var lm *cardiac.Landmarks
+	if kind.Clinician() {
+		lm = req.Landmarks
+	}
+	img, v := ReportImage(m, lm)
 	r := m.Result
 	rep := report.Report{
-		PatientID: strings.TrimSpace(patientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
+		PatientID: strings.TrimSpace(req.PatientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
+		Kind:         kind.Label(),
 		Result:       fmt.Sprintf("Result %d: %s", r.Code, r.Code.Description()),
 		Reading:      Reading(v.VHS, v.VLAS),
 		ModelVersion: m.ModelVersion,
 		VHSRange:     fmt.Sprintf("%.1f-%.1f", VHSNormalLow, VHSNormalHigh),
 		VLASRange:    fmt.Sprintf("< %.1f", VLASNormalMax),
 	}
-	if !r.Rejected {
+	if !r.Rejected && kind != MeasurementManual {
 		rep.Confidence = string(r.Confidence)
 	}
-	if edited != nil {
-		rep.Edited, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
+	if lm != nil {
+		rep.Clinician, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
 	}
 	return rep
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"math"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/platform/store"
 )
 
 // landmarkResult is a code-1 result on a 400x300 image whose landmarks give
@@ -58,27 +60,42 @@ func TestSaveMeasurement(t *testing.T) {
 	collapsed[cardiac.VertebraB] = collapsed[cardiac.VertebraA]
 	rejected := &Measurement{Result: &cardiac.Result{Width: 400, Height: 300, Code: cardiac.CodeRejected, Rejected: true}}
 	noVHS := &Measurement{Result: &cardiac.Result{Width: 400, Height: 300, Code: cardiac.CodeNoLandmarks, Landmarks: l, ModelLandmarks: []cardiac.Landmarks{l}}}
+	// A code-5 result of an engine that gave no landmarks at all, on an
+	// image larger than the result says: the image's size counts.
+	noLm := &Measurement{Result: &cardiac.Result{Width: 40, Height: 30, Code: cardiac.CodeNoLandmarks}, Image: image.NewGray(image.Rect(0, 0, 400, 300))}
 
 	for _, tc := range []struct {
 		name      string
 		req       SaveRequest
 		wantErr   string
 		vhs, vlas float64
-		edited    bool
+		kind      MeasurementKind
+		modelVHS  *float64 // beside clinician values
 	}{
-		{name: "model values", req: SaveRequest{PatientID: " Rex ", Measurement: m}, vhs: 10, vlas: 2},
-		{name: "edited", req: SaveRequest{PatientID: "Rex", Measurement: m, Edited: &moved}, vhs: 11, vlas: 2, edited: true},
-		{name: "edited code 5 result", req: SaveRequest{PatientID: "Rex", Measurement: noVHS, Edited: &l}, vhs: 10, vlas: 2, edited: true},
+		{name: "model values", req: SaveRequest{PatientID: " Rex ", Measurement: m}, vhs: 10, vlas: 2, kind: MeasurementModel},
+		{name: "model values, kind given", req: SaveRequest{PatientID: "Rex", Measurement: m, Kind: MeasurementModel}, vhs: 10, vlas: 2, kind: MeasurementModel},
+		{name: "edited, kind implied", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
+		{name: "edited", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementEdited}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
+		{name: "edited code 5 result", req: SaveRequest{PatientID: "Rex", Measurement: noVHS, Landmarks: &l}, vhs: 10, vlas: 2, kind: MeasurementEdited},
+		{name: "manual on a measured image", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementManual}, vhs: 11, vlas: 2, kind: MeasurementManual, modelVHS: res.VHS},
+		{name: "manual on code 5 without landmarks", req: SaveRequest{PatientID: "Rex", Measurement: noLm, Landmarks: &moved, Kind: MeasurementManual}, vhs: 11, vlas: 2, kind: MeasurementManual},
+		{name: "manual on a rejected image, confirmed", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Landmarks: &l, Kind: MeasurementManual, ConfirmedRadiograph: true}, vhs: 10, vlas: 2, kind: MeasurementManual},
+		{name: "manual on a rejected image, not confirmed", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Landmarks: &l, Kind: MeasurementManual}, wantErr: "confirm it is a radiograph"},
+		{name: "manual without landmarks", req: SaveRequest{PatientID: "Rex", Measurement: m, Kind: MeasurementManual}, wantErr: "needs the clinician's landmarks"},
+		{name: "manual outside", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Landmarks: &outside, Kind: MeasurementManual, ConfirmedRadiograph: true}, wantErr: "VLAS lies outside"},
+		{name: "manual collapsed span", req: SaveRequest{PatientID: "Rex", Measurement: noLm, Landmarks: &collapsed, Kind: MeasurementManual}, wantErr: "manual landmarks give no VHS"},
+		{name: "model kind with landmarks", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementModel}, wantErr: "send kind edited or manual"},
+		{name: "unknown kind", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: "guessed"}, wantErr: `unknown measurement kind "guessed"`},
 		{name: "no patient", req: SaveRequest{PatientID: "  ", Measurement: m}, wantErr: "patient ID is required"},
 		{name: "control char", req: SaveRequest{PatientID: "Re\tx", Measurement: m}, wantErr: "control characters"},
 		{name: "too long", req: SaveRequest{PatientID: strings.Repeat("x", 129), Measurement: m}, wantErr: "at most 128"},
 		{name: "nothing measured", req: SaveRequest{PatientID: "Rex"}, wantErr: "nothing measured"},
-		{name: "outside", req: SaveRequest{PatientID: "Rex", Measurement: m, Edited: &outside}, wantErr: "VLAS lies outside"},
-		{name: "nan", req: SaveRequest{PatientID: "Rex", Measurement: m, Edited: &nan}, wantErr: "outside the image"},
-		{name: "collapsed span", req: SaveRequest{PatientID: "Rex", Measurement: m, Edited: &collapsed}, wantErr: "give no VHS"},
+		{name: "outside", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &outside}, wantErr: "VLAS lies outside"},
+		{name: "nan", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &nan}, wantErr: "outside the image"},
+		{name: "collapsed span", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &collapsed}, wantErr: "give no VHS"},
 		{name: "rejected", req: SaveRequest{PatientID: "Rex", Measurement: rejected}, wantErr: "no VHS was measured"},
-		{name: "rejected edited", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Edited: &l}, wantErr: "no landmarks to edit"},
-		{name: "code 5 unedited", req: SaveRequest{PatientID: "Rex", Measurement: noVHS}, wantErr: "correct the landmarks first"},
+		{name: "rejected edited", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Landmarks: &l, Kind: MeasurementEdited, ConfirmedRadiograph: true}, wantErr: "place them by hand instead"},
+		{name: "code 5 unedited", req: SaveRequest{PatientID: "Rex", Measurement: noVHS}, wantErr: "place them by hand first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := newTestService(t, t0)
@@ -103,19 +120,104 @@ func TestSaveMeasurement(t *testing.T) {
 				t.Fatalf("history %+v", rec.Cardiac)
 			}
 			got := rec.Cardiac[0]
-			if got.Customer != DesktopCustomer || got.Source != "desktop" || !got.Time.Equal(t0) || got.Edited != tc.edited ||
-				*got.VHS != tc.vhs || *got.VLAS != tc.vlas || len(got.Landmarks) != cardiac.NumLandmarks || got.ModelVersion != e.ModelVersion {
+			if got.Customer != DesktopCustomer || got.Source != "desktop" || !got.Time.Equal(t0) || got.Kind != tc.kind || got.HistoryEntry.Kind != string(tc.kind) ||
+				got.Edited != tc.kind.Clinician() || *got.VHS != tc.vhs || *got.VLAS != tc.vlas || len(got.Landmarks) != cardiac.NumLandmarks || got.ModelVersion != e.ModelVersion {
 				t.Fatalf("stored %+v", got)
 			}
-			if tc.edited && tc.req.Measurement.Result.VHS != nil && (got.ModelVHS == nil || *got.ModelVHS != 10) {
-				t.Fatalf("edited entry lost the model's VHS: %+v", got)
+			if tc.kind.Clinician() {
+				if (got.ModelVHS == nil) != (tc.modelVHS == nil) || tc.modelVHS != nil && *got.ModelVHS != *tc.modelVHS {
+					t.Fatalf("model VHS beside the clinician's: %v, want %v", got.ModelVHS, tc.modelVHS)
+				}
+				if got.Landmarks[cardiac.HeartBottom] != [2]float64{tc.req.Landmarks[cardiac.HeartBottom].X, tc.req.Landmarks[cardiac.HeartBottom].Y} {
+					t.Fatalf("stored landmarks %v are not the clinician's", got.Landmarks)
+				}
 			}
-			// The edited value is what the API's history reports.
+			// The values in effect are what the API's history reports.
 			hv, _, err := s.history(ctx, DesktopCaller(), "Rex")
-			if err != nil || !strings.Contains(string(hv), "2026-03-01") {
+			if err != nil || !strings.Contains(string(hv), fmt.Sprintf(`["2026-03-01",%g]`, tc.vhs)) {
 				t.Fatalf("historic_vhs %s %v", hv, err)
 			}
 		})
+	}
+}
+
+// TestEntryKind: records saved before kinds were stored keep reading as
+// they were meant (Edited set: edited, else model), through the store.
+func TestEntryKind(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	v := func(x float64) *float64 { return &x }
+	for i, tc := range []struct {
+		e    store.HistoryEntry
+		want MeasurementKind
+	}{
+		{store.HistoryEntry{VHS: v(10)}, MeasurementModel},                                                            // API record
+		{store.HistoryEntry{VHS: v(10), Source: "desktop"}, MeasurementModel},                                         // old desktop record
+		{store.HistoryEntry{VHS: v(11), Source: "desktop", Edited: true, ModelVHS: v(10)}, MeasurementEdited},         // old edited record
+		{store.HistoryEntry{VHS: v(11), Source: "desktop", Kind: "manual", Edited: true}, MeasurementManual},          // new
+		{store.HistoryEntry{VHS: v(11), Source: "desktop", Kind: "edited", Edited: true}, MeasurementEdited},          // new
+		{store.HistoryEntry{VHS: v(10), Source: "desktop", Kind: "model"}, MeasurementModel},                          // new
+		{store.HistoryEntry{VHS: v(11), Source: "desktop", Kind: "from-the-future", Edited: true}, MeasurementEdited}, // unknown kind
+	} {
+		if got := EntryKind(tc.e); got != tc.want {
+			t.Errorf("%d: EntryKind = %q, want %q", i, got, tc.want)
+		}
+		tc.e.Time = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)
+		if err := s.store.History().Add(ctx, DesktopCustomer, "Old-1", tc.e); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Patient(ctx, "Old-1")
+		if err != nil || len(rec.Cardiac) != i+1 || rec.Cardiac[i].Kind != tc.want {
+			t.Fatalf("%d: record %+v %v, want kind %q", i, rec, err, tc.want)
+		}
+	}
+	for k, want := range map[MeasurementKind]string{
+		MeasurementModel: "Model measurement", MeasurementEdited: "Model landmarks corrected by clinician",
+		MeasurementManual: "Placed by hand by clinician", "x": "Unknown kind of measurement (x)",
+	} {
+		if got := k.Label(); got != want {
+			t.Errorf("%q.Label() = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestManualSaveIsNotBilled: a hand placement is not a model prediction:
+// saving one meters nothing, on a rejected image or a measured one, and
+// the model measurement keeps the billing it had.
+func TestManualSaveIsNotBilled(t *testing.T) {
+	ctx := context.Background()
+	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	_, l := landmarkResult()
+	for i, tc := range []struct {
+		code      int
+		patient   string
+		reason    string
+		wantUsage int
+	}{
+		{6, "Rex", ReasonNoValid, 0},
+		{5, "Bella", ReasonNoValid, 0},
+		{1, "Tom", ReasonValid, 1},
+	} {
+		clk.Add(time.Minute)
+		m, err := s.MeasureDesktop(ctx, tc.patient, codeImage(t, tc.code))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Billing.Reason != tc.reason {
+			t.Fatalf("%d: billing %+v", i, m.Billing)
+		}
+		hand := l
+		for k := range hand { // the fake's images are 64x64
+			hand[k].X, hand[k].Y = hand[k].X/8, hand[k].Y/8
+		}
+		e, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: tc.patient, Measurement: m, Landmarks: &hand, Kind: MeasurementManual, ConfirmedRadiograph: true})
+		if err != nil || *e.VHS != 10 || e.Kind != "manual" {
+			t.Fatalf("%d: saved %+v %v", i, e, err)
+		}
+		n, err := s.MonthlyUsage(ctx, DesktopCustomer)
+		if err != nil || n != tc.wantUsage {
+			t.Fatalf("%d: desktop usage %d %v, want %d", i, n, err, tc.wantUsage)
+		}
 	}
 }
 
@@ -211,17 +313,39 @@ func TestDesktopReport(t *testing.T) {
 	moved := l
 	moved[cardiac.HeartBottom].Y += 20
 	date := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	plain := DesktopReport(m, nil, " Rex ", date)
-	if plain.PatientID != "Rex" || *plain.VHS != 10 || plain.Edited || plain.Confidence != "optimal" || !strings.Contains(plain.Reading, "normal range") || plain.Image.Bounds().Dx() != 400 {
+	plain := DesktopReport(SaveRequest{Measurement: m, PatientID: " Rex "}, date)
+	if plain.PatientID != "Rex" || *plain.VHS != 10 || plain.Clinician || plain.Kind != "Model measurement" || plain.Confidence != "optimal" || !strings.Contains(plain.Reading, "normal range") || plain.Image.Bounds().Dx() != 400 {
 		t.Fatalf("plain report %+v", plain)
 	}
-	ed := DesktopReport(m, &moved, "Rex", date)
-	if !ed.Edited || *ed.VHS != 11 || *ed.ModelVHS != 10 || !strings.Contains(ed.Reading, "larger than normal") {
+	ed := DesktopReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementEdited, PatientID: "Rex"}, date)
+	if !ed.Clinician || ed.Kind != "Model landmarks corrected by clinician" || ed.Confidence != "optimal" || *ed.VHS != 11 || *ed.ModelVHS != 10 || !strings.Contains(ed.Reading, "larger than normal") {
 		t.Fatalf("edited report %+v", ed)
 	}
 	// The drawn image differs where the edited apex was drawn.
 	if plain.Image.(*image.RGBA).RGBAAt(200, 200) == ed.Image.(*image.RGBA).RGBAAt(200, 200) {
 		t.Fatal("edited landmarks not drawn on the report image")
+	}
+
+	// By hand on a rejected image: the clinician's points and values are
+	// drawn, the model's confidence does not apply.
+	rej := &Measurement{Result: &cardiac.Result{Width: 400, Height: 300, Code: cardiac.CodeRejected, Rejected: true, Confidence: cardiac.ConfidenceReview},
+		Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1"}
+	model := DesktopReport(SaveRequest{Measurement: rej, PatientID: "Rex"}, date)
+	hand := DesktopReport(SaveRequest{Measurement: rej, Landmarks: &l, Kind: MeasurementManual, PatientID: "Rex"}, date)
+	if model.VHS != nil || model.Kind != "Model measurement" || model.Clinician {
+		t.Fatalf("rejected model report %+v", model)
+	}
+	if !hand.Clinician || hand.Kind != "Placed by hand by clinician" || hand.VHS == nil || *hand.VHS != 10 || *hand.VLAS != 2 ||
+		hand.ModelVHS != nil || hand.Confidence != "" || !strings.HasPrefix(hand.Result, "Result 6") || !strings.Contains(hand.Reading, "normal range") {
+		t.Fatalf("hand report %+v", hand)
+	}
+	apex := l[cardiac.HeartBottom]
+	if model.Image.(*image.RGBA).RGBAAt(int(apex.X), int(apex.Y)) == hand.Image.(*image.RGBA).RGBAAt(int(apex.X), int(apex.Y)) {
+		t.Fatal("hand-placed landmarks not drawn on the rejected image's report")
+	}
+	// Manual on a measured image keeps the model's values beside.
+	if mh := DesktopReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementManual}, date); *mh.ModelVHS != 10 || mh.Confidence != "" || *mh.VHS != 11 {
+		t.Fatalf("manual report on a measured image %+v", mh)
 	}
 }
 

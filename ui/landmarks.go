@@ -7,14 +7,23 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/engine/cardiac"
 )
 
-// pickRadius is how close (in widget units) a drag must start to a
-// landmark to move it.
+// pickRadius is how close (in widget units) a drag or tap must be to a
+// landmark to move or select it.
 const pickRadius = 24
+
+// Arrow-key steps in image pixels: a plain press, and with Shift or
+// Ctrl held.
+const (
+	nudgeStep     = 1
+	nudgeStepFast = 10
+)
 
 // Overlay colours, matching engine/cardiac's rendered overlay in spirit:
 // long axis, short axis, heart_top-VLAS segment, vertebral ruler.
@@ -24,45 +33,147 @@ var (
 	vlasColor      = color.NRGBA{R: 0xfd, G: 0xd8, B: 0x35, A: 0xff}
 	rulerColor     = color.NRGBA{R: 0x43, G: 0xa0, B: 0x47, A: 0xff}
 	pointColor     = color.NRGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xff}
+	selectedColor  = color.NRGBA{R: 0xff, G: 0x98, B: 0x00, A: 0xff}
+	labelBackColor = color.NRGBA{A: 0xb0}
 )
 
-// LandmarkView shows a radiograph with the 7 cardiac landmarks, the long
-// and short heart axes, the heart_top-VLAS segment and the vertebral ruler
-// (6 vertebral units, ticked). Landmarks are dragged with the pointer; each
-// move calls OnChange with the new landmarks in image pixels.
+// LandmarkLabel is landmark i's name as drawn beside it (Carina, Apex,
+// Cranial, Caudal, VLAS, T4 (A), T9 (B)).
+func LandmarkLabel(i int) string {
+	names := [cardiac.NumLandmarks]string{
+		cardiac.HeartTop: "Carina", cardiac.HeartBottom: "Apex",
+		cardiac.HeartRight: "Cranial", cardiac.HeartLeft: "Caudal",
+		cardiac.VLASPoint: "VLAS", cardiac.VertebraA: "T4 (A)", cardiac.VertebraB: "T9 (B)",
+	}
+	if i < 0 || i >= cardiac.NumLandmarks {
+		return ""
+	}
+	return names[i]
+}
+
+// EditState is what an undo step of the view restores: the landmarks,
+// how many are set (landmarks 0 to Placed-1, in the class order) and
+// whether hand placement is under way.
+type EditState struct {
+	Landmarks cardiac.Landmarks
+	Placed    int
+	Placing   bool
+}
+
+// LandmarkView shows a radiograph with the 7 cardiac landmarks (each
+// labelled), the long and short heart axes, the heart_top-VLAS segment
+// and the vertebral ruler (6 vertebral units, ticked). Landmarks are
+// dragged with the pointer, or selected with a tap and moved with the
+// arrow keys (1 image pixel a press, 10 with Shift or Ctrl). In hand
+// placement (StartPlacement) each tap places the next landmark in the
+// class order until all 7 are set.
 type LandmarkView struct {
 	widget.BaseWidget
 
-	// OnChange is called after a landmark moved (on the UI goroutine).
-	OnChange func(cardiac.Landmarks)
+	// OnEdit is called just before the user changes the landmarks (a
+	// placing tap, the first event of a drag, an arrow key), so that the
+	// caller can keep an undo step.
+	OnEdit func()
+	// OnChange is called after the user changed the landmarks.
+	OnChange func()
+	// OnUndo is called for the undo shortcut (Ctrl+Z) while the view has
+	// the keyboard focus.
+	OnUndo func()
 
 	img     image.Image
-	lm      cardiac.Landmarks
-	hasLm   bool
+	st      EditState
+	sel     int
 	dragIdx int
+	shift   bool
+	focused bool
 }
 
 // NewLandmarkView returns an empty view.
 func NewLandmarkView() *LandmarkView {
-	v := &LandmarkView{dragIdx: -1}
+	v := &LandmarkView{dragIdx: -1, sel: -1}
 	v.ExtendBaseWidget(v)
 	return v
 }
 
 // SetImage shows img with landmarks lm; show is false when the model
-// found none (only the image is drawn).
+// found none (only the image is drawn). Hand placement stops.
 func (v *LandmarkView) SetImage(img image.Image, lm cardiac.Landmarks, show bool) {
-	v.img, v.lm, v.hasLm, v.dragIdx = img, lm, show, -1
+	v.img, v.dragIdx, v.sel = img, -1, -1
+	v.st = EditState{Landmarks: lm}
+	if show {
+		v.st.Placed = cardiac.NumLandmarks
+	}
 	v.Refresh()
 }
 
-// Landmarks returns the current landmarks in image pixels.
-func (v *LandmarkView) Landmarks() cardiac.Landmarks { return v.lm }
+// StartPlacement clears the landmarks and starts hand placement: the
+// next taps place the 7 landmarks in the class order. It does nothing
+// without an image.
+func (v *LandmarkView) StartPlacement() {
+	if v.img == nil {
+		return
+	}
+	v.st = EditState{Placing: true}
+	v.sel, v.dragIdx = -1, -1
+	v.Refresh()
+}
+
+// State is the view's current edit state (for undo).
+func (v *LandmarkView) State() EditState { return v.st }
+
+// Restore puts back an edit state (undo, reset); it calls no callback.
+func (v *LandmarkView) Restore(s EditState) {
+	s.Placed = min(max(s.Placed, 0), cardiac.NumLandmarks)
+	s.Placing = s.Placing && s.Placed < cardiac.NumLandmarks
+	v.st, v.dragIdx = s, -1
+	if v.sel >= s.Placed {
+		v.sel = -1
+	}
+	v.Refresh()
+}
+
+// Landmarks returns the current landmarks in image pixels (those not yet
+// placed are zero).
+func (v *LandmarkView) Landmarks() cardiac.Landmarks { return v.st.Landmarks }
+
+// Placed is how many landmarks are set (7 when complete, 0 when the
+// model found none and none was placed by hand).
+func (v *LandmarkView) Placed() int { return v.st.Placed }
+
+// Complete reports whether all 7 landmarks are set.
+func (v *LandmarkView) Complete() bool { return v.st.Placed == cardiac.NumLandmarks }
+
+// Placing reports whether hand placement is under way.
+func (v *LandmarkView) Placing() bool { return v.st.Placing }
+
+// NextLandmark is the landmark the next tap places, -1 when not placing.
+func (v *LandmarkView) NextLandmark() int {
+	if !v.st.Placing {
+		return -1
+	}
+	return v.st.Placed
+}
+
+// Selected is the landmark the arrow keys move, -1 for none.
+func (v *LandmarkView) Selected() int { return v.sel }
+
+// Select makes landmark i (a set one) the one the arrow keys move; -1
+// clears the selection.
+func (v *LandmarkView) Select(i int) {
+	if i >= v.st.Placed {
+		i = -1
+	}
+	v.sel = max(i, -1)
+	v.Refresh()
+}
 
 // WidgetPos maps landmark i to widget coordinates at the current size.
-func (v *LandmarkView) WidgetPos(i int) fyne.Position {
+func (v *LandmarkView) WidgetPos(i int) fyne.Position { return v.PointPos(v.st.Landmarks[i]) }
+
+// PointPos maps a point in image pixels to widget coordinates at the
+// current size.
+func (v *LandmarkView) PointPos(p cardiac.Point) fyne.Position {
 	s, ox, oy := v.fit(v.Size())
-	p := v.lm[i]
 	return fyne.NewPos(ox+float32(p.X)*s, oy+float32(p.Y)*s)
 }
 
@@ -83,16 +194,22 @@ func (v *LandmarkView) fit(size fyne.Size) (scale, ox, oy float32) {
 // toImage maps a widget position to image pixels, clamped to the image.
 func (v *LandmarkView) toImage(p fyne.Position) cardiac.Point {
 	s, ox, oy := v.fit(v.Size())
-	b := v.img.Bounds()
-	x := math.Min(math.Max(float64((p.X-ox)/s), 0), float64(b.Dx()))
-	y := math.Min(math.Max(float64((p.Y-oy)/s), 0), float64(b.Dy()))
-	return cardiac.Point{X: x, Y: y}
+	return v.clamp(cardiac.Point{X: float64((p.X - ox) / s), Y: float64((p.Y - oy) / s)})
 }
 
-// nearest is the landmark nearest to p within pickRadius, or -1.
+// clamp keeps p inside the image.
+func (v *LandmarkView) clamp(p cardiac.Point) cardiac.Point {
+	b := v.img.Bounds()
+	return cardiac.Point{
+		X: math.Min(math.Max(p.X, 0), float64(b.Dx())),
+		Y: math.Min(math.Max(p.Y, 0), float64(b.Dy())),
+	}
+}
+
+// nearest is the set landmark nearest to p within pickRadius, or -1.
 func (v *LandmarkView) nearest(p fyne.Position) int {
 	best, bestD := -1, float32(pickRadius)
-	for i := range cardiac.NumLandmarks {
+	for i := range v.st.Placed {
 		q := v.WidgetPos(i)
 		if d := float32(math.Hypot(float64(q.X-p.X), float64(q.Y-p.Y))); d <= bestD {
 			best, bestD = i, d
@@ -101,10 +218,52 @@ func (v *LandmarkView) nearest(p fyne.Position) int {
 	return best
 }
 
+func (v *LandmarkView) edit() {
+	if v.OnEdit != nil {
+		v.OnEdit()
+	}
+}
+
+func (v *LandmarkView) changed() {
+	v.Refresh()
+	if v.OnChange != nil {
+		v.OnChange()
+	}
+}
+
+// requestFocus gives the view the keyboard focus (for the arrow keys).
+func (v *LandmarkView) requestFocus() {
+	if c := fyne.CurrentApp().Driver().CanvasForObject(v); c != nil && c.Focused() != v {
+		c.Focus(v)
+	}
+}
+
+// Tapped implements fyne.Tappable: while placing, the tap places the
+// next landmark (and selects it); otherwise it selects the landmark
+// under the pointer, or clears the selection. Either way the view takes
+// the keyboard focus.
+func (v *LandmarkView) Tapped(e *fyne.PointEvent) {
+	if v.img == nil {
+		return
+	}
+	v.requestFocus()
+	if v.st.Placing {
+		v.edit()
+		i := v.st.Placed
+		v.st.Landmarks[i] = v.toImage(e.Position)
+		v.st.Placed++
+		v.st.Placing = v.st.Placed < cardiac.NumLandmarks
+		v.sel = i
+		v.changed()
+		return
+	}
+	v.Select(v.nearest(e.Position))
+}
+
 // Dragged implements fyne.Draggable: the first event of a drag picks the
-// landmark nearest the drag's start, later events move it.
+// landmark nearest the drag's start (and selects it), later events move it.
 func (v *LandmarkView) Dragged(e *fyne.DragEvent) {
-	if v.img == nil || !v.hasLm {
+	if v.img == nil || v.st.Placed == 0 {
 		return
 	}
 	if v.dragIdx < 0 {
@@ -112,16 +271,95 @@ func (v *LandmarkView) Dragged(e *fyne.DragEvent) {
 		if v.dragIdx < 0 {
 			return
 		}
+		v.sel = v.dragIdx
+		v.edit()
 	}
-	v.lm[v.dragIdx] = v.toImage(e.Position)
-	v.Refresh()
-	if v.OnChange != nil {
-		v.OnChange(v.lm)
-	}
+	v.st.Landmarks[v.dragIdx] = v.toImage(e.Position)
+	v.changed()
 }
 
 // DragEnd implements fyne.Draggable.
 func (v *LandmarkView) DragEnd() { v.dragIdx = -1 }
+
+// Nudge moves the selected landmark by (dx, dy) image pixels, kept inside
+// the image, as one undo step; it reports whether a landmark moved.
+func (v *LandmarkView) Nudge(dx, dy float64) bool {
+	if v.img == nil || v.sel < 0 || v.sel >= v.st.Placed {
+		return false
+	}
+	p := v.st.Landmarks[v.sel]
+	q := v.clamp(cardiac.Point{X: p.X + dx, Y: p.Y + dy})
+	if q == p {
+		return false
+	}
+	v.edit()
+	v.st.Landmarks[v.sel] = q
+	v.changed()
+	return true
+}
+
+// nudgeKey moves the selection for an arrow key by step pixels.
+func (v *LandmarkView) nudgeKey(k fyne.KeyName, step float64) bool {
+	switch k {
+	case fyne.KeyLeft:
+		return v.Nudge(-step, 0)
+	case fyne.KeyRight:
+		return v.Nudge(step, 0)
+	case fyne.KeyUp:
+		return v.Nudge(0, -step)
+	case fyne.KeyDown:
+		return v.Nudge(0, step)
+	}
+	return false
+}
+
+// FocusGained implements fyne.Focusable.
+func (v *LandmarkView) FocusGained() { v.focused = true }
+
+// FocusLost implements fyne.Focusable.
+func (v *LandmarkView) FocusLost() { v.focused, v.shift = false, false }
+
+// TypedRune implements fyne.Focusable (no text input).
+func (v *LandmarkView) TypedRune(rune) {}
+
+// TypedKey implements fyne.Focusable: the arrow keys move the selected
+// landmark by 1 image pixel, 10 while Shift is held.
+func (v *LandmarkView) TypedKey(e *fyne.KeyEvent) {
+	step := float64(nudgeStep)
+	if v.shift {
+		step = nudgeStepFast
+	}
+	v.nudgeKey(e.Name, step)
+}
+
+// KeyDown implements desktop.Keyable (tracks Shift for the larger step).
+func (v *LandmarkView) KeyDown(e *fyne.KeyEvent) {
+	if e.Name == desktop.KeyShiftLeft || e.Name == desktop.KeyShiftRight {
+		v.shift = true
+	}
+}
+
+// KeyUp implements desktop.Keyable.
+func (v *LandmarkView) KeyUp(e *fyne.KeyEvent) {
+	if e.Name == desktop.KeyShiftLeft || e.Name == desktop.KeyShiftRight {
+		v.shift = false
+	}
+}
+
+// TypedShortcut implements fyne.Shortcutable: Ctrl+Z is undo (OnUndo),
+// Ctrl+arrow moves the selected landmark 10 pixels.
+func (v *LandmarkView) TypedShortcut(s fyne.Shortcut) {
+	switch s := s.(type) {
+	case *fyne.ShortcutUndo:
+		if v.OnUndo != nil {
+			v.OnUndo()
+		}
+	case *desktop.CustomShortcut:
+		if s.Modifier == fyne.KeyModifierControl || s.Modifier == fyne.KeyModifierShortcutDefault {
+			v.nudgeKey(s.KeyName, nudgeStepFast)
+		}
+	}
+}
 
 // MinSize keeps the image usable in a small window.
 func (v *LandmarkView) MinSize() fyne.Size { return fyne.NewSize(320, 320) }
@@ -144,6 +382,10 @@ func (v *LandmarkView) CreateRenderer() fyne.WidgetRenderer {
 		r.dots[i] = canvas.NewCircle(pointColor)
 		r.dots[i].StrokeColor = color.Black
 		r.dots[i].StrokeWidth = 1
+		r.labelBacks[i] = canvas.NewRectangle(labelBackColor)
+		r.labelBacks[i].CornerRadius = 3
+		r.labels[i] = canvas.NewText(LandmarkLabel(i), pointColor)
+		r.labels[i].TextSize = theme.CaptionTextSize()
 	}
 	r.Refresh()
 	return r
@@ -155,6 +397,8 @@ type landmarkRenderer struct {
 	long, short, vlas, ruler *canvas.Line
 	ticks                    [7]*canvas.Line
 	dots                     [cardiac.NumLandmarks]*canvas.Circle
+	labelBacks               [cardiac.NumLandmarks]*canvas.Rectangle
+	labels                   [cardiac.NumLandmarks]*canvas.Text
 }
 
 func (r *landmarkRenderer) Objects() []fyne.CanvasObject {
@@ -165,6 +409,9 @@ func (r *landmarkRenderer) Objects() []fyne.CanvasObject {
 	for _, d := range r.dots {
 		objs = append(objs, d)
 	}
+	for i := range r.labels {
+		objs = append(objs, r.labelBacks[i], r.labels[i])
+	}
 	return objs
 }
 
@@ -172,42 +419,116 @@ func (r *landmarkRenderer) Destroy() {}
 
 func (r *landmarkRenderer) MinSize() fyne.Size { return r.v.MinSize() }
 
+func showIf(o fyne.CanvasObject, show bool) {
+	if show {
+		o.Show()
+	} else {
+		o.Hide()
+	}
+}
+
 func (r *landmarkRenderer) Layout(size fyne.Size) {
 	r.img.Resize(size)
 	r.img.Move(fyne.NewPos(0, 0))
-	show := r.v.img != nil && r.v.hasLm
-	for _, o := range r.Objects()[1:] {
-		if show {
-			o.Show()
-		} else {
-			o.Hide()
+	n := 0
+	if r.v.img != nil {
+		n = r.v.st.Placed
+	}
+	set := func(i int) bool { return i < n }
+	p := func(i int) fyne.Position { return r.v.WidgetPos(i) }
+	line := func(l *canvas.Line, a, b int) {
+		showIf(l, set(a) && set(b))
+		if set(a) && set(b) {
+			l.Position1, l.Position2 = p(a), p(b)
 		}
 	}
-	if !show {
-		return
-	}
-	p := func(i int) fyne.Position { return r.v.WidgetPos(i) }
-	set := func(l *canvas.Line, a, b fyne.Position) { l.Position1, l.Position2 = a, b }
-	set(r.long, p(cardiac.HeartTop), p(cardiac.HeartBottom))
-	set(r.short, p(cardiac.HeartRight), p(cardiac.HeartLeft))
-	set(r.vlas, p(cardiac.HeartTop), p(cardiac.VLASPoint))
+	line(r.long, cardiac.HeartTop, cardiac.HeartBottom)
+	line(r.short, cardiac.HeartRight, cardiac.HeartLeft)
+	line(r.vlas, cardiac.HeartTop, cardiac.VLASPoint)
+	line(r.ruler, cardiac.VertebraA, cardiac.VertebraB)
+	ruler := set(cardiac.VertebraA) && set(cardiac.VertebraB)
 	a, b := p(cardiac.VertebraA), p(cardiac.VertebraB)
-	set(r.ruler, a, b)
 	dx, dy := b.X-a.X, b.Y-a.Y
-	if d := float32(math.Hypot(float64(dx), float64(dy))); d > 0 {
-		nx, ny := -dy/d*6, dx/d*6
-		for i, t := range r.ticks {
+	d := float32(math.Hypot(float64(dx), float64(dy)))
+	for i, t := range r.ticks {
+		showIf(t, ruler && d > 0)
+		if ruler && d > 0 {
+			nx, ny := -dy/d*6, dx/d*6
 			f := float32(i) / 6
 			c := fyne.NewPos(a.X+f*dx, a.Y+f*dy)
-			set(t, fyne.NewPos(c.X-nx, c.Y-ny), fyne.NewPos(c.X+nx, c.Y+ny))
+			t.Position1, t.Position2 = fyne.NewPos(c.X-nx, c.Y-ny), fyne.NewPos(c.X+nx, c.Y+ny)
 		}
 	}
-	const rad = 5
-	for i, d := range r.dots {
+	var placed []rect
+	for i, dot := range r.dots {
+		showIf(dot, set(i))
+		showIf(r.labels[i], set(i))
+		showIf(r.labelBacks[i], set(i))
+		if !set(i) {
+			continue
+		}
 		c := p(i)
-		d.Move(fyne.NewPos(c.X-rad, c.Y-rad))
-		d.Resize(fyne.NewSize(2*rad, 2*rad))
+		rad := float32(5)
+		dot.FillColor = pointColor
+		if i == r.v.sel {
+			rad, dot.FillColor = 7, selectedColor
+		}
+		dot.Move(fyne.NewPos(c.X-rad, c.Y-rad))
+		dot.Resize(fyne.NewSize(2*rad, 2*rad))
+		ts := fyne.MeasureText(r.labels[i].Text, r.labels[i].TextSize, r.labels[i].TextStyle)
+		box := labelBox(size, c, fyne.NewSize(ts.Width+6, ts.Height+2), placed)
+		placed = append(placed, box)
+		r.labelBacks[i].Move(box.pos)
+		r.labelBacks[i].Resize(box.size)
+		r.labels[i].Move(box.pos.AddXY(3, 1))
+		r.labels[i].Resize(ts)
 	}
+}
+
+// rect is a label's box in widget coordinates.
+type rect struct {
+	pos  fyne.Position
+	size fyne.Size
+}
+
+func (a rect) overlaps(b rect) bool {
+	return a.pos.X < b.pos.X+b.size.Width && b.pos.X < a.pos.X+a.size.Width &&
+		a.pos.Y < b.pos.Y+b.size.Height && b.pos.Y < a.pos.Y+a.size.Height
+}
+
+// labelBox places a landmark's label of size s beside its point c:
+// above-right, below-right, above-left or below-left, whichever first
+// stays inside the view without covering a label already placed; the
+// first inside the view (else the first) when all collide.
+func labelBox(view fyne.Size, c fyne.Position, s fyne.Size, placed []rect) rect {
+	const gap = 8
+	cands := []rect{
+		{fyne.NewPos(c.X+gap, c.Y-gap-s.Height), s}, {fyne.NewPos(c.X+gap, c.Y+gap), s},
+		{fyne.NewPos(c.X-gap-s.Width, c.Y-gap-s.Height), s}, {fyne.NewPos(c.X-gap-s.Width, c.Y+gap), s},
+	}
+	inside := func(b rect) bool {
+		return b.pos.X >= 0 && b.pos.Y >= 0 && b.pos.X+b.size.Width <= view.Width && b.pos.Y+b.size.Height <= view.Height
+	}
+	first := -1
+	for i, b := range cands {
+		if !inside(b) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		free := true
+		for _, q := range placed {
+			if b.overlaps(q) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return b
+		}
+	}
+	return cands[max(first, 0)]
 }
 
 func (r *landmarkRenderer) Refresh() {

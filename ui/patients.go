@@ -47,7 +47,7 @@ func newPatientsTab(u *UI) *patientsTab {
 	right := container.NewVScroll(container.NewVBox(
 		p.title, p.status,
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
-		widget.NewLabelWithStyle("Cardiac measurements (hollow dots and * are values corrected by hand)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.cardiac,
 		widget.NewLabelWithStyle("USG screening", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.usg,
@@ -98,16 +98,14 @@ func (p *patientsTab) Open(id string) {
 	var vhs, vlas []TrendPoint
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
+		byHand := e.Kind.Clinician()
 		if e.VHS != nil {
-			vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: e.Edited})
+			vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: byHand})
 		}
 		if e.VLAS != nil {
-			vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: e.Edited})
+			vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: byHand})
 		}
-		line := fmt.Sprintf("%s   VHS %s   VLAS %s", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS))
-		if e.Edited {
-			line += fmt.Sprintf("   * edited (model VHS %s, VLAS %s)", fmtValue(e.ModelVHS), fmtValue(e.ModelVLAS))
-		}
+		line := fmt.Sprintf("%s   VHS %s   VLAS %s   %s", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), kindNote(e))
 		line += "   from " + sourceName(e.Customer)
 		rows = append(rows, widget.NewLabel(line))
 	}
@@ -128,6 +126,18 @@ func (p *patientsTab) Open(id string) {
 	}
 	p.usg.Objects = urows
 	p.usg.Refresh()
+}
+
+// kindNote is a history line's kind: model, or * edited / * manual
+// with the model's values beside.
+func kindNote(e app.CardiacEntry) string {
+	if !e.Kind.Clinician() {
+		return string(e.Kind)
+	}
+	if e.ModelVHS == nil && e.ModelVLAS == nil {
+		return fmt.Sprintf("* %s (model gave no values)", e.Kind)
+	}
+	return fmt.Sprintf("* %s (model VHS %s, VLAS %s)", e.Kind, fmtValue(e.ModelVHS), fmtValue(e.ModelVLAS))
 }
 
 func sourceName(customer string) string {

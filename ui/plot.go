@@ -12,8 +12,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// TrendPoint is one value at a time; Edited marks a clinician-corrected
-// value (drawn hollow).
+// TrendPoint is one value at a time; Edited marks a clinician's value
+// (landmarks corrected or placed by hand; drawn hollow).
 type TrendPoint struct {
 	Time   time.Time
 	Value  float64

@@ -26,47 +26,79 @@ const (
 )
 
 // review is the Review tab: one radiograph (rectified when it was a
-// screen photo), its measurement, editable landmarks, save and report.
+// screen photo), its measurement, editable landmarks, hand placement,
+// undo, save and report.
 type review struct {
 	u       *UI
 	content fyne.CanvasObject
 
 	view                           *LandmarkView
 	file, vhs, vlas, reading, conf *widget.Label
-	status, edited, billing        *widget.Label
+	status, kindText, billing      *widget.Label
+	guide                          *widget.Label
+	confirm                        *widget.Check
 	open, save, export             *widget.Button
+	hand, undo, reset              *widget.Button
 	side                           *fyne.Container
 
-	// m is the model's measurement on screen; editedLm the clinician's
-	// landmarks once any was moved (nil before).
-	m        *app.Measurement
-	editedLm *cardiac.Landmarks
+	// m is the model's measurement on screen (for a hand placement, the
+	// image and the model's result for it, whatever its code).
+	m *app.Measurement
+	// kind is how the values on screen were obtained: model, edited (the
+	// model's landmarks moved) or manual (placed by hand).
+	kind app.MeasurementKind
+	// history holds the undo steps, oldest first.
+	history []reviewStep
 	// savedAt is when this measurement was last saved (zero: not saved).
 	savedAt time.Time
 }
 
+// reviewStep is one undo step: the view's landmarks and the kind.
+type reviewStep struct {
+	state EditState
+	kind  app.MeasurementKind
+}
+
 func newReview(u *UI) *review {
 	r := &review{
-		u: u, view: NewLandmarkView(),
+		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
-		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), edited: newValueLabel(""), billing: newValueLabel(""),
+		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), billing: newValueLabel(""),
+		guide: newValueLabel(""),
 	}
-	r.view.OnChange = r.landmarksEdited
+	r.view.OnEdit = r.pushUndo
+	r.view.OnChange = r.landmarksChanged
+	r.view.OnUndo = r.undoStep
 	r.open = widget.NewButton("Open radiograph...", r.chooseFile)
 	r.save = widget.NewButton("Save to patient history", r.saveToHistory)
 	r.export = widget.NewButton("Export PDF report...", r.chooseReportFile)
-	r.save.Disable()
-	r.export.Disable()
+	r.confirm = widget.NewCheck("I confirm this image is a radiograph", func(bool) { r.update() })
+	r.hand = widget.NewButton("Place landmarks by hand", r.startPlacement)
+	r.undo = widget.NewButton("Undo", r.undoStep)
+	r.reset = widget.NewButton("Reset to the model's points", r.resetToModel)
+	r.confirm.Hide()
+	for _, b := range []*widget.Button{r.save, r.export, r.hand, r.undo, r.reset} {
+		b.Disable()
+	}
 	side := container.NewVBox(
 		r.open, r.file, widget.NewSeparator(),
-		r.vhs, r.vlas, r.reading, r.conf, r.edited, r.status, r.billing,
-		widget.NewLabel("Drag a landmark to correct it; VHS and VLAS follow."),
+		r.vhs, r.vlas, r.reading, r.conf, r.kindText, r.status, r.billing,
+		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export,
 	)
 	r.side = side
 	split := container.NewHSplit(r.view, container.NewVScroll(side))
 	split.Offset = 0.7
 	r.content = split
+	if w := u.opts.Window; w != nil {
+		// Ctrl+Z on the Review tab when no widget with its own undo has
+		// the focus (the landmark view handles it itself when focused).
+		w.Canvas().AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) {
+			if u.tabs != nil && u.tabs.Selected() != nil && u.tabs.Selected().Text == "Review" {
+				r.undoStep()
+			}
+		})
+	}
 	return r
 }
 
@@ -138,9 +170,8 @@ func (u *UI) ShowMeasurement(m *app.Measurement, source string) {
 // show displays a fresh model measurement.
 func (r *review) show(m *app.Measurement) {
 	res := m.Result
-	r.m, r.editedLm, r.savedAt = m, nil, time.Time{}
-	r.view.SetImage(m.Image, res.Landmarks, len(res.ModelLandmarks) > 0 && !res.Rejected)
-	r.edited.SetText("")
+	r.m, r.kind, r.history, r.savedAt = m, app.MeasurementModel, nil, time.Time{}
+	r.view.SetImage(m.Image, res.Landmarks, m.HasModelLandmarks())
 	text := fmt.Sprintf("Result %d: %s", res.Code, res.Code.Description())
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
 		text += " (photograph of a screen: perspective corrected before measuring)"
@@ -152,13 +183,172 @@ func (r *review) show(m *app.Measurement) {
 		r.conf.SetText(fmt.Sprintf("Model confidence: %s (ensemble spread %.4f)", res.Confidence, res.Spread))
 	}
 	r.billing.SetText(billingText(m.Billing))
-	r.setValues(res.VHS, res.VLAS)
-	r.export.Enable()
-	if res.Code.HasVHS() {
-		r.save.Enable()
+	r.confirm.SetChecked(false)
+	if res.Rejected {
+		r.confirm.Show()
 	} else {
-		r.save.Disable()
+		r.confirm.Hide()
 	}
+	r.update()
+}
+
+// placementStep is the instruction for placing landmark i by hand: its
+// number in the click order, its name and where it belongs.
+func placementStep(i int) string {
+	where := [cardiac.NumLandmarks]string{
+		cardiac.HeartTop:    "Carina (heart_top): where the trachea ends above the heart base; the top of the long axis.",
+		cardiac.HeartBottom: "Apex (heart_bottom): the tip of the heart, the far end of the long axis from the carina.",
+		cardiac.HeartRight:  "Cranial end of the short axis (heart_right): the cranial heart border on the widest short axis, perpendicular to the long axis.",
+		cardiac.HeartLeft:   "Caudal end of the short axis (heart_left): the caudal heart border on that same line, perpendicular to the long axis.",
+		cardiac.VLASPoint:   "VLAS: the caudal border of the left atrium where it meets the caudal vena cava.",
+		cardiac.VertebraA:   "Vertebra A: midpoint of T4's cranial endplate.",
+		cardiac.VertebraB:   "Vertebra B: midpoint of T9's caudal endplate (six vertebrae on from A).",
+	}
+	return fmt.Sprintf("%d/%d %s", i+1, cardiac.NumLandmarks, where[i])
+}
+
+// editKeys is the short help on moving landmarks.
+const editKeys = "Drag a landmark, or tap it and use the arrow keys (1 pixel; Shift or Ctrl: 10). Undo: Ctrl+Z."
+
+// update shows the values, the kind, the guide and the buttons for the
+// current state: the model's values, or those computed from the
+// clinician's landmarks once all 7 are set.
+func (r *review) update() {
+	if r.m == nil {
+		return
+	}
+	res := r.m.Result
+	v := app.Values{VHS: res.VHS, VLAS: res.VLAS, AxesPerpendicular: res.AxesPerpendicular}
+	complete := r.view.Complete()
+	switch {
+	case r.kind == app.MeasurementModel:
+		r.kindText.SetText("")
+	case !complete:
+		v = app.Values{}
+		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), cardiac.NumLandmarks))
+	default:
+		v = app.EditedValues(r.view.Landmarks())
+		text := "EDITED: landmarks moved by hand; values recomputed from the edited landmarks, model confidence no longer applies. Saving keeps the model's values beside these."
+		if r.kind == app.MeasurementManual {
+			text = "PLACED BY HAND: values computed from the clinician's landmarks; model confidence does not apply. Saved as a manual measurement (not metered)."
+		}
+		if !v.AxesPerpendicular {
+			text += " The heart axes are not perpendicular."
+		}
+		r.kindText.SetText(text)
+	}
+	r.setValues(v.VHS, v.VLAS)
+
+	rejectedOK := !res.Rejected || r.confirm.Checked
+	switch {
+	case r.view.Placing():
+		r.guide.SetText(placementStep(r.view.NextLandmark()) + " Tap the image to place it.")
+	case r.kind == app.MeasurementManual:
+		r.guide.SetText("All 7 landmarks placed. " + editKeys)
+	case res.Rejected && !r.confirm.Checked:
+		r.guide.SetText("The model rejected this image as not a radiograph. If it is one, confirm below to measure it by hand.")
+	case !r.m.HasModelLandmarks():
+		r.guide.SetText("The model found no landmarks on this image. Place them by hand to measure it.")
+	default:
+		r.guide.SetText(editKeys + " Or place all 7 by hand.")
+	}
+	enable(r.hand, rejectedOK)
+	enable(r.undo, len(r.history) > 0)
+	enable(r.reset, r.m.HasModelLandmarks() && r.kind != app.MeasurementModel)
+	if r.kind == app.MeasurementModel {
+		enable(r.save, res.Code.HasVHS())
+	} else {
+		enable(r.save, complete && v.VHS != nil && rejectedOK)
+	}
+	enable(r.export, r.kind == app.MeasurementModel || complete)
+	// Wrapped labels change height with their text: lay the panel out again.
+	r.side.Refresh()
+}
+
+func enable(b *widget.Button, on bool) {
+	if on {
+		b.Enable()
+	} else {
+		b.Disable()
+	}
+}
+
+// pushUndo keeps the current state as an undo step (before a change).
+func (r *review) pushUndo() {
+	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind})
+}
+
+// landmarksChanged follows a placement, drag or nudge: moving the model's
+// landmarks makes the measurement edited.
+func (r *review) landmarksChanged() {
+	if r.kind == app.MeasurementModel {
+		r.kind = app.MeasurementEdited
+	}
+	r.update()
+}
+
+// startPlacement starts placing all 7 landmarks by hand (one undo step).
+func (r *review) startPlacement() {
+	if err := r.u.StartHandPlacement(); err != nil {
+		r.status.SetText(err.Error())
+	}
+}
+
+// StartHandPlacement clears the landmarks on the Review tab and starts
+// placing all 7 by hand, in the guided order; the step's instruction is
+// shown beside the image. A rejected image (result 6) must first be
+// confirmed as a radiograph. Undo brings the previous landmarks back.
+func (u *UI) StartHandPlacement() error {
+	r := u.review
+	if r.m == nil {
+		return fmt.Errorf("place landmarks: nothing open on Review")
+	}
+	if r.m.Result.Rejected && !r.confirm.Checked {
+		return fmt.Errorf("place landmarks: the model rejected this image; confirm it is a radiograph first")
+	}
+	r.pushUndo()
+	r.kind = app.MeasurementManual
+	r.view.StartPlacement()
+	r.view.requestFocus()
+	r.update()
+	return nil
+}
+
+// undoStep undoes the last placement, move, nudge, start of hand
+// placement or reset, and gives the landmark view the keyboard focus.
+func (r *review) undoStep() {
+	if len(r.history) == 0 {
+		return
+	}
+	s := r.history[len(r.history)-1]
+	r.history = r.history[:len(r.history)-1]
+	r.view.Restore(s.state)
+	r.kind = s.kind
+	r.view.requestFocus() // the arrow keys keep working after the button
+	r.update()
+}
+
+// resetToModel puts the model's landmarks back (one undo step) and gives
+// the landmark view the keyboard focus.
+func (r *review) resetToModel() {
+	if !r.m.HasModelLandmarks() || r.kind == app.MeasurementModel {
+		return
+	}
+	r.pushUndo()
+	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: cardiac.NumLandmarks})
+	r.kind = app.MeasurementModel
+	r.view.requestFocus()
+	r.update()
+}
+
+// clinicianLandmarks are the landmarks in effect when they are the
+// clinician's and complete; nil for the model's.
+func (r *review) clinicianLandmarks() *cardiac.Landmarks {
+	if !r.kind.Clinician() || !r.view.Complete() {
+		return nil
+	}
+	lm := r.view.Landmarks()
+	return &lm
 }
 
 // billingText says how the desktop measurement was metered.
@@ -184,27 +374,10 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// landmarksEdited recomputes VHS and VLAS from the dragged landmarks.
-func (r *review) landmarksEdited(l cardiac.Landmarks) {
-	lm := l
-	r.editedLm = &lm
-	v := app.EditedValues(l)
-	r.edited.SetText("EDITED: landmarks moved by hand; values recomputed from the edited landmarks, model confidence no longer applies. Saving keeps the model's values beside these.")
-	if !v.AxesPerpendicular {
-		r.edited.SetText(r.edited.Text + " The heart axes are not perpendicular.")
-	}
-	r.setValues(v.VHS, v.VLAS)
-	if v.VHS != nil {
-		r.save.Enable()
-	}
-}
-
 func (r *review) setValues(vhs, vlas *float64) {
 	r.vhs.SetText(valueLine("VHS", vhs, fmt.Sprintf("normal %.1f-%.1f", app.VHSNormalLow, app.VHSNormalHigh)))
 	r.vlas.SetText(valueLine("VLAS", vlas, fmt.Sprintf("normal < %.1f", app.VLASNormalMax)))
 	r.reading.SetText(app.Reading(vhs, vlas))
-	// Wrapped labels change height with their text: lay the panel out again.
-	r.side.Refresh()
 }
 
 func valueLine(name string, v *float64, ref string) string {
@@ -222,20 +395,33 @@ func (r *review) saveToHistory() {
 	}
 }
 
-// SaveReview saves the Review tab's measurement (with any edits) to the
-// history of the patient in the patient field.
+// saveRequest is what the Review tab would save for the patient field's
+// patient.
+func (u *UI) saveRequest() app.SaveRequest {
+	r := u.review
+	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked}
+}
+
+// SaveReview saves the Review tab's measurement (model, edited or placed
+// by hand) to the history of the patient in the patient field.
 func (u *UI) SaveReview() error {
 	r := u.review
+	if r.kind.Clinician() && !r.view.Complete() {
+		return fmt.Errorf("save to patient history: place all %d landmarks first (%d placed)", cardiac.NumLandmarks, r.view.Placed())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	e, err := u.svc.SaveMeasurement(ctx, app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Edited: r.editedLm})
+	e, err := u.svc.SaveMeasurement(ctx, u.saveRequest())
 	if err != nil {
-		return err
+		return fmt.Errorf("save to patient history: %w", err)
 	}
 	r.savedAt = e.Time
 	what := "model values"
-	if e.Edited {
+	switch app.EntryKind(e) {
+	case app.MeasurementEdited:
 		what = "edited values (model values kept beside them)"
+	case app.MeasurementManual:
+		what = "landmarks placed by hand (manual)"
 	}
 	r.status.SetText(fmt.Sprintf("Saved to the history of %s: VHS %s, %s.", u.PatientID(), fmtValue(e.VHS), what))
 	return nil
@@ -288,11 +474,14 @@ func (u *UI) ExportReport(path string) error {
 	if r.m == nil {
 		return fmt.Errorf("export report: nothing measured")
 	}
+	if r.kind.Clinician() && !r.view.Complete() {
+		return fmt.Errorf("export report: place all %d landmarks first (%d placed)", cardiac.NumLandmarks, r.view.Placed())
+	}
 	date := r.savedAt
 	if date.IsZero() {
 		date = time.Now()
 	}
-	rep := app.DesktopReport(r.m, r.editedLm, u.PatientID(), date)
+	rep := app.DesktopReport(u.saveRequest(), date)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".vetlens-report-*")
 	if err != nil {
 		return fmt.Errorf("export report: %w", err)

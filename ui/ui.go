@@ -1,8 +1,8 @@
 // Package ui is the VetLens desktop interface (Fyne): Capture (live
 // camera or video, capture sessions), Review (cardiac measurement with
-// editable landmarks, save, PDF report), Bloodwork (feline USG
-// screening), Patients (history and trend plots) and Server (listener,
-// keys, usage, settings). Screens call app.Service use cases and pure
+// editable landmarks, hand placement, undo, save, PDF report), Bloodwork
+// (feline USG screening), Patients (history and trend plots) and Server
+// (listener, keys, usage, settings). Screens call app.Service use cases and pure
 // request parsing (usg.ParseRequest); they never touch the store, GoCV or
 // ONNX Runtime directly.
 package ui

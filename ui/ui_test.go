@@ -83,7 +83,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, done)
-	if !r.view.hasLm || r.view.img == nil {
+	if !r.view.Complete() || r.view.img == nil {
 		t.Fatalf("no landmarks shown; status %q", r.status.Text)
 	}
 	if !strings.HasPrefix(r.vhs.Text, "VHS: ") || strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vhs.Text, "normal 8.5-10.5") {
@@ -93,7 +93,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatalf("labels %q %q %q", r.vlas.Text, r.reading.Text, r.conf.Text)
 	}
 	objs := test.WidgetRenderer(r.view).Objects()
-	if len(objs) != 1+4+7+cardiac.NumLandmarks {
+	if len(objs) != 1+4+7+3*cardiac.NumLandmarks {
 		t.Fatalf("%d overlay objects", len(objs))
 	}
 	for i, o := range objs {
@@ -101,8 +101,8 @@ func TestReviewOpenAndDrag(t *testing.T) {
 			t.Fatalf("overlay object %d (%T) hidden", i, o)
 		}
 	}
-	if r.edited.Text != "" {
-		t.Fatalf("fresh result marked edited: %q", r.edited.Text)
+	if r.kindText.Text != "" {
+		t.Fatalf("fresh result marked edited: %q", r.kindText.Text)
 	}
 	before := r.vhs.Text
 	// Drag heart_bottom 40 units further down: the long axis grows.
@@ -113,8 +113,8 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if r.vhs.Text == before {
 		t.Fatalf("VHS unchanged after drag: %q", r.vhs.Text)
 	}
-	if !strings.HasPrefix(r.edited.Text, "EDITED") {
-		t.Fatalf("edited mark %q", r.edited.Text)
+	if !strings.HasPrefix(r.kindText.Text, "EDITED") {
+		t.Fatalf("edited mark %q", r.kindText.Text)
 	}
 	// Through the window's canvas, as the driver delivers it: the event's
 	// position is where the pointer is now, Dragged the move since the
@@ -140,7 +140,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatalf("status after save %q", r.status.Text)
 	}
 	rec, err := u.svc.Patient(t.Context(), "Rex-42")
-	if err != nil || len(rec.Cardiac) != 1 || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
+	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].Kind != app.MeasurementEdited || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
 		t.Fatalf("saved record %+v %v", rec, err)
 	}
 	if got := fmt.Sprintf("VHS: %.2f", *rec.Cardiac[0].VHS); !strings.HasPrefix(r.vhs.Text, got) {
@@ -154,7 +154,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	pdf, err := os.ReadFile(out)
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte("Rex-42")) ||
-		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("corrected by the clinician")) {
+		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("Model landmarks corrected by clinician")) {
 		t.Fatalf("report: %v, %d bytes", err, len(pdf))
 	}
 	if err := u.ExportReport(filepath.Join(t.TempDir(), "missing-dir", "r.pdf")); err == nil {

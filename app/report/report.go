@@ -27,9 +27,14 @@ type Report struct {
 	Image image.Image
 	// VHS and VLAS are the values in effect; nil where not measured.
 	VHS, VLAS *float64
-	// Edited is set when the clinician moved landmarks; ModelVHS and
-	// ModelVLAS then hold the model's values.
-	Edited              bool
+	// Kind states how the values were obtained ("Model measurement",
+	// "Model landmarks corrected by clinician", "Placed by hand by
+	// clinician"); empty: not stated.
+	Kind string
+	// Clinician is set when the values are the clinician's (landmarks
+	// corrected or placed by hand); ModelVHS and ModelVLAS then hold the
+	// model's values, nil where it had none.
+	Clinician           bool
 	ModelVHS, ModelVLAS *float64
 	// Confidence is the model confidence (optimal, good, review).
 	Confidence string
@@ -104,9 +109,17 @@ func pageContent(r Report) string {
 	text("F2", 13, margin+270, fmt.Sprintf("VLAS %s  (normal %s)", value(r.VLAS), r.VLASRange))
 	y -= 17
 	text("F1", 10, margin, fmt.Sprintf("Confidence: %s    %s", orDash(r.Confidence), r.Result))
-	if r.Edited {
+	if r.Kind != "" || r.Clinician {
+		line := "Measurement: " + orDash(r.Kind) + "."
+		if r.Clinician {
+			if r.ModelVHS == nil && r.ModelVLAS == nil {
+				line += " The model gave no values for this image."
+			} else {
+				line += fmt.Sprintf(" The model measured VHS %s, VLAS %s.", value(r.ModelVHS), value(r.ModelVLAS))
+			}
+		}
 		y -= 14
-		text("F1", 10, margin, fmt.Sprintf("Landmarks corrected by the clinician; the model measured VHS %s, VLAS %s.", value(r.ModelVHS), value(r.ModelVLAS)))
+		text("F2", 10, margin, line)
 	}
 	for _, line := range wrap(r.Reading, 100) {
 		y -= 14

@@ -233,8 +233,14 @@ type HistoryEntry struct {
 
 	// Source is "api" or "desktop"; empty means api.
 	Source string `json:"source,omitempty"`
-	// Edited is set when the clinician moved landmarks; ModelVHS and
-	// ModelVLAS then hold the model's own values.
+	// Kind is how the values were obtained: "model", "edited" (the
+	// model's landmarks corrected by the clinician) or "manual" (placed
+	// by hand). Empty in records written before it existed: those read
+	// as "edited" when Edited is set, else "model" (app.EntryKind).
+	Kind string `json:"kind,omitempty"`
+	// Edited is set when the values are the clinician's (kinds edited
+	// and manual, so that older versions still mark them); ModelVHS and
+	// ModelVLAS then hold the model's own values (nil where it had none).
 	Edited    bool     `json:"edited,omitempty"`
 	ModelVHS  *float64 `json:"model_vhs,omitempty"`
 	ModelVLAS *float64 `json:"model_vlas,omitempty"`

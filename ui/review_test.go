@@ -1,0 +1,439 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"vetlens/app"
+	"vetlens/engine/cardiac"
+)
+
+var phantom1 = filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png")
+
+// phantomTruth reads the true landmarks and VHS of a test phantom.
+func phantomTruth(t *testing.T, file string) (cardiac.Landmarks, float64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Phantoms []struct {
+			File      string
+			VHS       float64
+			Landmarks map[string][2]float64
+		}
+	}
+	if err := json.Unmarshal(b, &truth); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range truth.Phantoms {
+		if p.File != file {
+			continue
+		}
+		var l cardiac.Landmarks
+		for i, name := range cardiac.ClassNames {
+			xy, ok := p.Landmarks[name]
+			if !ok {
+				t.Fatalf("truth for %s lacks %s", file, name)
+			}
+			l[i] = cardiac.Point{X: xy[0], Y: xy[1]}
+		}
+		return l, p.VHS
+	}
+	t.Fatalf("no truth for %s", file)
+	return cardiac.Landmarks{}, 0
+}
+
+// tapImage taps the window's canvas where image point p is drawn in the
+// landmark view, as a click there would.
+func tapImage(w fyne.Window, v *LandmarkView, p cardiac.Point) {
+	abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(v).Add(v.PointPos(p))
+	test.TapCanvas(w.Canvas(), abs)
+}
+
+// near reports whether two points are within tol pixels.
+func near(a, b cardiac.Point, tol float64) bool { return a.Dist(b) <= tol }
+
+// typeKey sends a key to the canvas's focused object, as the driver does.
+func typeKey(t *testing.T, w fyne.Window, k fyne.KeyName) {
+	t.Helper()
+	f := w.Canvas().Focused()
+	if f == nil {
+		t.Fatal("nothing has the keyboard focus")
+	}
+	f.TypedKey(&fyne.KeyEvent{Name: k})
+}
+
+func TestReviewHandPlacementFlow(t *testing.T) {
+	u, w, done := newTestUI(t, true)
+	r := u.review
+	u.SelectTab("Review")
+	if err := u.OpenFile(phantom1); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	model := r.m.Result
+	if model.VHS == nil || !r.view.Complete() {
+		t.Fatalf("phantom not measured: %q", r.status.Text)
+	}
+	if r.hand.Disabled() || !r.reset.Disabled() || !r.undo.Disabled() {
+		t.Fatalf("buttons on a fresh result: hand %v reset %v undo %v", r.hand.Disabled(), r.reset.Disabled(), r.undo.Disabled())
+	}
+
+	test.Tap(r.hand)
+	if r.view.Placed() != 0 || !r.view.Placing() || w.Canvas().Focused() != r.view {
+		t.Fatalf("hand placement not started: %d placed, placing %v", r.view.Placed(), r.view.Placing())
+	}
+	if !strings.HasPrefix(r.guide.Text, "1/7 Carina (heart_top): where the trachea ends above the heart base") {
+		t.Fatalf("first step %q", r.guide.Text)
+	}
+	if !strings.Contains(r.vhs.Text, "not measured") || !r.save.Disabled() || !r.export.Disabled() || r.reset.Disabled() {
+		t.Fatalf("before placing: %q save %v export %v reset %v", r.vhs.Text, r.save.Disabled(), r.export.Disabled(), r.reset.Disabled())
+	}
+	truth, truthVHS := phantomTruth(t, "phantom_1_640x480.png")
+	steps := []string{
+		"Carina", "2/7 Apex (heart_bottom)", "3/7 Cranial end of the short axis (heart_right)", "4/7 Caudal end of the short axis (heart_left)",
+		"5/7 VLAS: the caudal border of the left atrium where it meets the caudal vena cava", "6/7 Vertebra A: midpoint of T4's cranial endplate",
+		"7/7 Vertebra B: midpoint of T9's caudal endplate",
+	}
+	for i := range cardiac.NumLandmarks {
+		if !strings.Contains(r.guide.Text, steps[i]) {
+			t.Fatalf("step %d instruction %q, want %q", i+1, r.guide.Text, steps[i])
+		}
+		if i == 3 {
+			// Half way: nothing to save or export yet.
+			if err := u.SaveReview(); err == nil || !strings.Contains(err.Error(), "place all 7 landmarks first (3 placed)") {
+				t.Fatalf("save half way: %v", err)
+			}
+			if err := u.ExportReport(filepath.Join(t.TempDir(), "r.pdf")); err == nil {
+				t.Fatal("export half way succeeded")
+			}
+			if !strings.Contains(r.kindText.Text, "3 of 7 landmarks placed") {
+				t.Fatalf("progress %q", r.kindText.Text)
+			}
+		}
+		tapImage(w, r.view, truth[i])
+		if r.view.Placed() != i+1 || !near(r.view.Landmarks()[i], truth[i], 0.01) || r.view.Selected() != i {
+			t.Fatalf("tap %d: %d placed, landmark %v, want %v", i+1, r.view.Placed(), r.view.Landmarks()[i], truth[i])
+		}
+	}
+	if r.view.Placing() || !strings.HasPrefix(r.guide.Text, "All 7 landmarks placed") {
+		t.Fatalf("after 7 taps: placing %v, guide %q", r.view.Placing(), r.guide.Text)
+	}
+	// The values are the engine's geometry on the placed points.
+	v := app.EditedValues(r.view.Landmarks())
+	if r.vhs.Text != valueLine("VHS", v.VHS, "normal 8.5-10.5") || math.Abs(*v.VHS-truthVHS) > 0.01 {
+		t.Fatalf("VHS shown %q, geometry %v, truth %.3f", r.vhs.Text, *v.VHS, truthVHS)
+	}
+	if !strings.HasPrefix(r.kindText.Text, "PLACED BY HAND") || r.save.Disabled() || r.export.Disabled() {
+		t.Fatalf("kind %q, save %v", r.kindText.Text, r.save.Disabled())
+	}
+	// Every landmark is drawn with its label, the labels apart.
+	lr := test.WidgetRenderer(r.view).(*landmarkRenderer)
+	var boxes []rect
+	for i := range cardiac.NumLandmarks {
+		if !lr.dots[i].Visible() || !lr.labels[i].Visible() || lr.labels[i].Text != LandmarkLabel(i) {
+			t.Fatalf("landmark %d drawn %v, label %q", i, lr.dots[i].Visible(), lr.labels[i].Text)
+		}
+		b := rect{lr.labelBacks[i].Position(), lr.labelBacks[i].Size()}
+		for j, o := range boxes {
+			if b.overlaps(o) {
+				t.Fatalf("labels %s and %s overlap", LandmarkLabel(i), LandmarkLabel(j))
+			}
+		}
+		boxes = append(boxes, b)
+	}
+
+	u.SetPatientID("Bella-7")
+	test.Tap(r.save)
+	if !strings.Contains(r.status.Text, "Saved to the history of Bella-7") || !strings.Contains(r.status.Text, "placed by hand (manual)") {
+		t.Fatalf("status %q", r.status.Text)
+	}
+	rec, err := u.svc.Patient(t.Context(), "Bella-7")
+	if err != nil || len(rec.Cardiac) != 1 {
+		t.Fatalf("history %+v %v", rec, err)
+	}
+	e := rec.Cardiac[0]
+	if e.Kind != app.MeasurementManual || *e.VHS != *v.VHS || e.ModelVHS == nil || *e.ModelVHS != *model.VHS {
+		t.Fatalf("saved %+v (kind %s)", e.HistoryEntry, e.Kind)
+	}
+
+	// The Patients tab lists it as manual, drawn hollow.
+	u.OpenPatient("Bella-7")
+	if len(u.patients.cardiac.Objects) != 1 {
+		t.Fatalf("%d history rows", len(u.patients.cardiac.Objects))
+	}
+	row := u.patients.cardiac.Objects[0].(*widget.Label).Text
+	if !strings.Contains(row, "* manual") || !strings.Contains(row, fmt.Sprintf("VHS %.2f", *v.VHS)) || !strings.Contains(row, fmt.Sprintf("model VHS %.2f", *model.VHS)) {
+		t.Fatalf("history row %q", row)
+	}
+	if pts := u.patients.vhsPlot.Points(); len(pts) != 1 || !pts[0].Edited {
+		t.Fatalf("plotted %+v", pts)
+	}
+
+	// The report says so.
+	out := filepath.Join(t.TempDir(), "manual.pdf")
+	if err := u.ExportReport(out); err != nil {
+		t.Fatal(err)
+	}
+	pdf, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(pdf, []byte("Measurement: Placed by hand by clinician.")) || !bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *v.VHS))) {
+		t.Fatalf("report %v, %d bytes", err, len(pdf))
+	}
+	// Only the model's measurement was metered.
+	u.server.refresh()
+	if !strings.Contains(u.server.desktop.Text, "1 billable calls") {
+		t.Fatalf("desktop usage %q", u.server.desktop.Text)
+	}
+}
+
+func TestReviewNudgeUndoReset(t *testing.T) {
+	u, w, done := newTestUI(t, true)
+	r := u.review
+	u.SelectTab("Review")
+	if err := u.OpenFile(phantom1); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	modelLm, modelVHS := r.view.Landmarks(), r.vhs.Text
+	apex := cardiac.HeartBottom
+
+	// A tap on a landmark selects it and gives the view the keyboard.
+	tapImage(w, r.view, modelLm[apex])
+	if r.view.Selected() != apex || w.Canvas().Focused() != r.view {
+		t.Fatalf("selected %d, focused %T", r.view.Selected(), w.Canvas().Focused())
+	}
+	if r.kind != app.MeasurementModel || !r.undo.Disabled() {
+		t.Fatal("selecting changed the measurement")
+	}
+	shift := func(down bool) {
+		k := w.Canvas().Focused().(desktop.Keyable)
+		if down {
+			k.KeyDown(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+		} else {
+			k.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+		}
+	}
+	ctrl := func(k fyne.KeyName) {
+		w.Canvas().Focused().(fyne.Shortcutable).TypedShortcut(&desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierControl})
+	}
+	type step struct {
+		name   string
+		do     func()
+		dx, dy float64 // of the apex from the model's, after the step
+	}
+	at := func(dx, dy float64) cardiac.Point {
+		return cardiac.Point{X: modelLm[apex].X + dx, Y: modelLm[apex].Y + dy}
+	}
+	steps := []step{
+		{"right", func() { typeKey(t, w, fyne.KeyRight) }, 1, 0},
+		{"right", func() { typeKey(t, w, fyne.KeyRight) }, 2, 0},
+		{"up", func() { typeKey(t, w, fyne.KeyUp) }, 2, -1},
+		{"shift+down", func() { shift(true); typeKey(t, w, fyne.KeyDown); shift(false) }, 2, 9},
+		{"down after shift released", func() { typeKey(t, w, fyne.KeyDown) }, 2, 10},
+		{"ctrl+left", func() { ctrl(fyne.KeyLeft) }, -8, 10},
+	}
+	for i, s := range steps {
+		s.do()
+		if got := r.view.Landmarks()[apex]; !near(got, at(s.dx, s.dy), 1e-9) {
+			t.Fatalf("%s: apex %v, want %v", s.name, got, at(s.dx, s.dy))
+		}
+		if len(r.history) != i+1 || r.kind != app.MeasurementEdited || !strings.HasPrefix(r.kindText.Text, "EDITED") || r.reset.Disabled() {
+			t.Fatalf("%s: %d undo steps, kind %s", s.name, len(r.history), r.kind)
+		}
+		want := app.EditedValues(r.view.Landmarks())
+		if r.vhs.Text != valueLine("VHS", want.VHS, "normal 8.5-10.5") {
+			t.Fatalf("%s: VHS %q, want %v", s.name, r.vhs.Text, *want.VHS)
+		}
+	}
+	// Other keys do nothing; other landmarks did not move.
+	typeKey(t, w, fyne.KeyA)
+	if len(r.history) != len(steps) {
+		t.Fatal("a letter key made an undo step")
+	}
+	for i := range cardiac.NumLandmarks {
+		if i != apex && r.view.Landmarks()[i] != modelLm[i] {
+			t.Fatalf("landmark %d moved", i)
+		}
+	}
+
+	// Undo, by button and by Ctrl+Z, walks back one step at a time.
+	for i := len(steps) - 1; i >= 0; i-- {
+		if i%2 == 0 {
+			test.Tap(r.undo)
+		} else {
+			w.Canvas().Focused().(fyne.Shortcutable).TypedShortcut(&fyne.ShortcutUndo{})
+		}
+		want := at(0, 0)
+		if i > 0 {
+			want = at(steps[i-1].dx, steps[i-1].dy)
+		}
+		if got := r.view.Landmarks()[apex]; !near(got, want, 1e-9) {
+			t.Fatalf("undo to step %d: apex %v, want %v", i, got, want)
+		}
+	}
+	if r.kind != app.MeasurementModel || r.kindText.Text != "" || r.vhs.Text != modelVHS || !r.undo.Disabled() || !r.reset.Disabled() {
+		t.Fatalf("after undoing all: kind %s %q, VHS %q", r.kind, r.kindText.Text, r.vhs.Text)
+	}
+
+	// A whole drag is one undo step.
+	start := r.view.WidgetPos(cardiac.HeartRight)
+	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(-10, 0)}, Dragged: fyne.NewDelta(-10, 0)})
+	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(-20, 0)}, Dragged: fyne.NewDelta(-10, 0)})
+	r.view.DragEnd()
+	if len(r.history) != 1 || r.view.Landmarks()[cardiac.HeartRight] == modelLm[cardiac.HeartRight] {
+		t.Fatalf("drag: %d undo steps", len(r.history))
+	}
+	edited := r.view.Landmarks()
+
+	// Reset brings the model's points back, and can itself be undone.
+	test.Tap(r.reset)
+	if r.view.Landmarks() != modelLm || r.kind != app.MeasurementModel || r.vhs.Text != modelVHS || !r.reset.Disabled() {
+		t.Fatalf("after reset: kind %s, VHS %q", r.kind, r.vhs.Text)
+	}
+	test.Tap(r.undo)
+	if r.view.Landmarks() != edited || r.kind != app.MeasurementEdited {
+		t.Fatalf("undo reset: kind %s", r.kind)
+	}
+	// Starting hand placement is undoable too: the edited points return.
+	test.Tap(r.hand)
+	tapImage(w, r.view, cardiac.Point{X: 100, Y: 100})
+	if r.view.Placed() != 1 || r.kind != app.MeasurementManual {
+		t.Fatalf("placed %d, kind %s", r.view.Placed(), r.kind)
+	}
+	test.Tap(r.undo)
+	if r.view.Placed() != 0 || !r.view.Placing() || r.kind != app.MeasurementManual {
+		t.Fatalf("undo a placement: %d placed", r.view.Placed())
+	}
+	test.Tap(r.undo)
+	if r.view.Landmarks() != edited || !r.view.Complete() || r.view.Placing() || r.kind != app.MeasurementEdited {
+		t.Fatalf("undo the start of hand placement: %d placed, kind %s", r.view.Placed(), r.kind)
+	}
+	// A nudge stops at the image's edge.
+	r.view.Select(cardiac.VertebraA)
+	if !r.view.Nudge(-1e6, 0) || r.view.Landmarks()[cardiac.VertebraA].X != 0 || r.view.Nudge(-1, 0) {
+		t.Fatalf("nudge past the edge: %v", r.view.Landmarks()[cardiac.VertebraA])
+	}
+}
+
+// handPoints are landmarks on a 400x300 image giving VHS 10, VLAS 2.
+func handPoints() cardiac.Landmarks {
+	var l cardiac.Landmarks
+	l[cardiac.HeartTop] = cardiac.Point{X: 200, Y: 60}
+	l[cardiac.HeartBottom] = cardiac.Point{X: 200, Y: 180}
+	l[cardiac.HeartRight] = cardiac.Point{X: 160, Y: 120}
+	l[cardiac.HeartLeft] = cardiac.Point{X: 240, Y: 120}
+	l[cardiac.VLASPoint] = cardiac.Point{X: 240, Y: 60}
+	l[cardiac.VertebraA] = cardiac.Point{X: 100, Y: 30}
+	l[cardiac.VertebraB] = cardiac.Point{X: 220, Y: 30}
+	return l
+}
+
+// TestReviewHandPlacementWithoutModelPoints: an image the model rejected
+// (code 6) or found no landmarks on (code 5) can be measured by hand; a
+// rejected one only after the clinician confirms it is a radiograph.
+func TestReviewHandPlacementWithoutModelPoints(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		code    cardiac.Code
+		confirm bool // needs the confirmation
+		guide   string
+	}{
+		{"rejected", cardiac.CodeRejected, true, "rejected this image as not a radiograph"},
+		{"no landmarks", cardiac.CodeNoLandmarks, false, "found no landmarks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, w, _ := newTestUI(t, false)
+			r := u.review
+			res := &cardiac.Result{Width: 400, Height: 300, Code: tc.code, Rejected: tc.code == cardiac.CodeRejected}
+			u.ShowMeasurement(&app.Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "m-1"}, "test image")
+			if r.view.Placed() != 0 || !r.save.Disabled() || !r.reset.Disabled() || !strings.Contains(r.guide.Text, tc.guide) {
+				t.Fatalf("shown: %d points, save %v, reset %v, guide %q", r.view.Placed(), r.save.Disabled(), r.reset.Disabled(), r.guide.Text)
+			}
+			if r.confirm.Visible() != tc.confirm || r.hand.Disabled() != tc.confirm {
+				t.Fatalf("confirm shown %v, hand disabled %v", r.confirm.Visible(), r.hand.Disabled())
+			}
+			if tc.confirm {
+				if err := u.StartHandPlacement(); err == nil || !strings.Contains(err.Error(), "confirm it is a radiograph") || r.view.Placing() {
+					t.Fatalf("placement without confirmation: %v", err)
+				}
+				test.Tap(r.confirm)
+				if !r.confirm.Checked || r.hand.Disabled() {
+					t.Fatal("confirmation did not enable hand placement")
+				}
+			}
+			test.Tap(r.hand)
+			lm := handPoints()
+			for i := range cardiac.NumLandmarks {
+				if !strings.HasPrefix(r.guide.Text, fmt.Sprintf("%d/7", i+1)) {
+					t.Fatalf("step %d: %q", i+1, r.guide.Text)
+				}
+				tapImage(w, r.view, lm[i])
+			}
+			if !strings.HasPrefix(r.vhs.Text, "VHS: 10.00") || !strings.HasPrefix(r.vlas.Text, "VLAS: 2.00") || r.save.Disabled() || !r.reset.Disabled() {
+				t.Fatalf("after placing: %q %q, save %v, reset %v", r.vhs.Text, r.vlas.Text, r.save.Disabled(), r.reset.Disabled())
+			}
+			u.SetPatientID("Rex")
+			if tc.confirm {
+				// Taking the confirmation back blocks saving again.
+				test.Tap(r.confirm)
+				if !r.save.Disabled() {
+					t.Fatal("save enabled without the confirmation")
+				}
+				if err := u.SaveReview(); err == nil || !strings.Contains(err.Error(), "confirm it is a radiograph") {
+					t.Fatalf("save without the confirmation: %v", err)
+				}
+				test.Tap(r.confirm)
+			}
+			test.Tap(r.save)
+			rec, err := u.svc.Patient(t.Context(), "Rex")
+			if err != nil || len(rec.Cardiac) != 1 {
+				t.Fatalf("status %q, history %+v %v", r.status.Text, rec, err)
+			}
+			e := rec.Cardiac[0]
+			if e.Kind != app.MeasurementManual || *e.VHS != 10 || *e.VLAS != 2 || e.ModelVHS != nil || e.Code != int(tc.code) {
+				t.Fatalf("saved %+v", e.HistoryEntry)
+			}
+			out := filepath.Join(t.TempDir(), "r.pdf")
+			if err := u.ExportReport(out); err != nil {
+				t.Fatal(err)
+			}
+			if pdf, _ := os.ReadFile(out); !bytes.Contains(pdf, []byte("Placed by hand by clinician. The model gave no values")) {
+				t.Fatal("report does not say the landmarks were placed by hand")
+			}
+		})
+	}
+}
+
+func TestLabelBoxAvoidsOverlap(t *testing.T) {
+	view := fyne.NewSize(400, 300)
+	s := fyne.NewSize(40, 14)
+	var placed []rect
+	// Four points close together: each label takes a free side.
+	for _, c := range []fyne.Position{{X: 200, Y: 150}, {X: 204, Y: 150}, {X: 200, Y: 154}, {X: 204, Y: 154}} {
+		b := labelBox(view, c, s, placed)
+		for _, o := range placed {
+			if b.overlaps(o) {
+				t.Fatalf("label at %v overlaps %v", b, o)
+			}
+		}
+		placed = append(placed, b)
+	}
+	// At the top-left corner the label goes below-right, inside the view.
+	if b := labelBox(view, fyne.NewPos(2, 2), s, nil); b.pos.X < 0 || b.pos.Y < 0 {
+		t.Fatalf("corner label at %v", b.pos)
+	}
+}
