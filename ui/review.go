@@ -142,6 +142,9 @@ func (r *review) show(m *app.Measurement) {
 	r.view.SetImage(m.Image, res.Landmarks, len(res.ModelLandmarks) > 0 && !res.Rejected)
 	r.edited.SetText("")
 	text := fmt.Sprintf("Result %d: %s", res.Code, res.Code.Description())
+	if res.Guard != cardiac.GuardNone {
+		text += ": " + res.Guard.Description()
+	}
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
 		text += " (photograph of a screen: perspective corrected before measuring)"
 	}
