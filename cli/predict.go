@@ -34,6 +34,10 @@ exit status is then 1. Setup failures (ONNX Runtime, models) exit 2.
 several files, OUT.jpg becomes OUT-1.jpg, OUT-2.jpg, ... by position.
 Rejected images are not rendered.
 
+When VHS or VLAS is withheld (result 4 or 5), a line on stderr names the
+check that withheld it, e.g. "result 5: Vertebra A-B does not lie dorsal
+to the heart (vertebrae_not_dorsal)"; the JSON body has no field for it.
+
 A photograph of a radiograph on a screen is detected, perspective-corrected
 and measured on the corrected image (pop_detected true; landmarks then refer
 to the corrected image). A screen photo whose correction fails gets result
@@ -91,7 +95,7 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "vetlens predict: stopped before %s: %v\n", file, err)
 			return 1
 		}
-		resp, err := predictFile(ctx, eng, file, renderPath(*render, i, len(files)))
+		resp, guard, err := predictFile(ctx, eng, file, renderPath(*render, i, len(files)))
 		if err != nil {
 			status = 1
 			if resp == nil {
@@ -104,6 +108,10 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// Measured, but the rendered file could not be written.
 			fmt.Fprintf(stderr, "vetlens predict: %s: %v\n", file, err)
 		}
+		if guard != cardiac.GuardNone {
+			// Why VHS or VLAS was withheld; the spec's body has no field for it.
+			fmt.Fprintf(stderr, "vetlens predict: %s: result %d: %s (%s)\n", file, resp.ResultCode, guard.Description(), guard)
+		}
 		if err := enc.Encode(resp); err != nil {
 			fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
 			return 1
@@ -112,28 +120,30 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// predictFile measures one file. A nil response means the file could not
-// be measured; a response with an error means rendering failed.
-func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, error) {
+// predictFile measures one file and returns its body and the guard that
+// withheld VHS or VLAS (cardiac.Result.Guard). A nil response means the
+// file could not be measured; a response with an error means rendering
+// failed.
+func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, cardiac.Guard, error) {
 	b, err := readLimited(file, MaxInputFileBytes)
 	if err != nil {
-		return nil, err
+		return nil, cardiac.GuardNone, err
 	}
 	// Screen photos are detected and perspective-corrected first
 	// (docs/pop.md); anything else is measured as it is.
 	s, err := capture.PredictImage(ctx, eng, capture.PoP{}, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
-		return nil, err
+		return nil, cardiac.GuardNone, err
 	}
 	r := s.Result
 	resp := cardiac.NewResponse(r, eng.ModelVersion())
 	resp.RenderedImage = "" // written to renderOut instead of stdout
 	if renderOut != "" && r.Rendered != nil {
 		if err := os.WriteFile(renderOut, r.Rendered, 0o644); err != nil {
-			return &resp, fmt.Errorf("write rendered image: %w", err)
+			return &resp, r.Guard, fmt.Errorf("write rendered image: %w", err)
 		}
 	}
-	return &resp, nil
+	return &resp, r.Guard, nil
 }
 
 // readLimited reads a whole file, refusing files over limit bytes.

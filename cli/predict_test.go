@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	xdraw "golang.org/x/image/draw"
+
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
@@ -138,6 +140,11 @@ func TestPredictCLI(t *testing.T) {
 			t.Errorf("line 1 has %s", k)
 		}
 	}
+	// A withheld VHS or VLAS is explained on stderr, and only then.
+	explained := strings.Contains(stderr, good+": result ")
+	if rc := b["result_code"]; (rc == 4.0 || rc == 5.0) != explained {
+		t.Errorf("result %v, stderr %q", rc, stderr)
+	}
 	if b["rejected"] == true {
 		t.Logf("the models reject the synthetic picture: %v", b)
 	} else {
@@ -179,6 +186,50 @@ func TestPredictCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d, "render-4.jpg")); err == nil {
 		t.Error("a rejected image was rendered")
 	}
+}
+
+// TestPredictCLIExplainsWithheld: a held-out phantom as it is, and the
+// same phantom squashed to 2048x700 (its axes no longer perpendicular, so
+// the plausibility guards should withhold the VHS): a line on stderr names
+// the guard exactly when the result is 4 or 5.
+func TestPredictCLIExplainsWithheld(t *testing.T) {
+	models := testModelsDir(t)
+	src := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_3_1024x1024.jpg")
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	squashed := image.NewGray(image.Rect(0, 0, 2048, 700))
+	xdraw.BiLinear.Scale(squashed, squashed.Bounds(), img, img.Bounds(), xdraw.Src, nil)
+	sq := filepath.Join(t.TempDir(), "squashed.jpg")
+	writeImage(t, sq, squashed)
+
+	code, stdout, stderr := run(t, "--models", models, src, sq)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), stdout)
+	}
+	for i, file := range []string{src, sq} {
+		var b map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &b); err != nil {
+			t.Fatal(err)
+		}
+		rc := b["result_code"]
+		explained := strings.Contains(stderr, file+": result ")
+		if (rc == 4.0 || rc == 5.0) != explained {
+			t.Errorf("%s: result %v, stderr %q", file, rc, stderr)
+		}
+		t.Logf("%s: result %v vhs %v", filepath.Base(file), rc, b["vhs"])
+	}
+	t.Logf("stderr: %s", stderr)
 }
 
 func TestPredictCLIUsage(t *testing.T) {

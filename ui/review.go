@@ -173,6 +173,9 @@ func (r *review) show(m *app.Measurement) {
 	r.m, r.kind, r.history, r.savedAt = m, app.MeasurementModel, nil, time.Time{}
 	r.view.SetImage(m.Image, res.Landmarks, m.HasModelLandmarks())
 	text := fmt.Sprintf("Result %d: %s", res.Code, res.Code.Description())
+	if res.Guard != cardiac.GuardNone {
+		text += ": " + res.Guard.Description()
+	}
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
 		text += " (photograph of a screen: perspective corrected before measuring)"
 	}

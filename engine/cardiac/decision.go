@@ -21,10 +21,6 @@ const (
 	// MinVertebra: v (one vertebral body) shorter than this fraction of
 	// the image's longer side is degenerate (code 5).
 	MinVertebra = 0.01
-	// MinVHS and MaxVHS bound a plausible VHS; outside them the
-	// measurement is treated as failed (code 5).
-	MinVHS = 4.0
-	MaxVHS = 20.0
 
 	// MinVLASPeak: the VLAS landmark's own peak below this makes VLAS
 	// unreliable (code 4).
@@ -33,9 +29,6 @@ const (
 	// distance from the ensemble mean over max(W,H)) above this makes VLAS
 	// unreliable (code 4). It is 2.5x the review bound of the mean spread.
 	MaxVLASDispersion = 0.02
-	// MinVLAS and MaxVLAS bound a plausible VLAS (code 4 outside).
-	MinVLAS = 0.5
-	MaxVLAS = 6.0
 
 	// PerpendicularToleranceDeg: axes are perpendicular when they meet at
 	// 90 degrees plus or minus this.
@@ -43,6 +36,116 @@ const (
 
 	// RejectionReason is the spec's rejection_reason value for code 6.
 	RejectionReason = "not_a_valid_radiograph"
+)
+
+// Plausibility guards: anatomical checks on the ensemble-mean landmarks and
+// the spread before a VHS is returned (CheckPlausibility, guards.go;
+// docs/cardiac.md, "Plausibility guards", numbers them 1-7 and gives the
+// reasoning). A failed guard gives code 5, except guard 5 and the VLAS half
+// of guard 6, which withhold VLAS only (code 4). Every guard is written in
+// terms of the landmarks' relative positions (vectors, distances, the sign
+// of one point's side relative to another's), so it gives the same answer
+// for a head-left or head-right image at any rotation and scale.
+//
+// "vertebral units" (v) below: v = |Vertebra A - Vertebra B| / 6.
+// The phantom figures quoted are the generator's exact landmarks
+// (models/train/phantom.py, 3,000 training and 3,000 held-out anatomies).
+const (
+	// MaxSpineToShortAxisDeg (guard 1, vertebrae_not_along_spine): the
+	// angle between Vertebra A -> B (cranial to caudal along the column)
+	// and heart_right -> heart_left (the heart's cranial to caudal short
+	// axis) is at most this. A reversed A-B gives about 180 degrees. On
+	// phantoms the angle is 7-48 degrees (the short axis tilts with the
+	// heart); 75 leaves a wide margin for real hearts and rotated spines.
+	MaxSpineToShortAxisDeg = 75.0
+	// MinCarinaAlongSpine and MaxCarinaAlongSpine (guard 1,
+	// vertebrae_not_dorsal): the foot of heart_top (the carina) on the
+	// A-B line, as a fraction of |A-B| from A, lies within these, i.e. the
+	// carina is ventral to the T4-T9 span and not caudal of T9 or more
+	// than 1.5 vertebrae cranial of T4. Phantoms: 0.15-0.43. The same guard
+	// requires all four heart points on one side of the A-B line.
+	MinCarinaAlongSpine = -0.25
+	MaxCarinaAlongSpine = 1.0
+
+	// MinLongAxisV, MaxLongAxisV, MinShortAxisV and MaxShortAxisV (guard
+	// 2, axes_out_of_scale): the long axis (heart_top - heart_bottom) and
+	// the short axis (heart_right - heart_left) in vertebral units. Dogs
+	// and cats: long axis about 4-8 v, short axis 3-6.5 v (Buchanan and
+	// Bucheler 1995, Litster and Buchanan 2000, breed studies);
+	// held-out phantoms: long 3.8-8.2 v, short 3.2-7.4 v. A vertebral span
+	// of 1-2.5 vertebrae instead of 6 puts both axes at 2.4-6 times their
+	// true size in v and fails here.
+	MinLongAxisV  = 3.0
+	MaxLongAxisV  = 9.5
+	MinShortAxisV = 2.2
+	MaxShortAxisV = 8.0
+	// MinLongToShort (guard 2, long_axis_too_short): the long axis is at
+	// least this times the short axis. Hearts are longer than wide (long /
+	// short about 1.1-1.3); held-out phantoms reach 0.79 (the widest chord
+	// over the left-atrial bulge), so 0.7, not the 0.8 first proposed. A
+	// heart_bottom that stops mid-heart halves the long axis (ratio about
+	// 0.6) and fails.
+	MinLongToShort = 0.7
+
+	// MaxAxisSkewDeg (guard 3, short_axis_skewed): the long and short
+	// axes meet at 90 plus or minus this. Looser than
+	// PerpendicularToleranceDeg (10), which only sets the reported
+	// axes_perpendicular flag and keeps the spec's meaning; a short axis
+	// running along the long axis fails here. Phantoms: exactly 90.
+	MaxAxisSkewDeg = 25.0
+	// MinAxisCrossing and MaxAxisCrossing (guard 3,
+	// short_axis_not_crossing): where the two axes' lines cross, as a
+	// fraction of each axis from heart_top and from heart_right, lies
+	// within these, so the short axis crosses the long axis segment away
+	// from its ends and the long axis divides the short one, rather than
+	// one lying beside the other. Phantoms: 0.30-0.56 along the long axis,
+	// 0.39-0.62 along the short.
+	MinAxisCrossing = 0.1
+	MaxAxisCrossing = 0.9
+
+	// MinLongAxisFromSpineDeg (guard 4, heart_top_not_dorsal): heart_top
+	// (the carina, at the heart base) is nearer the A-B line (the spine,
+	// dorsal) than heart_bottom (the apex, ventral), and the long axis
+	// leaves the spine line at this angle or more. Phantoms: 42-83
+	// degrees. Top and bottom swapped, or an apex stopped beside the
+	// carina, fail.
+	MinLongAxisFromSpineDeg = 15.0
+
+	// MinVLASAngleDeg and MaxVLASAngleDeg (guard 5, vlas_misplaced, code
+	// 4): seen from heart_top, the VLAS point lies on the caudal side of
+	// the long axis (the heart_left side) at an angle from the long axis
+	// (towards the apex = 0, perpendicular caudal = 90) within these. The
+	// VLAS point (caudal border of the left atrium where it meets the
+	// caudal vena cava, Malcolm et al. 2018) is caudal and somewhat
+	// ventral of the carina; phantoms: 44-62 degrees.
+	MinVLASAngleDeg = 10.0
+	MaxVLASAngleDeg = 110.0
+	// MaxVLASAlongLongAxis (guard 5, vlas_misplaced): the VLAS point's
+	// projection on the long axis, as a fraction of it from heart_top, is
+	// at most this: the left atrium is in the heart's basal (dorsal) half.
+	// Phantoms: 0.08-0.45.
+	MaxVLASAlongLongAxis = 0.6
+
+	// MinVHS and MaxVHS (guard 6, vhs_out_of_range): a clinically possible
+	// VHS for dogs and cats. Cats 7.5 +/- 0.3 (Litster and Buchanan 2000),
+	// healthy dogs 9.7 +/- 0.5 (Buchanan and Bucheler 1995) with breed
+	// means up to about 12.7 (English Bulldog) and severe cardiomegaly
+	// rarely above 14. Held-out phantoms: 7.6-14.5. Outside: code 5.
+	MinVHS = 6.0
+	MaxVHS = 15.0
+	// MinVLAS and MaxVLAS (guard 6, vlas_out_of_range, code 4): the spec's
+	// normal range is below 2.5, with 2.5 or more suggesting left atrial
+	// enlargement; 4.5 is nearly twice that bound. Held-out phantoms:
+	// 1.1-3.9.
+	MinVLAS = 0.8
+	MaxVLAS = 4.5
+
+	// MaxSpreadForVHS (guard 7, spread_too_high): a reported spread above
+	// this gives code 5. Set from the held-out old-generator phantoms, see
+	// the model card: their spread stays below 0.008, while real
+	// radiographs outside the models' training distribution gave
+	// 0.043-0.072.
+	MaxSpreadForVHS = 0.03
 )
 
 // Rounding of reported values (decimals). Decisions use unrounded values,
@@ -128,38 +231,77 @@ type Evidence struct {
 	Vertebra       float64 // v / max(W,H)
 	VHS, VLAS      float64 // unrounded
 	Spread         float64 // as reported (rounded)
+	// Guards is CheckPlausibility of the reported landmarks and spread.
+	// Decide also checks the VHS and VLAS ranges and the spread itself, so
+	// evidence built without it still meets guards 6 and 7.
+	Guards GuardResult
 }
 
-// Decide returns the result code for the evidence, checking in this order:
+// Decide returns the result code for the evidence and, for codes 4 and 5,
+// the guard that decided it, checking in this order:
 //
 //	0  p_radiograph is NaN, or (for a valid image) Finite is false
 //	6  p_radiograph < ValidityThreshold
-//	5  CorePeak < MinCorePeak, Vertebra < MinVertebra, or VHS outside [MinVHS, MaxVHS]
-//	4  VLASPeak < MinVLASPeak, VLASDispersion > MaxVLASDispersion, or VLAS outside [MinVLAS, MaxVLAS]
+//	5  CorePeak < MinCorePeak (landmarks_not_found), Vertebra < MinVertebra
+//	   (vertebra_degenerate), Guards.VHS set (plausibility guards 1-4, 6, 7),
+//	   VHS outside [MinVHS, MaxVHS], or Spread > MaxSpreadForVHS
+//	4  VLASPeak < MinVLASPeak (vlas_peak_low), VLASDispersion >
+//	   MaxVLASDispersion (vlas_dispersion_high), Guards.VLAS set (guards 5
+//	   and 6), or VLAS outside [MinVLAS, MaxVLAS]
 //	1, 2, 3  ConfidenceFor(Spread) is optimal, good, review
 //
-// Code 7 is never decided here; see Result.MarkPoPCorrectionFailed.
-func Decide(e Evidence) Code {
+// The guard is GuardNone for codes 0-3 and 6. Code 7 is never decided
+// here; see Result.MarkPoPCorrectionFailed.
+func Decide(e Evidence) (Code, Guard) {
 	if math.IsNaN(e.PRadiograph) {
-		return CodeUnexpected
+		return CodeUnexpected, GuardNone
 	}
 	if e.PRadiograph < ValidityThreshold {
-		return CodeRejected
+		return CodeRejected, GuardNone
 	}
 	if !e.Finite {
-		return CodeUnexpected
+		return CodeUnexpected, GuardNone
 	}
-	if e.CorePeak < MinCorePeak || e.Vertebra < MinVertebra || !(e.VHS >= MinVHS && e.VHS <= MaxVHS) {
-		return CodeNoLandmarks
+	if g := e.vhsGuard(); g != GuardNone {
+		return CodeNoLandmarks, g
 	}
-	if e.VLASPeak < MinVLASPeak || e.VLASDispersion > MaxVLASDispersion || !(e.VLAS >= MinVLAS && e.VLAS <= MaxVLAS) {
-		return CodeNoVLAS
+	if g := e.vlasGuard(); g != GuardNone {
+		return CodeNoVLAS, g
 	}
 	switch ConfidenceFor(e.Spread) {
 	case ConfidenceOptimal:
-		return CodeHighConfidence
+		return CodeHighConfidence, GuardNone
 	case ConfidenceGood:
-		return CodeModerate
+		return CodeModerate, GuardNone
 	}
-	return CodeReview
+	return CodeReview, GuardNone
+}
+
+// vhsGuard is the first reason to withhold VHS and VLAS (code 5).
+func (e Evidence) vhsGuard() Guard {
+	switch {
+	case e.CorePeak < MinCorePeak:
+		return GuardLandmarksNotFound
+	case e.Vertebra < MinVertebra:
+		return GuardVertebraDegenerate
+	case e.Guards.VHS != GuardNone:
+		return e.Guards.VHS
+	}
+	if g := guardVHSRange(e.VHS); g != GuardNone {
+		return g
+	}
+	return guardSpread(e.Spread)
+}
+
+// vlasGuard is the first reason to withhold VLAS only (code 4).
+func (e Evidence) vlasGuard() Guard {
+	switch {
+	case e.VLASPeak < MinVLASPeak:
+		return GuardVLASPeakLow
+	case e.VLASDispersion > MaxVLASDispersion:
+		return GuardVLASDispersed
+	case e.Guards.VLAS != GuardNone:
+		return e.Guards.VLAS
+	}
+	return guardVLASRange(e.VLAS)
 }

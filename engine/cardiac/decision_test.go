@@ -37,40 +37,53 @@ var good = Evidence{
 func TestDecide(t *testing.T) {
 	with := func(f func(*Evidence)) Evidence { e := good; f(&e); return e }
 	cases := []struct {
-		name string
-		e    Evidence
-		want Code
+		name  string
+		e     Evidence
+		want  Code
+		guard Guard
 	}{
-		{"all good", good, CodeHighConfidence},
-		{"spread at 0.005", with(func(e *Evidence) { e.Spread = 0.005 }), CodeModerate},
-		{"spread just under 0.005", with(func(e *Evidence) { e.Spread = 0.00499 }), CodeHighConfidence},
-		{"spread at 0.008", with(func(e *Evidence) { e.Spread = 0.008 }), CodeReview},
-		{"spread just under 0.008", with(func(e *Evidence) { e.Spread = 0.00799 }), CodeModerate},
-		{"validity NaN", with(func(e *Evidence) { e.PRadiograph = math.NaN() }), CodeUnexpected},
-		{"validity just under 0.5", with(func(e *Evidence) { e.PRadiograph = 0.4999 }), CodeRejected},
-		{"validity at 0.5", with(func(e *Evidence) { e.PRadiograph = 0.5 }), CodeHighConfidence},
-		{"rejected wins over NaN landmarks", with(func(e *Evidence) { e.PRadiograph = 0.1; e.Finite = false }), CodeRejected},
-		{"non-finite landmarks", with(func(e *Evidence) { e.Finite = false }), CodeUnexpected},
-		{"core peak low", with(func(e *Evidence) { e.CorePeak = MinCorePeak - 0.001 }), CodeNoLandmarks},
-		{"core peak at threshold", with(func(e *Evidence) { e.CorePeak = MinCorePeak }), CodeHighConfidence},
-		{"vertebra degenerate", with(func(e *Evidence) { e.Vertebra = 0.005 }), CodeNoLandmarks},
-		{"VHS below 4", with(func(e *Evidence) { e.VHS = 3.99 }), CodeNoLandmarks},
-		{"VHS at 4", with(func(e *Evidence) { e.VHS = 4 }), CodeHighConfidence},
-		{"VHS above 20", with(func(e *Evidence) { e.VHS = 20.01 }), CodeNoLandmarks},
-		{"VHS infinite", with(func(e *Evidence) { e.VHS = math.Inf(1) }), CodeNoLandmarks},
-		{"VHS NaN", with(func(e *Evidence) { e.VHS = math.NaN() }), CodeNoLandmarks},
-		{"landmarks missing beats VLAS missing", with(func(e *Evidence) { e.CorePeak = 0.01; e.VLASPeak = 0.01 }), CodeNoLandmarks},
-		{"VLAS peak low", with(func(e *Evidence) { e.VLASPeak = MinVLASPeak - 0.001 }), CodeNoVLAS},
-		{"VLAS dispersion high", with(func(e *Evidence) { e.VLASDispersion = MaxVLASDispersion + 0.001 }), CodeNoVLAS},
-		{"VLAS dispersion at limit", with(func(e *Evidence) { e.VLASDispersion = MaxVLASDispersion }), CodeHighConfidence},
-		{"VLAS below 0.5", with(func(e *Evidence) { e.VLAS = 0.49 }), CodeNoVLAS},
-		{"VLAS above 6", with(func(e *Evidence) { e.VLAS = 6.01 }), CodeNoVLAS},
-		{"VLAS NaN", with(func(e *Evidence) { e.VLAS = math.NaN() }), CodeNoVLAS},
-		{"VLAS missing beats review", with(func(e *Evidence) { e.VLAS = 7; e.Spread = 0.02 }), CodeNoVLAS},
+		{"all good", good, CodeHighConfidence, GuardNone},
+		{"spread at 0.005", with(func(e *Evidence) { e.Spread = 0.005 }), CodeModerate, GuardNone},
+		{"spread just under 0.005", with(func(e *Evidence) { e.Spread = 0.00499 }), CodeHighConfidence, GuardNone},
+		{"spread at 0.008", with(func(e *Evidence) { e.Spread = 0.008 }), CodeReview, GuardNone},
+		{"spread just under 0.008", with(func(e *Evidence) { e.Spread = 0.00799 }), CodeModerate, GuardNone},
+		{"spread at MaxSpreadForVHS", with(func(e *Evidence) { e.Spread = MaxSpreadForVHS }), CodeReview, GuardNone},
+		{"spread above MaxSpreadForVHS", with(func(e *Evidence) { e.Spread = 0.03001 }), CodeNoLandmarks, GuardSpreadTooHigh},
+		{"validity NaN", with(func(e *Evidence) { e.PRadiograph = math.NaN() }), CodeUnexpected, GuardNone},
+		{"validity just under 0.5", with(func(e *Evidence) { e.PRadiograph = 0.4999 }), CodeRejected, GuardNone},
+		{"validity at 0.5", with(func(e *Evidence) { e.PRadiograph = 0.5 }), CodeHighConfidence, GuardNone},
+		{"rejected wins over NaN landmarks", with(func(e *Evidence) { e.PRadiograph = 0.1; e.Finite = false }), CodeRejected, GuardNone},
+		{"rejected wins over a failed guard", with(func(e *Evidence) { e.PRadiograph = 0.1; e.Guards.VHS = GuardVertebraeNotDorsal }), CodeRejected, GuardNone},
+		{"non-finite landmarks", with(func(e *Evidence) { e.Finite = false }), CodeUnexpected, GuardNone},
+		{"non-finite wins over a failed guard", with(func(e *Evidence) { e.Finite = false; e.Guards.VHS = GuardAxesOutOfScale }), CodeUnexpected, GuardNone},
+		{"core peak low", with(func(e *Evidence) { e.CorePeak = MinCorePeak - 0.001 }), CodeNoLandmarks, GuardLandmarksNotFound},
+		{"core peak at threshold", with(func(e *Evidence) { e.CorePeak = MinCorePeak }), CodeHighConfidence, GuardNone},
+		{"vertebra degenerate", with(func(e *Evidence) { e.Vertebra = 0.005 }), CodeNoLandmarks, GuardVertebraDegenerate},
+		{"core peak named before a guard", with(func(e *Evidence) { e.CorePeak = 0.01; e.Guards.VHS = GuardShortAxisSkewed }), CodeNoLandmarks, GuardLandmarksNotFound},
+		{"plausibility guard", with(func(e *Evidence) { e.Guards.VHS = GuardVertebraeNotAlongSpine }), CodeNoLandmarks, GuardVertebraeNotAlongSpine},
+		{"plausibility guard beats VLAS guard", with(func(e *Evidence) { e.Guards = GuardResult{GuardHeartTopNotDorsal, GuardVLASMisplaced} }), CodeNoLandmarks, GuardHeartTopNotDorsal},
+		{"VHS below MinVHS", with(func(e *Evidence) { e.VHS = MinVHS - 0.01 }), CodeNoLandmarks, GuardVHSOutOfRange},
+		{"VHS at MinVHS", with(func(e *Evidence) { e.VHS = MinVHS }), CodeHighConfidence, GuardNone},
+		{"VHS at MaxVHS", with(func(e *Evidence) { e.VHS = MaxVHS }), CodeHighConfidence, GuardNone},
+		{"VHS above MaxVHS", with(func(e *Evidence) { e.VHS = MaxVHS + 0.01 }), CodeNoLandmarks, GuardVHSOutOfRange},
+		{"VHS 19.4", with(func(e *Evidence) { e.VHS = 19.4 }), CodeNoLandmarks, GuardVHSOutOfRange},
+		{"VHS infinite", with(func(e *Evidence) { e.VHS = math.Inf(1) }), CodeNoLandmarks, GuardVHSOutOfRange},
+		{"VHS NaN", with(func(e *Evidence) { e.VHS = math.NaN() }), CodeNoLandmarks, GuardVHSOutOfRange},
+		{"landmarks missing beats VLAS missing", with(func(e *Evidence) { e.CorePeak = 0.01; e.VLASPeak = 0.01 }), CodeNoLandmarks, GuardLandmarksNotFound},
+		{"VLAS peak low", with(func(e *Evidence) { e.VLASPeak = MinVLASPeak - 0.001 }), CodeNoVLAS, GuardVLASPeakLow},
+		{"VLAS dispersion high", with(func(e *Evidence) { e.VLASDispersion = MaxVLASDispersion + 0.001 }), CodeNoVLAS, GuardVLASDispersed},
+		{"VLAS dispersion at limit", with(func(e *Evidence) { e.VLASDispersion = MaxVLASDispersion }), CodeHighConfidence, GuardNone},
+		{"VLAS guard", with(func(e *Evidence) { e.Guards.VLAS = GuardVLASMisplaced }), CodeNoVLAS, GuardVLASMisplaced},
+		{"VLAS below MinVLAS", with(func(e *Evidence) { e.VLAS = MinVLAS - 0.01 }), CodeNoVLAS, GuardVLASOutOfRange},
+		{"VLAS at MinVLAS", with(func(e *Evidence) { e.VLAS = MinVLAS }), CodeHighConfidence, GuardNone},
+		{"VLAS at MaxVLAS", with(func(e *Evidence) { e.VLAS = MaxVLAS }), CodeHighConfidence, GuardNone},
+		{"VLAS above MaxVLAS", with(func(e *Evidence) { e.VLAS = MaxVLAS + 0.01 }), CodeNoVLAS, GuardVLASOutOfRange},
+		{"VLAS NaN", with(func(e *Evidence) { e.VLAS = math.NaN() }), CodeNoVLAS, GuardVLASOutOfRange},
+		{"VLAS missing beats review", with(func(e *Evidence) { e.VLAS = 7; e.Spread = 0.02 }), CodeNoVLAS, GuardVLASOutOfRange},
 	}
 	for _, tc := range cases {
-		if got := Decide(tc.e); got != tc.want {
-			t.Errorf("%s: code %d, want %d", tc.name, got, tc.want)
+		if got, guard := Decide(tc.e); got != tc.want || guard != tc.guard {
+			t.Errorf("%s: code %d guard %q, want %d %q", tc.name, got, guard, tc.want, tc.guard)
 		}
 	}
 }

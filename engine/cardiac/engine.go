@@ -226,6 +226,10 @@ type Result struct {
 	Confidence Confidence
 
 	Code Code
+	// Guard is why VHS and VLAS (code 5) or VLAS alone (code 4) were
+	// withheld, e.g. GuardVertebraeNotAlongSpine; GuardNone for every
+	// other code. Not part of the spec's response body.
+	Guard Guard
 	// VHS and VLAS are rounded to DecimalsScore; nil where the code says
 	// they could not be calculated.
 	VHS, VLAS *float64
@@ -245,6 +249,7 @@ type Result struct {
 // it; the engine never decides code 7 by itself.
 func (r *Result) MarkPoPCorrectionFailed() {
 	r.Code = CodePoPFailed
+	r.Guard = GuardNone
 	r.PopDetected = true
 	r.VHS, r.VLAS = nil, nil
 	r.LandmarksDetected = false
@@ -301,7 +306,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {
 	r := &Result{Width: w, Height: h, ClassifierConfidence: p, ModelLandmarks: models}
 	if !isRadiograph(p) || len(models) == 0 {
-		r.Code = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
+		r.Code, _ = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
 		r.Rejected = r.Code == CodeRejected
 		r.Spread = math.NaN()
 		return r
@@ -333,7 +338,7 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 			core += pk
 		}
 	}
-	r.Code = Decide(Evidence{
+	r.Code, r.Guard = Decide(Evidence{
 		PRadiograph:    p,
 		Finite:         finite,
 		CorePeak:       core / (NumLandmarks - 1),
@@ -343,6 +348,7 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 		VHS:            r.Geometry.VHS,
 		VLAS:           r.Geometry.VLAS,
 		Spread:         r.Spread,
+		Guards:         CheckPlausibility(r.Landmarks, r.Spread),
 	})
 	r.LandmarksDetected = r.Code.HasVHS()
 	r.AxesPerpendicular = finite && r.Geometry.AxesPerpendicular()

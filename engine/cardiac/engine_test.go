@@ -100,6 +100,6 @@ func TestPredictSizes(t *testing.T) {
 		if r.Width != sz[0] || r.Height != sz[1] || !r.Rejected && len(r.Rendered) == 0 {
 			t.Errorf("%v: size %dx%d, rendered %d bytes", sz, r.Width, r.Height, len(r.Rendered))
 		}
-		t.Logf("%v: code %d p %.3f spread %v %s VHS %.2f VLAS %.2f", sz, r.Code, r.ClassifierConfidence, r.Spread, r.Confidence, r.Geometry.VHS, r.Geometry.VLAS)
+		t.Logf("%v: code %d %s p %.3f spread %v %s VHS %.2f VLAS %.2f axes at %.1f degrees", sz, r.Code, r.Guard, r.ClassifierConfidence, r.Spread, r.Confidence, r.Geometry.VHS, r.Geometry.VLAS, r.Geometry.AxisAngle)
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"testing"
 )
 
-// handLandmarks is the hand-computed 2000x1000 case: VHS 10, VLAS 2.
+// handLandmarks is the hand-computed 2000x1000 case: VHS 10, VLAS 2, laid
+// out like a heart so the plausibility guards pass (the carina under the
+// T4-T9 span, VLAS caudal of the long axis in the heart base).
 var handLandmarks = Landmarks{
 	HeartTop: {1000, 400}, HeartBottom: {1000, 900}, HeartRight: {800, 650}, HeartLeft: {1300, 650},
-	VLASPoint: {1000, 600}, VertebraA: {100, 100}, VertebraB: {700, 100},
+	VLASPoint: {1160, 520}, VertebraA: {700, 100}, VertebraB: {1300, 100},
 }
 
 // ensemble returns five models around base, each landmark jittered by

@@ -1,0 +1,267 @@
+package cardiac
+
+import "math"
+
+// Guard names the check that withheld a measurement: for code 5 why
+// neither VHS nor VLAS was returned, for code 4 why VLAS was not.
+// GuardNone means nothing was withheld. The names are stable identifiers
+// for the UI and the CLI; the JSON response does not carry them (the spec
+// fixes its fields). docs/cardiac.md, "Plausibility guards", explains each.
+type Guard string
+
+// GuardNone: no guard failed.
+const GuardNone Guard = ""
+
+// Detection checks, before the plausibility guards (code 5 / code 4).
+const (
+	GuardLandmarksNotFound  Guard = "landmarks_not_found"  // mean core peak < MinCorePeak
+	GuardVertebraDegenerate Guard = "vertebra_degenerate"  // v / max(W,H) < MinVertebra
+	GuardVLASPeakLow        Guard = "vlas_peak_low"        // VLAS peak < MinVLASPeak (code 4)
+	GuardVLASDispersed      Guard = "vlas_dispersion_high" // VLAS dispersion > MaxVLASDispersion (code 4)
+)
+
+// Plausibility guards, numbered as in docs/cardiac.md. All give code 5
+// except GuardVLASMisplaced and GuardVLASOutOfRange (code 4).
+const (
+	GuardVertebraeNotAlongSpine Guard = "vertebrae_not_along_spine" // 1: A->B against the heart's cranial->caudal direction
+	GuardVertebraeNotDorsal     Guard = "vertebrae_not_dorsal"      // 1: heart not wholly on one side of A-B, or carina not under the span
+	GuardAxesOutOfScale         Guard = "axes_out_of_scale"         // 2: long or short axis implausible in vertebral units
+	GuardLongAxisTooShort       Guard = "long_axis_too_short"       // 2: long axis < MinLongToShort x short axis
+	GuardShortAxisSkewed        Guard = "short_axis_skewed"         // 3: axes meet further than MaxAxisSkewDeg from 90 degrees
+	GuardShortAxisNotCrossing   Guard = "short_axis_not_crossing"   // 3: the axes do not cross inside each other
+	GuardHeartTopNotDorsal      Guard = "heart_top_not_dorsal"      // 4: carina not nearer the spine than the apex
+	GuardVLASMisplaced          Guard = "vlas_misplaced"            // 5: VLAS point not caudal of the long axis in the heart base (code 4)
+	GuardVHSOutOfRange          Guard = "vhs_out_of_range"          // 6: VHS outside [MinVHS, MaxVHS]
+	GuardVLASOutOfRange         Guard = "vlas_out_of_range"         // 6: VLAS outside [MinVLAS, MaxVLAS] (code 4)
+	GuardSpreadTooHigh          Guard = "spread_too_high"           // 7: spread > MaxSpreadForVHS
+)
+
+var guardDescriptions = map[Guard]string{
+	GuardLandmarksNotFound:      "the landmarks were not found",
+	GuardVertebraDegenerate:     "the vertebral span is too short to measure",
+	GuardVLASPeakLow:            "the VLAS landmark was not found",
+	GuardVLASDispersed:          "the models disagree on the VLAS landmark",
+	GuardVertebraeNotAlongSpine: "Vertebra A to B does not run cranial to caudal like the heart",
+	GuardVertebraeNotDorsal:     "Vertebra A-B does not lie dorsal to the heart",
+	GuardAxesOutOfScale:         "the heart axes are implausible against the T4-T9 span",
+	GuardLongAxisTooShort:       "the long axis is implausibly short against the short axis",
+	GuardShortAxisSkewed:        "the short axis is far from perpendicular to the long axis",
+	GuardShortAxisNotCrossing:   "the short axis does not cross the long axis",
+	GuardHeartTopNotDorsal:      "heart_top is not dorsal to heart_bottom",
+	GuardVLASMisplaced:          "the VLAS point is not caudal of the long axis at the heart base",
+	GuardVHSOutOfRange:          "the VHS is outside the clinically possible range",
+	GuardVLASOutOfRange:         "the VLAS is outside the clinically possible range",
+	GuardSpreadTooHigh:          "the five models disagree too much",
+}
+
+// Description is a short English sentence fragment saying why the guard
+// withheld the measurement ("" for GuardNone; the name itself for an
+// unknown guard).
+func (g Guard) Description() string {
+	if d, ok := guardDescriptions[g]; ok {
+		return d
+	}
+	return string(g)
+}
+
+// GuardResult is what CheckPlausibility found.
+type GuardResult struct {
+	// VHS is the first failed guard that withholds VHS and VLAS (code 5),
+	// GuardNone when guards 1-4, 6 (VHS) and 7 pass.
+	VHS Guard
+	// VLAS is the first failed guard that withholds VLAS only (code 4),
+	// GuardNone when guard 5 and guard 6 (VLAS) pass. It is checked only
+	// when VHS is GuardNone (a failed VHS guard withholds VLAS too).
+	VLAS Guard
+}
+
+// CheckPlausibility checks landmarks (pixels of the original image) and the
+// ensemble spread for anatomical plausibility before a VHS is returned
+// (docs/cardiac.md, "Plausibility guards"). Guards are checked in number
+// order and the first failure is reported; a guard whose quantity is
+// undefined (a zero-length axis or span) passes and leaves the failure to
+// the guard that measures it, and non-finite input fails. The answer does
+// not change when the image is mirrored, rotated, scaled or shifted.
+func CheckPlausibility(l Landmarks, spread float64) GuardResult {
+	g := Measure(l)
+	if f := firstFailed(
+		func() Guard { return guardSpine(l) },
+		func() Guard { return guardScale(g) },
+		func() Guard { return guardAxes(l, g) },
+		func() Guard { return guardHeartTop(l) },
+		func() Guard { return guardVHSRange(g.VHS) },
+		func() Guard { return guardSpread(spread) },
+	); f != GuardNone {
+		return GuardResult{VHS: f}
+	}
+	return GuardResult{VLAS: firstFailed(
+		func() Guard { return guardVLASPosition(l) },
+		func() Guard { return guardVLASRange(g.VLAS) },
+	)}
+}
+
+func firstFailed(guards ...func() Guard) Guard {
+	for _, f := range guards {
+		if g := f(); g != GuardNone {
+			return g
+		}
+	}
+	return GuardNone
+}
+
+// spineFrame is the A-B line: its origin A, unit direction A->B, length.
+type spineFrame struct {
+	a    Point
+	dir  Point
+	span float64
+}
+
+func newSpineFrame(l Landmarks) (spineFrame, bool) {
+	ab := sub(l[VertebraB], l[VertebraA])
+	span := norm(ab)
+	if !(span > 0) || math.IsInf(span, 0) {
+		return spineFrame{}, false
+	}
+	return spineFrame{a: l[VertebraA], dir: scaled(ab, 1/span), span: span}, true
+}
+
+// side is p's signed distance from the A-B line; its sign says which side
+// (which sign is which flips with mirroring, so only compare signs).
+func (s spineFrame) side(p Point) float64 { return cross(s.dir, sub(p, s.a)) }
+
+// along is the fraction of |A-B| from A of p's foot on the A-B line.
+func (s spineFrame) along(p Point) float64 { return dot(s.dir, sub(p, s.a)) / s.span }
+
+// guardSpine is guard 1: the vertebral span runs from cranial to caudal
+// like the heart's short axis, and it is dorsal of the heart: all four
+// heart points on one side of the A-B line, the carina's foot on that line
+// within [MinCarinaAlongSpine, MaxCarinaAlongSpine] of the span.
+func guardSpine(l Landmarks) Guard {
+	s, ok := newSpineFrame(l)
+	if !ok {
+		return GuardNone // zero span: guard 2 (and MinVertebra) fail it
+	}
+	caudal := sub(l[HeartLeft], l[HeartRight])
+	if c := norm(caudal); c > 0 {
+		if !(dot(s.dir, caudal) >= math.Cos(MaxSpineToShortAxisDeg*math.Pi/180)*c) {
+			return GuardVertebraeNotAlongSpine
+		}
+	}
+	top := s.side(l[HeartTop])
+	for _, k := range []int{HeartTop, HeartBottom, HeartRight, HeartLeft} {
+		if !(s.side(l[k])*top > 0) {
+			return GuardVertebraeNotDorsal
+		}
+	}
+	if t := s.along(l[HeartTop]); !(t >= MinCarinaAlongSpine && t <= MaxCarinaAlongSpine) {
+		return GuardVertebraeNotDorsal
+	}
+	return GuardNone
+}
+
+// guardScale is guard 2: both heart axes plausible in vertebral units and
+// the long axis not much shorter than the short axis.
+func guardScale(g Geometry) Guard {
+	long, short := g.LongAxis/g.Vertebra, g.ShortAxis/g.Vertebra
+	if !(long >= MinLongAxisV && long <= MaxLongAxisV && short >= MinShortAxisV && short <= MaxShortAxisV) {
+		return GuardAxesOutOfScale
+	}
+	if !(g.LongAxis >= MinLongToShort*g.ShortAxis) {
+		return GuardLongAxisTooShort
+	}
+	return GuardNone
+}
+
+// guardAxes is guard 3: the axes meet within MaxAxisSkewDeg of a right
+// angle, and each crosses the other within [MinAxisCrossing,
+// MaxAxisCrossing] of its length.
+func guardAxes(l Landmarks, g Geometry) Guard {
+	if g.LongAxis == 0 || g.ShortAxis == 0 {
+		return GuardNone // zero-length axis: guard 2 fails it
+	}
+	if !(g.AxisAngle >= 90-MaxAxisSkewDeg) {
+		return GuardShortAxisSkewed
+	}
+	long := sub(l[HeartBottom], l[HeartTop])
+	short := sub(l[HeartLeft], l[HeartRight])
+	w := sub(l[HeartRight], l[HeartTop])
+	den := cross(long, short)
+	// heart_top + s*long = heart_right + u*short
+	s, u := cross(w, short)/den, cross(w, long)/den
+	if !(s >= MinAxisCrossing && s <= MaxAxisCrossing && u >= MinAxisCrossing && u <= MaxAxisCrossing) {
+		return GuardShortAxisNotCrossing
+	}
+	return GuardNone
+}
+
+// guardHeartTop is guard 4: going from heart_top to heart_bottom moves away
+// from the A-B line (the spine is dorsal, the apex ventral) by at least
+// sin(MinLongAxisFromSpineDeg) of the long axis.
+func guardHeartTop(l Landmarks) Guard {
+	s, ok := newSpineFrame(l)
+	long := l[HeartTop].Dist(l[HeartBottom])
+	if !ok || long == 0 {
+		return GuardNone // zero span or long axis: guard 2 fails it
+	}
+	top, bottom := s.side(l[HeartTop]), s.side(l[HeartBottom])
+	if top < 0 {
+		top, bottom = -top, -bottom
+	}
+	if !(bottom-top >= math.Sin(MinLongAxisFromSpineDeg*math.Pi/180)*long) {
+		return GuardHeartTopNotDorsal
+	}
+	return GuardNone
+}
+
+// guardVLASPosition is guard 5: seen from heart_top, the VLAS point is on
+// the caudal (heart_left) side of the long axis at an angle from it within
+// [MinVLASAngleDeg, MaxVLASAngleDeg], and its projection on the long axis
+// is at most MaxVLASAlongLongAxis of it.
+func guardVLASPosition(l Landmarks) Guard {
+	long := sub(l[HeartBottom], l[HeartTop])
+	n := norm(long)
+	if !(n > 0) || math.IsInf(n, 0) {
+		return GuardNone // zero long axis: guard 2 withholds everything
+	}
+	along := scaled(long, 1/n)
+	caudal := Point{-along.Y, along.X}
+	if dot(caudal, sub(l[HeartLeft], l[HeartRight])) < 0 {
+		caudal = scaled(caudal, -1)
+	}
+	w := sub(l[VLASPoint], l[HeartTop])
+	angle := math.Atan2(dot(w, caudal), dot(w, along)) * 180 / math.Pi
+	if !(angle >= MinVLASAngleDeg && angle <= MaxVLASAngleDeg && dot(w, along) <= MaxVLASAlongLongAxis*n) {
+		return GuardVLASMisplaced
+	}
+	return GuardNone
+}
+
+// guardVHSRange is guard 6 for VHS (code 5).
+func guardVHSRange(vhs float64) Guard {
+	if !(vhs >= MinVHS && vhs <= MaxVHS) {
+		return GuardVHSOutOfRange
+	}
+	return GuardNone
+}
+
+// guardVLASRange is guard 6 for VLAS (code 4).
+func guardVLASRange(vlas float64) Guard {
+	if !(vlas >= MinVLAS && vlas <= MaxVLAS) {
+		return GuardVLASOutOfRange
+	}
+	return GuardNone
+}
+
+// guardSpread is guard 7.
+func guardSpread(spread float64) Guard {
+	if !(spread <= MaxSpreadForVHS) {
+		return GuardSpreadTooHigh
+	}
+	return GuardNone
+}
+
+func sub(p, q Point) Point            { return Point{p.X - q.X, p.Y - q.Y} }
+func scaled(p Point, f float64) Point { return Point{p.X * f, p.Y * f} }
+func dot(p, q Point) float64          { return p.X*q.X + p.Y*q.Y }
+func cross(p, q Point) float64        { return p.X*q.Y - p.Y*q.X }
+func norm(p Point) float64            { return math.Hypot(p.X, p.Y) }

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""Writes anatomies.json: the generator's exact landmarks of many phantom
+anatomies, in vertebral units and its anatomical frame (head left, y
+ventral), without rendering images. guards_test.go checks that no
+plausibility guard fires on any of them (valid anatomy by construction).
+
+Uses models/train/phantom.build with the held-out ranges (seeds 9300001..)
+and the training ranges (seeds 9400001..). Run from anywhere:
+    /usr/bin/python3 -B engine/cardiac/testdata/phantoms/make_anatomies.py
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "models", "train"))
+import phantom  # noqa: E402
+
+SETS = [("heldout", phantom.HELDOUT, 9300001, 500), ("train", phantom.TRAIN, 9400001, 300)]
+
+
+def main():
+    out = []
+    for name, ranges, seed0, n in SETS:
+        for seed in range(seed0, seed0 + n):
+            _, _, truth = phantom.build(np.random.default_rng(seed), ranges)
+            out.append({"set": name, "seed": seed,
+                        "landmarks": [[round(float(truth[k][0]), 4), round(float(truth[k][1]), 4)] for k in phantom.LANDMARKS]})
+    with open(os.path.join(HERE, "anatomies.json"), "w") as f:
+        json.dump({"source": "models/train/phantom.py build(default_rng(seed), HELDOUT or TRAIN), landmarks in "
+                             + ", ".join(phantom.LANDMARKS) + " order, vertebral units",
+                   "anatomies": out}, f, separators=(",", ":"))
+        f.write("\n")
+    print(len(out), "anatomies")
+
+
+if __name__ == "__main__":
+    main()
