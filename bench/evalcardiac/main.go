@@ -1,8 +1,10 @@
-// Command evalcardiac measures the shipped cardiac models on the held-out
+// Command evalcardiac measures the shipped cardiac models on a held-out
 // set written by models/train/heldout.py, through the same engine the
-// product runs, and writes the figures into the model card.
+// product runs, and writes the figures into the model card's section for
+// that set.
 //
-//	go run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md
+//	go run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md --section eval
+//	go run ./bench/evalcardiac --data testdata/heldout-phantom --card models/CARDIAC_MODEL_CARD.md --section eval-phantom
 package main
 
 import (
@@ -116,6 +118,8 @@ func main() {
 	card := flag.String("card", "", "model card to update between the eval markers")
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
+	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
+	dump := flag.String("dump", "", "write one JSON line per radiograph (truth, prediction, code, spread) to this file")
 	flag.Parse()
 	if *firstStage && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
@@ -123,13 +127,13 @@ func main() {
 	}
 	opts := cardiac.DefaultOptions()
 	opts.FirstStageOnly = *firstStage
-	if err := run(*data, cli.ModelsDir(*models), *card, *lib, opts); err != nil {
+	if err := run(*data, cli.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, modelsDir, card, lib string, opts cardiac.Options) error {
+func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options) error {
 	b, err := os.ReadFile(filepath.Join(data, "truth.json"))
 	if err != nil {
 		return fmt.Errorf("read held-out truth: %w", err)
@@ -147,6 +151,15 @@ func run(data, modelsDir, card, lib string, opts cardiac.Options) error {
 	}
 	defer eng.Close()
 	ctx := context.Background()
+	var dumpEnc *json.Encoder
+	if dump != "" {
+		f, err := os.Create(dump)
+		if err != nil {
+			return fmt.Errorf("create dump: %w", err)
+		}
+		defer f.Close()
+		dumpEnc = json.NewEncoder(f)
+	}
 	s := Summary{Codes: map[int]int{}, ByConfidence: map[string]agg{}}
 	var vhsErr, vlasErr, lat, lat1024, lmErr []float64
 	perLandmark := map[string][]float64{}
@@ -176,6 +189,12 @@ func run(data, modelsDir, card, lib string, opts cardiac.Options) error {
 		}
 		s.Radiographs++
 		s.Codes[int(res.Code)]++
+		if dumpEnc != nil {
+			if err := dumpEnc.Encode(dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code),
+				PredVHS: res.VHS, PredVLAS: res.VLAS, Spread: res.Spread, Landmarks: res.Landmarks}); err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+		}
 		if rejected {
 			rejectedPos++
 			continue
@@ -236,17 +255,29 @@ func run(data, modelsDir, card, lib string, opts cardiac.Options) error {
 	out, _ := json.MarshalIndent(s, "", " ")
 	fmt.Println(string(out))
 	if card != "" {
-		return writeCard(card, tf.Generator, s)
+		return writeCard(card, section, tf.Generator, s)
 	}
 	return nil
 }
 
-func writeCard(path, generator string, s Summary) error {
+// dumpLine is one radiograph's truth and result, for calibrating thresholds.
+type dumpLine struct {
+	File      string            `json:"file"`
+	VHS       float64           `json:"vhs"`
+	VLAS      float64           `json:"vlas"`
+	Code      int               `json:"code"`
+	PredVHS   *float64          `json:"pred_vhs"`
+	PredVLAS  *float64          `json:"pred_vlas"`
+	Spread    float64           `json:"spread"`
+	Landmarks cardiac.Landmarks `json:"landmarks"`
+}
+
+func writeCard(path, section, generator string, s Summary) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	const begin, end = "<!-- eval:begin -->", "<!-- eval:end -->"
+	begin, end := "<!-- "+section+":begin -->", "<!-- "+section+":end -->"
 	text := string(b)
 	i, j := strings.Index(text, begin), strings.Index(text, end)
 	if i < 0 || j < i {
