@@ -130,7 +130,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 			if verbose {
 				var v bytes.Buffer
 				_ = json.Compact(&v, it.Variant)
-				fmt.Printf("%s %s pop=%v conf=%.2f chroma=%.1f aligned=%s quad=%s\n", it.File, v.String(), a.PoPDetected, a.Corners.Confidence, a.Chroma, sideDevs(a.Corners.Screen), quadString(a.Corners.Screen))
+				fmt.Printf("%s %s pop=%v conf=%.2f chroma=%.1f aligned=%s frame_sides=%d quad=%s\n", it.File, v.String(), a.PoPDetected, a.Corners.Confidence, a.Chroma, sideDevs(a.Corners.Screen), a.Corners.FrameSides(), quadString(a.Corners.Screen))
 			}
 		case it.Kind == "radiograph":
 			radio++
