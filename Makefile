@@ -137,14 +137,15 @@ eval-cardiac:
 	$(GO) run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md --section eval
 	$(GO) run ./bench/evalcardiac --data testdata/heldout-phantom --card models/CARDIAC_MODEL_CARD.md --section eval-phantom
 
-# PoP: held-out screen-photo composites (seeds 40,000,000-42,200,000, used
+# PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)
 # VHS and session figures. docs/pop.md records the results.
 POP_HELDOUT := testdata/pop-heldout
 eval-pop:
 	cd models/train && for a in "screen --n 160 --seed0 40000000" "radiograph --n 200 --seed0 40500000" \
 		"sequence --n 30 --frames 8 --seed0 41000000" "unusable_sequence --n 10 --frames 8 --seed0 41500000" \
-		"no_screen --n 20 --seed0 42000000" "heavy_blur --n 20 --seed0 42100000" "black --n 10 --seed0 42200000"; do \
+		"no_screen --n 20 --seed0 42000000" "heavy_blur --n 20 --seed0 42100000" "black --n 10 --seed0 42200000" \
+		"radiograph_export --n 200 --seed0 42300000"; do \
 		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
 

@@ -1,13 +1,15 @@
 // Command evalpop measures the PoP pipeline on composites written by
 // models/train/pop_composites.py: corner error (share of the frame
-// diagonal), corners found on usable frames, radiograph files misread as
-// screen photos, quality verdicts and, with --models, VHS error on screen
+// diagonal), corners found on usable frames, radiograph files (grey, and
+// tinted, cropped or bordered exports) misread as screen photos, quality
+// verdicts and, with --models, VHS error on screen
 // photos. Usage:
 //
 //	go run ./bench/evalpop --data DIR [--models DIR] [--ort-lib PATH] [-v]
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -34,6 +36,7 @@ type item struct {
 	Sequence  *int            `json:"sequence"`
 	Frame     int             `json:"frame"`
 	Landmarks json.RawMessage `json:"landmarks"`
+	Variant   json.RawMessage `json:"variant"`
 }
 
 func main() {
@@ -97,7 +100,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 		defer m.close()
 	}
 	var errs, errsFull, errsViewer, errsScreen []float64
-	var usable, found, radio, misread, unusable, unusableFound, unusableGood, usableGood int
+	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
 	var vhsErr, vhsErrDirect []float64
 	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
@@ -119,6 +122,16 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 			return fmt.Errorf("%s: %w", it.File, err)
 		}
 		switch {
+		case it.Kind == "radiograph_export":
+			exports++
+			if a.PoPDetected {
+				exportsMisread++
+			}
+			if verbose {
+				var v bytes.Buffer
+				_ = json.Compact(&v, it.Variant)
+				fmt.Printf("%s %s pop=%v conf=%.2f chroma=%.1f aligned=%s frame_sides=%d quad=%s\n", it.File, v.String(), a.PoPDetected, a.Corners.Confidence, a.Chroma, sideDevs(a.Corners.Screen), a.Corners.FrameSides(), quadString(a.Corners.Screen))
+			}
 		case it.Kind == "radiograph":
 			radio++
 			if a.PoPDetected {
@@ -153,7 +166,7 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 				}
 			}
 			if verbose {
-				fmt.Printf("%s %s conf=%.2f viewer=%v err=%.2f%% q=%+v quad=%s\n", it.File, it.Mode, a.Corners.Confidence, a.Corners.Viewer, 100*e, a.Quality, quadString(a.Corners.Quad))
+				fmt.Printf("%s %s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s\n", it.File, it.Mode, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad))
 			}
 		default:
 			unusable++
@@ -175,6 +188,9 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	fmt.Printf("monitor active area (Corners.Screen vs truth screen), %% of diagonal: median %.2f, p95 %.2f\n", 100*pct(errsScreen, 0.5), 100*pct(errsScreen, 0.95))
 	fmt.Printf("usable frames passing quality: %d of %d found\n", usableGood, found)
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
+	if exports > 0 {
+		fmt.Printf("radiograph exports (tinted, cropped, bordered files): %d, misread as screen photos %d (correct %.1f %%)\n", exports, exportsMisread, 100*float64(exports-exportsMisread)/float64(exports))
+	}
 	fmt.Printf("unusable frames: %d, corrected %d, passing quality %d\n", unusable, unusableFound, unusableGood)
 	if len(seqs) > 0 {
 		if err := readiness(dir, seqs, verbose); err != nil {
@@ -214,6 +230,15 @@ func quadErr(q pop.Quad, truth [][2]float64, it item) float64 {
 		s += math.Hypot(q[i].X-truth[i][0], q[i].Y-truth[i][1])
 	}
 	return s / 4 / math.Hypot(float64(it.Width), float64(it.Height))
+}
+
+// sideDevs lists each side's angle to the nearer image axis (degrees).
+func sideDevs(q pop.Quad) string {
+	var p []string
+	for i := range 4 {
+		p = append(p, fmt.Sprintf("%.2f", pop.Quad{q[i], q[(i+1)%4], q[i], q[(i+1)%4]}.AxisDeviation()))
+	}
+	return strings.Join(p, "/")
 }
 
 func quadString(q pop.Quad) string {

@@ -115,6 +115,29 @@ func (q Quad) minAngle() float64 {
 	return m
 }
 
+// AxisDeviation is the largest angle, in degrees, between a side of q and
+// the nearer of the image axes (rows, columns): 0 for a rectangle drawn
+// on the pixel grid, the camera's roll and perspective for a photographed
+// one.
+func (q Quad) AxisDeviation() float64 {
+	d := 0.0
+	for i := range 4 {
+		d = math.Max(d, q.sideAxisDeviation(i))
+	}
+	return d
+}
+
+// sideAxisDeviation is the angle, in degrees, between side i (from corner
+// i to corner i+1) and the nearer image axis; 90 for a degenerate side.
+func (q Quad) sideAxisDeviation(i int) float64 {
+	a, b := q[i], q[(i+1)%4]
+	dx, dy := math.Abs(b.X-a.X), math.Abs(b.Y-a.Y)
+	if dx == 0 && dy == 0 {
+		return 90
+	}
+	return math.Atan2(math.Min(dx, dy), math.Max(dx, dy)) * 180 / math.Pi
+}
+
 // Scale multiplies every coordinate by s.
 func (q Quad) Scale(s float64) Quad {
 	for i := range q {

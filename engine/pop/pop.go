@@ -84,8 +84,13 @@ type Analysis struct {
 	Corners Corners
 	// Chroma is the frame's colourfulness (Chroma).
 	Chroma float64
+	// FileFrame: the screen candidate is the file's own frame (a border,
+	// collimation or crop edge on the pixel grid, Corners.FileFrame), so
+	// the frame is a radiograph file, not a screen photo.
+	FileFrame bool
 	// PoPDetected: the frame is a colour photograph showing a screen
-	// candidate with confidence >= SuspectConfidence.
+	// candidate with confidence >= SuspectConfidence that is not the
+	// file's own frame.
 	PoPDetected bool
 	// Corrected: PoPDetected, the corners were found confidently and the
 	// display area was rectified.
@@ -111,8 +116,8 @@ func Analyze(frame gocv.Mat) (*Analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("detect corners: %w", err)
 	}
-	a := &Analysis{Corners: c, Chroma: Chroma(frame)}
-	a.PoPDetected = a.Chroma >= MinChroma && c.Confidence >= SuspectConfidence
+	a := &Analysis{Corners: c, Chroma: Chroma(frame), FileFrame: c.FileFrame()}
+	a.PoPDetected = a.Chroma >= MinChroma && c.Confidence >= SuspectConfidence && !a.FileFrame
 	if !a.PoPDetected {
 		return a, nil
 	}

@@ -21,8 +21,10 @@ spans [i, i+1] x [j, j+1]):
 
 Kinds: "screen" (usable single frame), "sequence" (N consecutive frames of
 one monitor with hand shake; some frames blurred), "no_screen", "heavy_blur",
-"black", and "radiograph" (a plain radiograph file, the PoP detector's
-negative class).
+"black", "radiograph" (a plain grey radiograph file, the PoP detector's
+negative class) and "radiograph_export" (plain radiograph files as viewers
+and clinics export them: a display tint, a tight crop through the body, a
+thin dark or light border, coloured measurement lines; also negatives).
 
 Seeds: every composite seed also seeds its phantom. Ranges in use elsewhere:
 phantom training 1000-7000 (train_cardiac.sh), cardiac held-out 10,000,000+,
@@ -51,7 +53,7 @@ POP_HELDOUT_SEED_BASE = 40_000_000
 
 FRAME_SIZES = [(1280, 720), (1920, 1080), (1024, 768), (1600, 1200), (1280, 960), (720, 1280), (1080, 1440)]
 SCREEN_ASPECTS = [16 / 9, 16 / 10, 5 / 4, 4 / 3, 16 / 9, 16 / 10]
-KINDS = ("screen", "sequence", "no_screen", "heavy_blur", "black", "radiograph")
+KINDS = ("screen", "sequence", "no_screen", "heavy_blur", "black", "radiograph", "radiograph_export")
 
 
 # ---------------------------------------------------------------- geometry
@@ -390,6 +392,61 @@ def unusable(seed, kind, size=None):
     raise ValueError(kind)
 
 
+def radiograph_export(seed):
+    """A plain radiograph file as a viewer or a clinic exports it (no camera
+    involved): the phantom, often cropped tight through the body, mapped
+    through a display tint (a per-channel colour ramp from a dark to a
+    light colour: blue, sepia, green...), often framed by a thin dark,
+    light or grey border, sometimes with coloured measurement lines burned
+    in. Returns (RGB array, truth, format, JPEG quality)."""
+    rng = np.random.default_rng(seed)
+    long_side = int(rng.integers(300, 2000))
+    asp = rng.uniform(0.7, 1.6)
+    w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
+    im, truth, meta = phantom.generate(seed, w, h)
+    a = np.asarray(im, np.float32) / 255.0
+    variant = {}
+    if rng.random() < 0.5:  # tight crop: the frame cuts through the body
+        cw, ch = int(w * rng.uniform(0.7, 0.95)), int(h * rng.uniform(0.7, 0.95))
+        x0, y0 = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+        a = a[y0:y0 + ch, x0:x0 + cw]
+        truth = {k: (float(v[0]) - x0, float(v[1]) - y0) for k, v in truth.items()}
+        w, h = cw, ch
+        variant["crop"] = True
+    if rng.random() < 0.85:  # display tint: a colour ramp per channel
+        lo = rng.uniform(0, 45, 3)
+        hi = rng.uniform(195, 255, 3)
+        gam = rng.uniform(0.85, 1.15, 3)
+        rgb = lo + (hi - lo) * a[..., None] ** gam
+        variant["tint"] = [round(float(v)) for v in (hi - lo)]
+    else:
+        rgb = np.repeat(a[..., None] * 255, 3, -1)
+    if rng.random() < 0.7:  # a thin border from the viewer or the crop tool
+        bw = max(1, int(round(rng.uniform(0.002, 0.03) * min(w, h))))
+        kind = rng.choice(["dark", "light", "grey"], p=[0.5, 0.35, 0.15])
+        col = {"dark": rng.uniform(0, 30), "light": rng.uniform(225, 255), "grey": rng.uniform(60, 180)}[kind]
+        col = np.full(3, col) if rng.random() < 0.6 else np.clip(col + rng.uniform(-15, 15, 3), 0, 255)
+        out = np.empty((h + 2 * bw, w + 2 * bw, 3), np.float32)
+        out[:] = col
+        out[bw:bw + h, bw:bw + w] = rgb
+        rgb = out
+        truth = {k: (v[0] + bw, v[1] + bw) for k, v in truth.items()}
+        variant["border"] = f"{kind} {bw}px"
+    img = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8), "RGB")
+    if rng.random() < 0.25:  # measurement lines drawn by a viewer
+        d = ImageDraw.Draw(img)
+        col = [(255, 255, 0), (0, 255, 0), (0, 200, 255), (255, 80, 80)][int(rng.integers(4))]
+        W, H = img.size
+        for _ in range(int(rng.integers(1, 4))):
+            p = rng.uniform(0.2, 0.8, 4) * [W, H, W, H]
+            d.line([tuple(p[:2]), tuple(p[2:])], fill=col, width=max(1, W // 400))
+        variant["lines"] = True
+    fmt = "png" if rng.random() < 0.4 else "jpg"
+    t = dict(usable=True, kind="radiograph_export", width=img.size[0], height=img.size[1], vhs=meta["vhs"],
+             vlas=meta["vlas"], variant=variant, landmarks={k: [float(v[0]), float(v[1])] for k, v in truth.items()})
+    return img, t, fmt, int(rng.integers(70, 96))
+
+
 # ---------------------------------------------------------------- writers
 
 def _write(out, name, arr, quality, truth, fmt="jpg"):
@@ -431,6 +488,9 @@ def _job(args):
         t = dict(usable=True, kind=kind, width=w, height=h, vhs=meta["vhs"], vlas=meta["vlas"],
                  landmarks={k: [float(v[0]), float(v[1])] for k, v in truth.items()})
         return [_write(out, f"radiograph_{i:04d}.{fmt}", im, int(rng.integers(80, 96)), t, fmt)]
+    if kind == "radiograph_export":
+        im, t, fmt, q = radiograph_export(seed)
+        return [_write(out, f"export_{i:04d}.{fmt}", im, q, t, fmt)]
     if kind == "unusable_sequence":
         rng = np.random.default_rng(seed)
         res = []

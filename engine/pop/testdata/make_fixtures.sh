@@ -8,3 +8,20 @@ rm -f $O/*.jpg $O/*.png $O/truth_*.json
 /usr/bin/python3 $T/pop_composites.py $O --kind screen --n 8 --seed0 35000000 --size 960x540
 /usr/bin/python3 $T/pop_composites.py $O --kind radiograph --n 4 --seed0 35100000
 /usr/bin/python3 $T/pop_composites.py $O/bench --kind screen --n 1 --seed0 35200000 --size 1920x1080
+# A plain radiograph file as a viewer exports it (TestTintedRadiographFile):
+# cropped tight through the body, a blue display tint, a thin dark border.
+/usr/bin/python3 - <<'PY'
+import sys
+sys.path.insert(0, "models/train")
+import numpy as np
+from PIL import Image
+import phantom
+im, _, _ = phantom.generate(35400000, 440, 380)
+a = np.asarray(im, np.float32)[24:356, 30:414] / 255.0    # tight crop through the body
+lo, hi = np.array([8.0, 12.0, 26.0]), np.array([226.0, 234.0, 255.0])   # blue display tint
+rgb = lo + (hi - lo) * a[..., None] ** np.array([1.0, 0.97, 0.9])
+b = 3
+out = np.full((rgb.shape[0] + 2 * b, rgb.shape[1] + 2 * b, 3), 6.0)
+out[b:-b, b:-b] = rgb
+Image.fromarray(out.round().astype(np.uint8), "RGB").save("engine/pop/testdata/tinted_radiograph.png", optimize=True)
+PY

@@ -30,6 +30,22 @@ class TestComposites(unittest.TestCase):
         self.assertFalse(t["usable"])
         self.assertLess(arr.mean(), 12)
 
+    def test_radiograph_export(self):
+        tinted = 0
+        for k in range(6):
+            im, t, fmt, q = pc.radiograph_export(pc.POP_TRAIN_SEED_BASE + 900_010 + k)
+            self.assertEqual(im.mode, "RGB")
+            self.assertEqual(im.size, (t["width"], t["height"]))
+            self.assertEqual(t["kind"], "radiograph_export")
+            self.assertIn(fmt, ("png", "jpg"))
+            a = np.asarray(im, np.int16)
+            if "tint" in t["variant"]:
+                tinted += 1
+                self.assertGreater(np.abs(a[..., 2] - a[..., 1]).mean() + np.abs(a[..., 1] - a[..., 0]).mean(), 1.5)
+            if t["variant"].get("border", "").startswith("dark"):
+                self.assertLessEqual(int(a[0, 0].max()), 45)
+        self.assertGreater(tinted, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
