@@ -364,7 +364,7 @@ def build(pt, r, mu):
     dorsal = float(pt.spine_y(6.5)) - pt.body_h - r.uniform(1.4, 2.4) - 0.4 * pt.fat
     ventral = float(pt.sternum_y(6.5)) + 0.35 + 0.5 * pt.fat
     tc = np.array([7.5, 0.5 * (dorsal + ventral), 0.0])
-    tax = np.array([r.uniform(13, 17), 0.5 * (ventral - dorsal), hw + 0.5 + 0.6 * pt.fat])
+    tax = np.array([r.uniform(22, 30), 0.5 * (ventral - dorsal), hw + 0.5 + 0.6 * pt.fat])
     scene.ellipsoid(tc, tax, fat, name="torso")
     inner = tax - np.array([0.4, 0.45 * pt.fat + 0.1, 0.5 * pt.fat + 0.1])
     scene.ellipsoid(tc + [0, 0.05 * pt.fat, 0], inner, st - fat, name="muscle")
@@ -433,12 +433,12 @@ def build(pt, r, mu):
         tilt = math.radians(35 if ti < 10 else -10 if ti >= 11 else 5)
         sp_dir = np.array([math.sin(tilt), -math.cos(tilt), 0])
         spc = arch + sp_dir * (0.5 * hgt + 0.1)
-        scene.ellipsoid(spc, [0.5 * hgt, 0.13, r.uniform(0.1, 0.16)], cort, Rb=np.column_stack([sp_dir, [-sp_dir[1], sp_dir[0], 0], [0, 0, 1]]))
+        scene.ellipsoid(spc, [0.5 * hgt, 0.14, r.uniform(0.14, 0.24)], cort, Rb=np.column_stack([sp_dir, [-sp_dir[1], sp_dir[0], 0], [0, 0, 1]]))
         # Transverse/rib-head bulk superimposed on the body.
         scene.ellipsoid(mid + [0, -0.1, 0], [0.2, 0.18, 0.7], canc * 0.6)
 
     # Ribs 1..13, both sides.
-    rib_r = r.uniform(0.11, 0.17) * (0.85 if pt.cat else 1.0)
+    rib_r = r.uniform(0.08, 0.13) * (0.85 if pt.cat else 1.0)
     sweep0 = r.uniform(2.4, 4.2)
     for i in range(13):
         hx = T[i] + 0.05
@@ -454,12 +454,15 @@ def build(pt, r, mu):
         for side in (-1, 1):
             psis = np.linspace(math.radians(12), psi_end, 11)
             prog = (psis - psis[0]) / (psis[-1] - psis[0])
-            pts = np.stack([hx + sweep * prog ** r.uniform(0.7, 0.9) * (1.0 + 0.15 * (i > 8)),
+            # caudoventral from the spine, curving back cranially toward the
+            # costochondral junction
+            bend = r.uniform(0.5, 0.65) * math.pi
+            pts = np.stack([hx + sweep * np.sin(prog * bend) / math.sin(bend) * (1.0 + 0.15 * (i > 8)),
                             ryc - ry * np.cos(psis),
                             side * rz * np.sin(psis)], 1)
             pts = np.vstack([head + [0.1, 0.0, side * 0.45], pts])
             for j in range(len(pts) - 1):
-                _shell(scene, pts[j], pts[j + 1], rib_r, cort, canc, cort=0.3)
+                _shell(scene, pts[j], pts[j + 1], rib_r, cort, canc, cort=0.2)
             # Costal cartilage to the sternum (sternal ribs) or the arch.
             end = pts[-1]
             if not asternal:
@@ -502,14 +505,14 @@ def build(pt, r, mu):
 
     # Pulmonary vessels: branching from the hilum into the lungs.
     hil = carina + axis * 0.1 * L
-    for _ in range(int(r.integers(18, 34))):
+    for _ in range(int(r.integers(60, 110))):
         ang = r.uniform(-math.pi * 0.95, math.pi * 0.25)
         d = np.array([math.cos(ang), math.sin(ang) * 0.8, r.uniform(-0.6, 0.6)])
         d /= np.linalg.norm(d)
         p = hil + d * r.uniform(0.3, 1.0)
-        rad = r.uniform(0.08, 0.16)
+        rad = r.uniform(0.05, 0.16)
         pts = [p]
-        for _ in range(int(r.integers(3, 7))):
+        for _ in range(int(r.integers(3, 9))):
             d = d + r.normal(0, 0.25, 3)
             d /= np.linalg.norm(d)
             p = p + d * r.uniform(0.5, 1.0)
@@ -840,7 +843,7 @@ def _field_of_view(pt, r, pts_body):
     lm = np.array(list(pts_body.values()))
     lx0, ly0 = lm.min(0)
     lx1, ly1 = lm.max(0)
-    tight = r.random() < 0.45
+    tight = r.random() < 0.6
     if tight:  # cut neck and abdomen, as in tightly cropped exports
         x0 = lx0 - r.uniform(0.6, 2.5)
         x1 = lx1 + r.uniform(0.6, 3.0)
@@ -852,6 +855,30 @@ def _field_of_view(pt, r, pts_body):
         y0 = float(pt.spine_y(6)) - pt.body_h - r.uniform(2.0, 5.5)
         y1 = float(pt.sternum_y(7)) + r.uniform(0.6, 3.5)
     return x0, y0, x1, y1
+
+
+def anatomy(seed, heldout=False):
+    """The exact landmarks of one simulated patient, in vertebral units of the
+    projected view frame (head left, y ventral), without rendering an image:
+    (dict name -> [x, y], meta). The same draw as generate(seed)."""
+    r = np.random.default_rng(seed)
+    for _ in range(30):
+        pt = Patient(r, heldout)
+        mu = attenuation_coefficients(r)
+        mu["lung"] = mu["soft"] * (0.32 - 0.14 * pt.resp)
+        scene, parts, carina, meta = build(pt, r, mu)
+        lmh = heart_landmarks(scene, parts, carina, meta["cvc_y"])
+        if lmh is None:
+            continue
+        T = pt.endplate_x
+        A3 = pt.body_axis_point(T[3] + 0.075 * (T[4] - T[3]), 0.5)
+        B3 = pt.body_axis_point(T[9] - 0.075 * (T[9] - T[8]), 0.5)
+        pts = dict(zip(LANDMARKS[:5], lmh))
+        pts["Vertebra A"], pts["Vertebra B"] = scene.view(A3)[:2], scene.view(B3)[:2]
+        vhs, vlas = measure(pts)
+        if 6.0 < vhs < 15.0 and 0.8 < vlas < 4.5:
+            return pts, {"vhs": vhs, "vlas": vlas, "kind": pt.kind, "pattern": pt.pattern}
+    raise RuntimeError(f"xraysim seed {seed}: no plausible heart")
 
 
 def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None):
@@ -880,7 +907,7 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
         pts = {"heart_top": top, "heart_bottom": bottom, "heart_right": right, "heart_left": left, "VLAS": vl,
                "Vertebra A": scene.view(A3)[:2], "Vertebra B": scene.view(B3)[:2]}
         vhs, vlas = measure(pts)
-        if not (5.5 < vhs < 15.5 and 0.8 < vlas < 4.6):
+        if not (6.0 < vhs < 15.0 and 0.8 < vlas < 4.5):
             continue
         break
     else:
