@@ -22,13 +22,18 @@ import (
 )
 
 // Body limits, applied with http.MaxBytesReader before anything is read.
+// They follow from the spec's limits (app's MaxImageBytes and
+// MaxBatchImages); docs/security.md lists them.
 const (
-	// MaxPredictBody bounds /v3/predict and /v3/predict/stream: 10 images
-	// of 10 MiB in base64 are 140 MiB; 150 MiB leaves room for the JSON.
-	MaxPredictBody = 150 << 20
+	// MaxPredictBody bounds /v3/predict and /v3/predict/stream:
+	// app.MaxCardiacBody, 10 images of 10 MiB in base64 plus 1 MiB for the
+	// JSON around them (about 143 MB). The body is read as a stream that
+	// stops at the first rule broken (app.ReadCardiacRequest).
+	MaxPredictBody = app.MaxCardiacBody
 	// MaxImageBody bounds the one-image endpoints (pop-session, corners,
-	// rectify, preprocess): 10 MiB in base64 is 13.4 MiB.
-	MaxImageBody = 16 << 20
+	// rectify, preprocess): one image of 10 MiB in base64
+	// (app.MaxImageBase64) plus 64 KiB for the other fields.
+	MaxImageBody = app.MaxImageBase64 + 64<<10
 	// MaxSmallBody bounds /v3/pop-session/start and /usg/v1/predict.
 	MaxSmallBody = 64 << 10
 )
@@ -92,8 +97,9 @@ func (s *Server) routes() {
 		s.mux.Handle(pattern, s.v3(limit, h))
 	}
 	v3("GET /v3/health", 0, s.health)
-	v3("POST /v3/predict", MaxPredictBody, s.predict)
-	v3("POST /v3/predict/stream", MaxPredictBody, s.predictStream)
+	// The prediction bodies are read by their handlers as a stream.
+	s.mux.Handle("POST /v3/predict", s.v3Stream(MaxPredictBody, s.predict))
+	s.mux.Handle("POST /v3/predict/stream", s.v3Stream(MaxPredictBody, s.predictStream))
 	v3("POST /v3/pop-session/start", MaxSmallBody, s.sessionStart)
 	v3("POST /v3/pop-session", MaxImageBody, s.sessionFrame)
 	v3("POST /v3/corners", MaxImageBody, s.corners)

@@ -84,9 +84,8 @@ func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing",
 // billing, so it is not billed. A failure after the stream started ends
 // it with an error event whose index is -1.
 func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	pr, err := app.ParseCardiacRequest(req.body, false)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
+	pr, ok := s.readCardiac(w, req, false)
+	if !ok {
 		return
 	}
 	if s.svc.Cardiac() == nil {

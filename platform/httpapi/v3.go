@@ -11,7 +11,9 @@ import (
 	"vetlens/app"
 )
 
-// v3Request is an authenticated cardiac request with its bounded body.
+// v3Request is an authenticated cardiac request with its bounded body:
+// read into body, or left in r.Body (bounded) for a handler that reads it
+// as a stream (v3Stream).
 type v3Request struct {
 	r      *http.Request
 	caller app.Caller
@@ -30,6 +32,17 @@ func v3Error(w http.ResponseWriter, status int, msg string) {
 // per-key in-flight limit (429), the request timeout, and a body bounded
 // by limit (413 beyond it) read before the handler runs.
 func (s *Server) v3(limit int64, h v3Handler) http.Handler {
+	return s.v3Body(limit, true, h)
+}
+
+// v3Stream is v3 for a handler that reads the body itself, as a stream:
+// r.Body is bounded by limit but not read in advance.
+func (s *Server) v3Stream(limit int64, h v3Handler) http.Handler {
+	return s.v3Body(limit, false, h)
+}
+
+// v3Body is v3, reading the body in advance when read is set.
+func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer s.recoverV3(w)
 		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
@@ -53,6 +66,8 @@ func (s *Server) v3(limit int64, h v3Handler) http.Handler {
 		req := &v3Request{r: r, caller: caller}
 		if limit > 0 {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		if limit > 0 && read {
 			b, tooLarge, err := readBody(r)
 			if tooLarge {
 				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
@@ -107,10 +122,25 @@ func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) 
 	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
 }
 
-func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	pr, err := app.ParseCardiacRequest(req.body, true)
-	if err != nil {
+// readCardiac reads the cardiac request body as a stream
+// (app.ReadCardiacRequest); a body over the limit is a 413.
+func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool) (*app.CardiacRequest, bool) {
+	pr, err := app.ReadCardiacRequest(req.r.Body, strict)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		return nil, false
+	case err != nil:
 		s.v3Fail(w, req.r, err)
+		return nil, false
+	}
+	return pr, true
+}
+
+func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	pr, ok := s.readCardiac(w, req, true)
+	if !ok {
 		return
 	}
 	if pr.Batch {
