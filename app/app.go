@@ -13,6 +13,7 @@ import (
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/platform/membudget"
 	"vetlens/platform/store"
 )
 
@@ -55,6 +56,15 @@ type Config struct {
 	// CardiacConcurrency is how many cardiac images are measured at once
 	// across all requests (default 1: the engine uses every core per image).
 	CardiacConcurrency int
+	// PixelBudget is the process-wide memory budget for decoded pixels,
+	// in bytes, shared by every image the service decodes (predict,
+	// batch, stream, PoP frames, corners, rectify, preprocess, desktop).
+	// 0: sized from the machine (membudget.DefaultCapacity: total memory
+	// / 16 within 256 MiB-4 GiB).
+	PixelBudget int64
+	// PixelWait is how long an image waits for room in the budget before
+	// KindBusy (503 with Retry-After). 0: membudget.DefaultWait (2 s).
+	PixelWait time.Duration
 }
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
@@ -89,6 +99,7 @@ type Service struct {
 
 	cardiacSlots chan struct{}
 	owners       sessionOwners
+	pixels       *membudget.Budget
 }
 
 // Deps are the Service's collaborators.
@@ -123,8 +134,12 @@ func New(d Deps, cfg Config) (*Service, error) {
 		cfg.CardiacConcurrency = 1
 	}
 	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
-		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency)}, nil
+		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
+		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
 }
+
+// PixelStats reports the pixel memory budget's capacity and counters.
+func (s *Service) PixelStats() membudget.Stats { return s.pixels.Stats() }
 
 // Store is the Service's store (for administration and tests).
 func (s *Service) Store() *store.Store { return s.store }
@@ -151,6 +166,7 @@ const (
 	KindNotFound                  // 404: unknown or expired session
 	KindUnprocessable             // 422: corner detection failed
 	KindConflict                  // 409: frame for a finished session
+	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
 )
 
 // Error is a use-case error with its Kind.

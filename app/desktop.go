@@ -14,7 +14,6 @@ import (
 
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/imageproc"
 	"vetlens/engine/usg"
 	"vetlens/platform/store"
 )
@@ -119,9 +118,11 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 		err error
 	)
 	if pm, ok := s.pop.(PoPMeasurer); ok {
-		if _, err := checkImageHeader(b); err != nil {
+		_, release, err := s.reservePoP(ctx, b)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
 		res, err = s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {
 			r, shown, err := pm.Measure(ctx, b, cardiac.PredictOptions{})
 			img = shown
@@ -139,9 +140,11 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 			}
 		}
 	} else {
-		if img, err = decodeImage(b); err != nil {
+		var release func()
+		if img, release, err = s.decodeReserved(ctx, b, 0); err != nil {
 			return nil, err
 		}
+		defer release() // the review keeps img: it is reserved only while measured
 		if res, err = s.predictImage(ctx, img, cardiac.PredictOptions{}); err != nil {
 			return nil, fmt.Errorf("measure: %w", err)
 		}
@@ -420,10 +423,11 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 		return out, err
 	}
 	if out.Status == StatusComplete && out.Result != nil {
-		img, _, err := imageproc.Decode(out.Rectified)
+		img, release, err := d.svc.decodeReserved(ctx, out.Rectified, 0)
 		if err != nil {
 			return out, fmt.Errorf("session result image: %w", err)
 		}
+		release() // the review keeps img: it is reserved only while decoded
 		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID}
 		if body.Billing != nil {
 			m.Billing = *body.Billing

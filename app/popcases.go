@@ -176,7 +176,12 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if !s.owners.owns(sessionID, c.Customer) {
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
 	}
-	out, err := s.pop.Frame(ctx, sessionID, frame)
+	_, release, err := s.reservePoP(ctx, frame)
+	if err != nil {
+		return nil, out, err
+	}
+	out, err = s.pop.Frame(ctx, sessionID, frame)
+	release()
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
@@ -270,13 +275,16 @@ type Rectified struct {
 const CornerOrder = "TL,TR,BR,BL"
 
 // DetectCorners finds the screen corners (422 when none). Never billed.
+// The image holds its reservation of the pixel budget while it runs.
 func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if _, err := checkImageHeader(img); err != nil {
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	cs, w, h, err := s.corners(ctx, img)
 	if err != nil {
 		return nil, err
@@ -296,7 +304,8 @@ func (s *Service) corners(ctx context.Context, img []byte) ([4][2]float64, int, 
 }
 
 // Rectify warps the image by the given corners, which must lie inside
-// the image. Never billed.
+// the image. Never billed. The image holds its reservation of the pixel
+// budget while it runs.
 func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
@@ -310,6 +319,11 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 			return nil, errf(KindInvalid, "corner %v lies outside the %dx%d image", p, cfg.Width, cfg.Height)
 		}
 	}
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return s.rectify(ctx, img, corners)
 }
 
@@ -321,14 +335,17 @@ func (s *Service) rectify(ctx context.Context, img []byte, corners [4][2]float64
 	return &Rectified{RectifiedImage: base64.StdEncoding.EncodeToString(jpg), Width: w, Height: h, ModelVersion: s.pop.ModelVersion()}, nil
 }
 
-// Preprocess is corners followed by rectify (422 when no corners).
+// Preprocess is corners followed by rectify (422 when no corners),
+// holding the image's reservation of the pixel budget throughout.
 func (s *Service) Preprocess(ctx context.Context, img []byte) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if _, err := checkImageHeader(img); err != nil {
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	cs, _, _, err := s.corners(ctx, img)
 	if err != nil {
 		return nil, err

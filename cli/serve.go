@@ -44,6 +44,8 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
 	usgRate := fs.Float64("usg-rate", app.DefaultUSGRate, "flat price of one USG prediction, dollars")
 	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
+	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
+	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -58,6 +60,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
+		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -65,10 +68,18 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
+// serveConfig is the configuration of the service and its HTTPS API, the
+// one place where settings live: `vetlens serve` fills it from flags and
+// `vetlens gui` from flags and the window's saved settings (defaults where
+// a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
 	inFlight, cardiacConc                              int
 	usgRate                                            float64
+	// pixelBudget is app.Config.PixelBudget in bytes (0: sized from the
+	// machine); pixelWait is app.Config.PixelWait (0: default).
+	pixelBudget int64
+	pixelWait   time.Duration
 	// ready, when set, is called once the listeners are open, with the
 	// HTTPS address and the certificate fingerprint.
 	ready func(addr, fingerprint string)
@@ -123,6 +134,7 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc
+	cfg.PixelBudget, cfg.PixelWait = c.pixelBudget, c.pixelWait
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
@@ -157,6 +169,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	}
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.PixelStats().Capacity>>20)
 	if c.ready != nil {
 		c.ready(ln.Addr().String(), Fingerprint(cert))
 	}

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"vetlens/app"
 )
 
 // The attack tests replay, against the API on loopback TLS, what a
@@ -109,6 +112,93 @@ func TestAttackHugeImagesArray(t *testing.T) {
 			}
 			if body.sent > size/4 {
 				t.Fatalf("the client sent %d of %d bytes: the server read on", body.sent, body.size())
+			}
+		})
+	}
+}
+
+// TestAttackPixelBudget: concurrent large but compressible PNGs (a few
+// KB each, 4 MP decoded) are decoded only as far as the pixel budget
+// allows. With room for two at a time and both held busy, the others wait
+// the budget's wait, then get 503 with Retry-After; the bytes reserved
+// never exceed the budget, and it drains to zero afterwards. Corners
+// (the PoP pipeline, never billed, outside the cardiac slot: issue 13's
+// 16 x 40 MP attack) and predict (the Go decoder) are both covered.
+func TestAttackPixelBudget(t *testing.T) {
+	const w, h, clients = 2000, 2000, 6
+	png4MP := b64(grayPNG(t, 200, w, h)) // gray 200: the fake cardiac engine blocks
+	t.Logf("PNG of %dx%d: %d bytes of base64", w, h, len(png4MP))
+	for _, tc := range []struct {
+		name, path string
+		perPixel   int64 // bytes per pixel the path reserves
+	}{
+		{"corners", "/v3/corners", 10}, // app.popBytesPerPixel
+		{"predict", "/v3/predict", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cost := tc.perPixel * w * h
+			pop := &fakePoP{sessions: map[string]*fakeSession{}, hold: make(chan struct{}), holding: make(chan struct{}, clients)}
+			started := make(chan struct{}, clients)
+			a := newAPI(t, apiOpts{cardiac: fakeCardiac{started: started}, pop: pop, appCfg: func(c *app.Config) {
+				c.PixelBudget, c.PixelWait = 2*cost+cost/2, 100*time.Millisecond
+			}})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				status     int
+				retryAfter string
+			}
+			results := make(chan result, clients)
+			start := time.Now()
+			for range clients {
+				go func() {
+					req, _ := http.NewRequestWithContext(ctx, "POST", a.srv.URL+tc.path, strings.NewReader(`{"image":"`+png4MP+`"}`))
+					req.Header.Set("x-api-key", a.key)
+					resp, err := a.client.Do(req)
+					if err != nil {
+						results <- result{status: -1}
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					results <- result{resp.StatusCode, resp.Header.Get("Retry-After")}
+				}()
+			}
+			// Two decode and hold; the other four are refused after the wait.
+			held := pop.holding
+			if tc.path == "/v3/predict" {
+				held = started
+			}
+			for range 2 {
+				select {
+				case <-held:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no request got room in the budget")
+				}
+			}
+			for range clients - 2 {
+				r := <-results
+				if r.status != http.StatusServiceUnavailable || r.retryAfter == "" {
+					t.Fatalf("refused request: %d, Retry-After %q; want 503 with Retry-After", r.status, r.retryAfter)
+				}
+			}
+			refusedAfter := time.Since(start)
+			st := a.svc.PixelStats()
+			t.Logf("budget %d MB, cost %d MB per image: %d reservations, %d refused within %v, peak %d MB",
+				st.Capacity>>20, cost>>20, st.Reservations, st.Refused, refusedAfter, st.Peak>>20)
+			if st.Reservations != 2 || st.Refused != clients-2 || st.Peak != 2*cost || st.Peak > st.Capacity {
+				t.Fatalf("stats %+v, want 2 reservations of %d, %d refused", st, cost, clients-2)
+			}
+			// Let the two held ones finish: the budget drains.
+			close(pop.hold)
+			cancel() // the fake cardiac engine holds until its request ends
+			for range 2 {
+				<-results
+			}
+			for deadline := time.Now().Add(5 * time.Second); a.svc.PixelStats().InUse != 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("budget not drained: %+v", a.svc.PixelStats())
+				}
 			}
 		})
 	}

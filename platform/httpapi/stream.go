@@ -138,10 +138,16 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 		if ctx.Err() != nil && req.r.Context().Err() != nil {
 			return // client gone
 		}
-		s.cfg.Logger.Error("stream failed", "err", err)
+		if app.KindOf(err) != app.KindBusy {
+			s.cfg.Logger.Error("stream failed", "err", err)
+		}
 		msg := "internal server error"
-		if errors.Is(err, context.DeadlineExceeded) {
+		var ae *app.Error
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			msg = "request timed out"
+		case app.KindOf(err) == app.KindBusy && errors.As(err, &ae):
+			msg = ae.Error()
 		}
 		out.event("error", map[string]any{"index": -1, "uuid": pr.UUID, "error": msg})
 	}

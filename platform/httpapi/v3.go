@@ -93,6 +93,10 @@ func (s *Server) recoverV3(w http.ResponseWriter) {
 	}
 }
 
+// retryAfterBusy is the Retry-After of a 503 for a full pixel budget, in
+// seconds.
+const retryAfterBusy = "2"
+
 // v3Fail maps a use-case error to its status and the cardiac error body.
 func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
@@ -108,9 +112,12 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			app.KindInvalid: http.StatusBadRequest, app.KindTooLarge: http.StatusRequestEntityTooLarge,
 			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
 			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
-			app.KindConflict: http.StatusConflict,
+			app.KindConflict: http.StatusConflict, app.KindBusy: http.StatusServiceUnavailable,
 		}[k]
 		msg = ae.Error()
+		if k == app.KindBusy {
+			w.Header().Set("Retry-After", retryAfterBusy)
+		}
 	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
