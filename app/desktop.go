@@ -9,12 +9,11 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/internal/ident"
 	"vetlens/platform/store"
 )
 
@@ -25,18 +24,26 @@ const DesktopCustomer = "desktop"
 // DesktopCaller is the Caller of every desktop use case.
 func DesktopCaller() Caller { return Caller{Customer: DesktopCustomer, KeyPrefix: DesktopCustomer} }
 
-// MaxPatientIDLen is the longest patient id the desktop accepts.
-const MaxPatientIDLen = 128
+// MaxPatientIDLen is the longest patient id the desktop accepts: the
+// identifier rule's cap (internal/ident).
+const MaxPatientIDLen = ident.MaxBytes
 
-// CheckPatientID validates a patient id typed at the desktop: at most
-// MaxPatientIDLen bytes of UTF-8 without control characters. The empty id
-// is valid (no patient); callers that need one check for it.
+// CheckPatientID validates a patient id typed at the desktop by the one
+// identifier rule (internal/ident: at most MaxPatientIDLen bytes of
+// UTF-8, graphic characters only). The empty id is valid (no patient);
+// callers that need one check for it.
 func CheckPatientID(id string) error {
-	if len(id) > MaxPatientIDLen || !utf8.ValidString(id) {
-		return errf(KindInvalid, "patient ID must be at most %d bytes of UTF-8", MaxPatientIDLen)
+	if err := ident.Check(id); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
 	}
-	if strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return errf(KindInvalid, "patient ID must not contain control characters")
+	return nil
+}
+
+// CheckUUID validates a cardiac request's uuid by the same rule as
+// CheckPatientID (KindInvalid, the message naming the uuid).
+func CheckUUID(uuid string) error {
+	if err := ident.Check(uuid); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "uuid", Err: err}
 	}
 	return nil
 }

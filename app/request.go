@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"vetlens/internal/ident"
 )
 
 // Request limits. The body limits of the HTTP API are derived from them
@@ -19,8 +21,9 @@ const (
 	MaxImageBytes = 10 << 20
 	// MaxBatchImages is the most images in a batch or stream request.
 	MaxBatchImages = 10
-	// MaxUUIDBytes is the longest accepted uuid.
-	MaxUUIDBytes = 256
+	// MaxUUIDBytes is the longest accepted uuid: the identifier rule's
+	// cap (internal/ident, CheckUUID).
+	MaxUUIDBytes = ident.MaxBytes
 
 	// MaxImageBase64 is the longest image string accepted in a request:
 	// the base64 length of MaxImageBytes with one line break allowed per
@@ -73,7 +76,8 @@ func ParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 // ignored fields over MaxIgnoredBytes, or nesting deeper than 64.
 //
 // Rules: one JSON object; exactly one of `image` (string) and `images`
-// (1-10 strings); `uuid` a string of at most MaxUUIDBytes; `render` a
+// (1-10 strings); `uuid` a string following the identifier rule
+// (CheckUUID: at most MaxUUIDBytes, graphic characters); `render` a
 // boolean; null is the same as absent; a field given twice is refused;
 // field names match case-insensitively (as encoding/json matches them);
 // other fields (V2's include_render, extended_run, ...) are ignored.
@@ -553,6 +557,9 @@ func (s *jsonStream) cardiacRequest(strict bool) (*CardiacRequest, error) {
 				return nil, errf(KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
 			}
 			if err != nil {
+				return nil, err
+			}
+			if err := CheckUUID(u); err != nil {
 				return nil, err
 			}
 			req.UUID, req.HasUUID = u, u != ""

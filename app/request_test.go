@@ -58,6 +58,10 @@ func TestParseCardiacRequest(t *testing.T) {
 		{"bad number in an ignored field", `{"image":"` + img + `","x":01}`, KindInvalid, false, 0},
 		{"bad literal", `{"image":"` + img + `","render":tru}`, KindInvalid, false, 0},
 		{"lone surrogate", `{"image":"` + img + `","uuid":"\ud800"}`, KindInvalid, false, 0},
+		{"uuid at the identifier cap", `{"image":"` + img + `","uuid":"` + strings.Repeat("u", MaxUUIDBytes) + `"}`, -1, false, 1},
+		{"uuid with an RTL override", `{"image":"` + img + `","uuid":"rex\u202e"}`, KindInvalid, false, 0},
+		{"uuid with a replacement character", `{"image":"` + img + `","uuid":"rex\ufffd"}`, KindInvalid, false, 0},
+		{"uuid with ESC", `{"image":"` + img + `","uuid":"\u001b[2J"}`, KindInvalid, false, 0},
 		{"invalid UTF-8", "{\"image\":\"" + img + "\",\"uuid\":\"\xff\"}", KindInvalid, false, 0},
 		{"control character", "{\"image\":\"" + img + "\",\"uuid\":\"a\x01\"}", KindInvalid, false, 0},
 		{"images not an array", `{"images":"` + img + `"}`, KindInvalid, false, 0},
@@ -194,7 +198,7 @@ func FuzzParseCardiacRequest(f *testing.F) {
 			if !reflect.DeepEqual(req, req2) {
 				t.Fatalf("buffered and one-byte reads differ: %+v / %+v", req, req2)
 			}
-			if len(req.Images) == 0 || len(req.Images) > MaxBatchImages || len(req.UUID) > MaxUUIDBytes {
+			if len(req.Images) == 0 || len(req.Images) > MaxBatchImages || CheckUUID(req.UUID) != nil {
 				t.Fatalf("accepted invalid request %+v", req)
 			}
 			ref, err := refParseCardiacRequest(body, strict)

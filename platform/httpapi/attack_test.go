@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,64 @@ func TestAttackPixelBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAttackUSGStoredStrings: 300 USG calls whose clinic_code or uuid is
+// a 32 KB string (plain, with NUL, ESC, RTL overrides, lone surrogates or
+// invalid UTF-8) or not a string at all are all refused with 400
+// invalid_value, and the database grows by less than 1 MB (it grew from
+// 0.5 to 33.6 MB before, and bbolt never shrinks). Nothing is logged or
+// billed.
+func TestAttackUSGStoredStrings(t *testing.T) {
+	ctx := context.Background()
+	a := newAPI(t, apiOpts{})
+	const features = `"BUN": 27, "CREATININE": 1.2, "HGB": 15.1, "ABSOLUTE LYMPHOCYTES": 1435, "age_months": 14`
+	pad := func(s string) string { return strings.Repeat(s, (32<<10)/len(s)) }
+	fields := []string{
+		`"clinic_code": "` + pad("c") + `"`,
+		`"uuid": "` + pad(`a\u0000`) + `"`,
+		`"clinic_code": "` + pad(`\u001b[2J`) + `"`,
+		`"uuid": "` + pad(`x\u202Egpj.exe`) + `"`,
+		`"uuid": "` + pad(`\ud800`) + `"`,
+		`"clinic_code": "` + pad("a\xff") + `"`,
+		`"clinic_code": ` + strings.Repeat("9", 32<<10),
+		`"uuid": {"a": "` + pad("o") + `"}`,
+		`"uuid": "rex\u202e"`, // short but with a bidi override
+	}
+	// Warm the database up with one valid, logged call, so the file has
+	// grown to its working size before it is measured.
+	if resp, b := a.do("POST", "/usg/v1/predict", a.key, `{`+features+`, "clinic_code": "C-1", "uuid": "rex"}`); resp.StatusCode != 200 {
+		t.Fatalf("valid call: %d %s", resp.StatusCode, b)
+	}
+	size := func() int64 {
+		st, err := os.Stat(a.svc.Store().Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	before := size()
+	start := time.Now()
+	for i := range 300 {
+		body := `{` + features + `, ` + fields[i%len(fields)] + `}`
+		resp, b := a.do("POST", "/usg/v1/predict", a.key, body)
+		m := obj(t, b)
+		e, _ := m["error"].(map[string]any)
+		if resp.StatusCode != 400 || e["code"] != "invalid_value" || len(b) > 1024 {
+			t.Fatalf("call %d (%.60s...): %d %.300s", i, fields[i%len(fields)], resp.StatusCode, b)
+		}
+	}
+	took := time.Since(start)
+	after := size()
+	t.Logf("300 calls with 32 KB fields in %v: database %d -> %d bytes", took, before, after)
+	if after-before >= 1<<20 {
+		t.Fatalf("database grew by %d bytes", after-before)
+	}
+	if log, _ := a.svc.Store().USGLog().List(ctx); len(log) != 1 {
+		t.Fatalf("%d log entries, want the one valid call", len(log))
+	}
+	if evs, _ := a.svc.Store().Ledger().Events(ctx); len(evs) != 1 {
+		t.Fatalf("%d ledger events, want the one valid call", len(evs))
 	}
 }

@@ -113,6 +113,10 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 			usgError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
 			return
 		}
+		if app.KindOf(err) == app.KindInvalid {
+			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
+			return
+		}
 		s.cfg.Logger.Error("usg predict", "err", err)
 		usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error; safe to retry once")
 		return

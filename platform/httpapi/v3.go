@@ -217,8 +217,8 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v
 		uuid := ""
 		if q.UUID != nil {
 			uuid = *q.UUID
-			if len(uuid) > app.MaxUUIDBytes {
-				return nil, invalid("uuid too long")
+			if err := app.CheckUUID(uuid); err != nil {
+				return nil, err
 			}
 		}
 		return s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
