@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +38,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
 	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
 	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
+	public := fs.String("public-host", "", "host name or address clients use, the HTTP redirect's target (default: the --addr host, or the machine's host name for 0.0.0.0)")
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
@@ -58,7 +58,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
-		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect,
+		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait,
 	}, stdout, logger); err != nil {
@@ -74,8 +74,10 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
-	inFlight, cardiacConc                              int
-	usgRate                                            float64
+	// publicHost is the redirect's target host (publicHost()).
+	publicHost            string
+	inFlight, cardiacConc int
+	usgRate               float64
 	// pixelBudget is app.Config.PixelBudget in bytes (0: sized from the
 	// machine); pixelWait is app.Config.PixelWait (0: default).
 	pixelBudget int64
@@ -160,10 +162,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		return err
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
-	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
-	// The body read deadline exceeds the 300 s work bound: net/http cancels
-	// a request whose connection hits its read deadline, streams included.
-	srv := httpapi.HTTPServer(api, tlsConf, 310*time.Second)
+	srv := api.HTTPServer(httpapi.TLSConfig(cert))
 	if created {
 		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
 	}
@@ -200,9 +199,12 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 			return fmt.Errorf("listen redirect: %w", err)
 		}
 		fmt.Fprintf(stdout, "vetlens: redirecting http://%s to https\n", rl.Addr())
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		public := publicHost(c.publicHost, host)
+		fmt.Fprintf(stdout, "vetlens: redirect target https://%s\n", net.JoinHostPort(public, port))
 		run(func() error {
-			return httpapi.Serve(ctx, &http.Server{Handler: redirectHandler(port), ReadHeaderTimeout: 5 * time.Second}, rl, 5*time.Second)
+			return httpapi.Serve(ctx, &http.Server{Handler: httpapi.RedirectHandler(public, port),
+				ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}, rl, 5*time.Second)
 		})
 	}
 	wg.Wait()
@@ -211,16 +213,21 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	return <-errs
 }
 
-// redirectHandler sends every plain-HTTP request to the same host and
-// path on the HTTPS port with 308 (method and body kept).
-func redirectHandler(httpsPort string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		http.Redirect(w, r, "https://"+net.JoinHostPort(host, httpsPort)+r.URL.RequestURI(), http.StatusPermanentRedirect)
-	})
+// publicHost is the host clients reach the API at, for the HTTP to HTTPS
+// redirect: the configured one (--public-host), else the listen host
+// when it is a specific address, else the machine's host name (which the
+// self-signed certificate names). Never a request's Host header.
+func publicHost(configured, listenHost string) string {
+	if configured != "" {
+		return configured
+	}
+	if ip := net.ParseIP(listenHost); listenHost != "" && (ip == nil || !ip.IsUnspecified()) {
+		return listenHost
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
 }
 
 // listenAdmin listens on DIR/admin.sock with mode 0600. A socket left by

@@ -88,7 +88,9 @@ type receivedKey struct{}
 func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 	caller := r.Context().Value(callerKey{}).(app.Caller)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxSmallBody)
+	s.startBody(w, MaxSmallBody)
 	body, tooLarge, err := readBody(r)
+	s.bodyDone(w)
 	if tooLarge {
 		usgError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
 		return

@@ -30,7 +30,8 @@ func v3Error(w http.ResponseWriter, status int, msg string) {
 
 // v3 wraps a cardiac handler: API key (403 when missing or invalid), the
 // per-key in-flight limit (429), the request timeout, and a body bounded
-// by limit (413 beyond it) read before the handler runs.
+// by limit (413 beyond it) and by the route's read timeout
+// (bodyReadTimeout), read before the handler runs.
 func (s *Server) v3(limit int64, h v3Handler) http.Handler {
 	return s.v3Body(limit, true, h)
 }
@@ -66,9 +67,11 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 		req := &v3Request{r: r, caller: caller}
 		if limit > 0 {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			s.startBody(w, limit)
 		}
 		if limit > 0 && read {
 			b, tooLarge, err := readBody(r)
+			s.bodyDone(w)
 			if tooLarge {
 				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
 				return
@@ -133,6 +136,7 @@ func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) 
 // (app.ReadCardiacRequest); a body over the limit is a 413.
 func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool) (*app.CardiacRequest, bool) {
 	pr, err := app.ReadCardiacRequest(req.r.Body, strict)
+	s.bodyDone(w)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
