@@ -2,14 +2,18 @@ package httpapi
 
 import (
 	"context"
+	"image"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/capture"
+	"vetlens/engine/cardiac"
 )
 
 // The attack tests replay, against the API on loopback TLS, what a
@@ -261,5 +265,59 @@ func TestAttackUSGStoredStrings(t *testing.T) {
 	}
 	if evs, _ := a.svc.Store().Ledger().Events(ctx); len(evs) != 1 {
 		t.Fatalf("%d ledger events, want the one valid call", len(evs))
+	}
+}
+
+// alwaysGood measures every image as code 1, VHS 10.0: any frame the PoP
+// pipeline corrects is a good, agreeing frame.
+type alwaysGood struct{ fakeCardiac }
+
+func (alwaysGood) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	v, l := 10.0, 2.0
+	b := img.Bounds()
+	return &cardiac.Result{Width: b.Dx(), Height: b.Dy(), Code: cardiac.CodeHighConfidence, VHS: &v, VLAS: &l, Spread: 0.004,
+		ClassifierConfidence: 0.99, Confidence: cardiac.ConfidenceOptimal, LandmarksDetected: true, AxesPerpendicular: true}, nil
+}
+
+// TestAttackPoPAppendedBytes: one screen photo sent as three frames with
+// bytes appended (three different SHA-256s, one picture) does not
+// complete a session as three agreeing frames (it did, and was billed);
+// three distinct photos still do.
+func TestAttackPoPAppendedBytes(t *testing.T) {
+	eng := alwaysGood{}
+	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
+	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	frame := func(name, extra string) string {
+		return b64(append(fileBytes(t, filepath.Join(screens, name)), extra...))
+	}
+	session := func(frames ...string) (statuses []string, reasons []string) {
+		_, b := a.do("POST", "/v3/pop-session/start", a.key, map[string]any{})
+		id := obj(t, b)["session_id"].(string)
+		for _, f := range frames {
+			resp, b := a.do("POST", "/v3/pop-session", a.key, map[string]any{"session_id": id, "image": f})
+			if resp.StatusCode != 200 {
+				t.Fatalf("frame: %d %s", resp.StatusCode, b)
+			}
+			m := obj(t, b)
+			r, _ := m["reason"].(string)
+			statuses, reasons = append(statuses, m["session_status"].(string)), append(reasons, r)
+			if m["session_status"] != "continue" {
+				break
+			}
+		}
+		return statuses, reasons
+	}
+	st, rs := session(frame("screen_0000.jpg", ""), frame("screen_0000.jpg", "x"), frame("screen_0000.jpg", "\x00\x01appended"))
+	if st[0] != "continue" || !strings.HasPrefix(rs[0], "1 of 3") {
+		t.Fatalf("the first frame is not a good frame (%v %q): the test proves nothing", st, rs)
+	}
+	for i := 1; i < 3; i++ {
+		if st[i] != "continue" || !strings.Contains(rs[i], "duplicate") {
+			t.Fatalf("frame %d with bytes appended: %s %q", i, st[i], rs[i])
+		}
+	}
+	st, rs = session(frame("screen_0000.jpg", ""), frame("screen_0001.jpg", ""), frame("screen_0002.jpg", ""), frame("screen_0003.jpg", ""))
+	if st[len(st)-1] != "complete" {
+		t.Fatalf("distinct photos did not complete: %v %q", st, rs)
 	}
 }
