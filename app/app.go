@@ -65,7 +65,15 @@ type Config struct {
 	// PixelWait is how long an image waits for room in the budget before
 	// KindBusy (503 with Retry-After). 0: membudget.DefaultWait (2 s).
 	PixelWait time.Duration
+	// MaxOpenSessionsPerKey is how many PoP sessions one API key may have
+	// open (neither finished nor past their TTL); one more start is
+	// KindTooMany (429). 0: DefaultMaxOpenSessionsPerKey.
+	MaxOpenSessionsPerKey int
 }
+
+// DefaultMaxOpenSessionsPerKey is the default cap on open PoP sessions
+// per API key: a clinic runs one capture at a time per workstation.
+const DefaultMaxOpenSessionsPerKey = 8
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
 // (the spec does not show the amount).
@@ -133,6 +141,9 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if cfg.CardiacConcurrency <= 0 {
 		cfg.CardiacConcurrency = 1
 	}
+	if cfg.MaxOpenSessionsPerKey <= 0 {
+		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
+	}
 	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
 		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
@@ -167,6 +178,7 @@ const (
 	KindUnprocessable             // 422: corner detection failed
 	KindConflict                  // 409: frame for a finished session
 	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
+	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
 )
 
 // Error is a use-case error with its Kind.
@@ -174,6 +186,9 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error
+	// RetryAfter, when set, is when the client may try again (KindBusy,
+	// KindTooMany): the transports send it as Retry-After.
+	RetryAfter time.Duration
 }
 
 // Error returns the message the client sees.

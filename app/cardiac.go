@@ -8,6 +8,7 @@ import (
 	"image"
 	"math"
 	"slices"
+	"time"
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
@@ -72,6 +73,9 @@ const popBytesPerPixel = 10
 // copy of the image).
 const renderBytesPerPixel = 4
 
+// busyRetryAfter is the Retry-After of a KindBusy error.
+const busyRetryAfter = 2 * time.Second
+
 // reservePixels takes n bytes from the pixel memory budget, waiting
 // Config.PixelWait at most: KindBusy (503 with Retry-After) when there
 // is no room by then.
@@ -79,7 +83,7 @@ func (s *Service) reservePixels(ctx context.Context, n int64) (release func(), e
 	release, err = s.pixels.Reserve(ctx, n)
 	switch {
 	case errors.Is(err, membudget.ErrExhausted):
-		return nil, &Error{Kind: KindBusy, Msg: "server busy: the image memory budget is in use; retry shortly", Err: err}
+		return nil, &Error{Kind: KindBusy, Msg: "server busy: the image memory budget is in use; retry shortly", Err: err, RetryAfter: busyRetryAfter}
 	case err != nil:
 		return nil, fmt.Errorf("reserve image memory: %w", err)
 	}

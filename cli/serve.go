@@ -46,6 +46,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
 	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
 	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
+	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -60,7 +61,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
-		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait,
+		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -82,6 +83,8 @@ type serveConfig struct {
 	// machine); pixelWait is app.Config.PixelWait (0: default).
 	pixelBudget int64
 	pixelWait   time.Duration
+	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
+	popSessions int
 	// ready, when set, is called once the listeners are open, with the
 	// HTTPS address and the certificate fingerprint.
 	ready func(addr, fingerprint string)
@@ -137,11 +140,13 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc
 	cfg.PixelBudget, cfg.PixelWait = c.pixelBudget, c.pixelWait
+	cfg.MaxOpenSessionsPerKey = c.popSessions
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
+	go svc.RunSessionSweeper(ctx, time.Minute)
 	return svc, closeAll, nil
 }
 

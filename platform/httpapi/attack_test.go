@@ -321,3 +321,25 @@ func TestAttackPoPAppendedBytes(t *testing.T) {
 		t.Fatalf("distinct photos did not complete: %v %q", st, rs)
 	}
 }
+
+// TestAttackOpenSessions: one key cannot pile up PoP sessions: past
+// MaxOpenSessionsPerKey, starting another is 429 with Retry-After, while
+// another customer's key still starts them.
+func TestAttackOpenSessions(t *testing.T) {
+	a := newAPI(t, apiOpts{pop: &fakePoP{sessions: map[string]*fakeSession{}}})
+	for i := range app.DefaultMaxOpenSessionsPerKey {
+		if resp, b := a.do("POST", "/v3/pop-session/start", a.key, `{}`); resp.StatusCode != 200 {
+			t.Fatalf("session %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	for range 20 {
+		resp, b := a.do("POST", "/v3/pop-session/start", a.key, `{}`)
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || obj(t, b)["error"] == "" {
+			t.Fatalf("over the cap: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
+	}
+	other, _, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
+	if resp, b := a.do("POST", "/v3/pop-session/start", other, `{}`); resp.StatusCode != 200 {
+		t.Fatalf("another key: %d %s", resp.StatusCode, b)
+	}
+}

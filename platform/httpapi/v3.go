@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"vetlens/app"
 )
@@ -96,10 +98,6 @@ func (s *Server) recoverV3(w http.ResponseWriter) {
 	}
 }
 
-// retryAfterBusy is the Retry-After of a 503 for a full pixel budget, in
-// seconds.
-const retryAfterBusy = "2"
-
 // v3Fail maps a use-case error to its status and the cardiac error body.
 func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
@@ -116,10 +114,11 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
 			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
 			app.KindConflict: http.StatusConflict, app.KindBusy: http.StatusServiceUnavailable,
+			app.KindTooMany: http.StatusTooManyRequests,
 		}[k]
 		msg = ae.Error()
-		if k == app.KindBusy {
-			w.Header().Set("Retry-After", retryAfterBusy)
+		if ae.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 		}
 	}
 	if status == http.StatusInternalServerError {
