@@ -90,7 +90,8 @@ test-gui: build
 screenshots: test-gui
 	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/
 
-# Fuzz the request decoders (cardiac JSON + base64 + image decode, USG JSON)
+# Fuzz the request decoders (the streaming cardiac JSON reader, checked
+# against the buffered reference parser, + base64 + image decode; USG JSON)
 # briefly; raise FUZZTIME for a longer run. make test gives a count of
 # inputs (5000x), not a duration: a time limit that ends while a slow
 # worker is busy fails the run with "context deadline exceeded" (seen on

@@ -13,6 +13,7 @@ import (
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/platform/membudget"
 	"vetlens/platform/store"
 )
 
@@ -55,7 +56,24 @@ type Config struct {
 	// CardiacConcurrency is how many cardiac images are measured at once
 	// across all requests (default 1: the engine uses every core per image).
 	CardiacConcurrency int
+	// PixelBudget is the process-wide memory budget for decoded pixels,
+	// in bytes, shared by every image the service decodes (predict,
+	// batch, stream, PoP frames, corners, rectify, preprocess, desktop).
+	// 0: sized from the machine (membudget.DefaultCapacity: total memory
+	// / 16 within 256 MiB-4 GiB).
+	PixelBudget int64
+	// PixelWait is how long an image waits for room in the budget before
+	// KindBusy (503 with Retry-After). 0: membudget.DefaultWait (2 s).
+	PixelWait time.Duration
+	// MaxOpenSessionsPerKey is how many PoP sessions one API key may have
+	// open (neither finished nor past their TTL); one more start is
+	// KindTooMany (429). 0: DefaultMaxOpenSessionsPerKey.
+	MaxOpenSessionsPerKey int
 }
+
+// DefaultMaxOpenSessionsPerKey is the default cap on open PoP sessions
+// per API key: a clinic runs one capture at a time per workstation.
+const DefaultMaxOpenSessionsPerKey = 8
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
 // (the spec does not show the amount).
@@ -89,6 +107,7 @@ type Service struct {
 
 	cardiacSlots chan struct{}
 	owners       sessionOwners
+	pixels       *membudget.Budget
 }
 
 // Deps are the Service's collaborators.
@@ -122,9 +141,16 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if cfg.CardiacConcurrency <= 0 {
 		cfg.CardiacConcurrency = 1
 	}
+	if cfg.MaxOpenSessionsPerKey <= 0 {
+		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
+	}
 	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
-		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency)}, nil
+		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
+		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
 }
+
+// PixelStats reports the pixel memory budget's capacity and counters.
+func (s *Service) PixelStats() membudget.Stats { return s.pixels.Stats() }
 
 // Store is the Service's store (for administration and tests).
 func (s *Service) Store() *store.Store { return s.store }
@@ -151,6 +177,8 @@ const (
 	KindNotFound                  // 404: unknown or expired session
 	KindUnprocessable             // 422: corner detection failed
 	KindConflict                  // 409: frame for a finished session
+	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
+	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
 )
 
 // Error is a use-case error with its Kind.
@@ -158,6 +186,9 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error
+	// RetryAfter, when set, is when the client may try again (KindBusy,
+	// KindTooMany): the transports send it as Retry-After.
+	RetryAfter time.Duration
 }
 
 // Error returns the message the client sees.

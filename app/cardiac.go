@@ -8,9 +8,11 @@ import (
 	"image"
 	"math"
 	"slices"
+	"time"
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
+	"vetlens/platform/membudget"
 	"vetlens/platform/store"
 )
 
@@ -58,6 +60,74 @@ func imageError(err error) error {
 // DecodeImage is decodeImage for the transports (corners, rectify).
 func DecodeImage(b []byte) (image.Image, error) { return decodeImage(b) }
 
+// popBytesPerPixel is what an image passed to the PoP pipeline reserves
+// per pixel: OpenCV's BGR frame (3 bytes), its grey copy (1), the grey
+// copy corner detection reads in Go (1) and the working copies of
+// detection and rectification. Measured on /v3/corners with 8 concurrent
+// 8 MP PNGs and no budget: RSS +610 MB, 9.5 bytes per pixel (issue 13:
+// about 320 MB for a 39.7 MP PNG, 8). The Go decode and render of a
+// screen-aware prediction (at most 4 + 4) fit in it too.
+const popBytesPerPixel = 10
+
+// renderBytesPerPixel is what rendering the annotated image adds (an RGBA
+// copy of the image).
+const renderBytesPerPixel = 4
+
+// busyRetryAfter is the Retry-After of a KindBusy error.
+const busyRetryAfter = 2 * time.Second
+
+// reservePixels takes n bytes from the pixel memory budget, waiting
+// Config.PixelWait at most: KindBusy (503 with Retry-After) when there
+// is no room by then.
+func (s *Service) reservePixels(ctx context.Context, n int64) (release func(), err error) {
+	release, err = s.pixels.Reserve(ctx, n)
+	switch {
+	case errors.Is(err, membudget.ErrExhausted):
+		return nil, &Error{Kind: KindBusy, Msg: "server busy: the image memory budget is in use; retry shortly", Err: err, RetryAfter: busyRetryAfter}
+	case err != nil:
+		return nil, fmt.Errorf("reserve image memory: %w", err)
+	}
+	return release, nil
+}
+
+// decodeReserved reserves what decoding b needs (from its header, plus
+// extraPerPixel bytes per pixel for what the caller does with it) and
+// decodes it. release gives the reservation back once the pixels are no
+// longer used; on error nothing is held.
+func (s *Service) decodeReserved(ctx context.Context, b []byte, extraPerPixel int64) (img image.Image, release func(), err error) {
+	cfg, need, err := imageproc.DecodeCost(b)
+	if err != nil {
+		if mapped := imageError(err); mapped != err {
+			return nil, nil, mapped
+		}
+		return nil, nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+	}
+	release, err = s.reservePixels(ctx, need+extraPerPixel*int64(cfg.Width)*int64(cfg.Height))
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err = decodeImage(b)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return img, release, nil
+}
+
+// reservePoP checks the header of an image for the PoP pipeline
+// (checkImageHeader) and reserves popBytesPerPixel for each of its pixels.
+func (s *Service) reservePoP(ctx context.Context, b []byte) (image.Config, func(), error) {
+	cfg, err := checkImageHeader(b)
+	if err != nil {
+		return cfg, nil, err
+	}
+	release, err := s.reservePixels(ctx, int64(cfg.Width)*int64(cfg.Height)*popBytesPerPixel)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, release, nil
+}
+
 // PredictSingle measures one image: prediction, history for the uuid and
 // billing (call type single). History is read before this measurement is
 // added, so historic_* hold the earlier values.
@@ -81,10 +151,15 @@ func (s *Service) measureSingle(ctx context.Context, b []byte, o cardiac.Predict
 	if pp, ok := s.pop.(PoPPredictor); ok {
 		return s.predictScreenAware(ctx, pp, b, o)
 	}
-	img, err := decodeImage(b)
+	extra := int64(0)
+	if o.Render {
+		extra = renderBytesPerPixel
+	}
+	img, release, err := s.decodeReserved(ctx, b, extra)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	res, err := s.predictImage(ctx, img, o)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
@@ -101,11 +176,14 @@ type PoPPredictor interface {
 }
 
 // predictScreenAware runs a PoPPredictor in a cardiac slot, after the
-// same header checks as any other image.
+// same header checks as any other image, holding the image's reservation
+// of the pixel budget.
 func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	if _, err := checkImageHeader(img); err != nil {
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	res, err := s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return pp.Predict(ctx, img, o) })
 	if err != nil {
 		if mapped := imageError(err); mapped != err {
@@ -280,9 +358,16 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 		if i < len(req.ImageErrs) && req.ImageErrs[i] != nil {
 			imgErr = req.ImageErrs[i]
 		}
-		var img image.Image
+		var (
+			img     image.Image
+			release func()
+		)
 		if imgErr == nil {
-			img, imgErr = decodeImage(b)
+			img, release, imgErr = s.decodeReserved(ctx, b, 0)
+			if k := KindOf(imgErr); imgErr != nil && k != KindInvalid && k != KindTooLarge {
+				// No room in the budget, or the context ended: not the image's fault.
+				return nil, fmt.Errorf("images[%d]: %w", i, imgErr)
+			}
 		}
 		if imgErr != nil {
 			if events != nil {
@@ -296,6 +381,7 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 			continue
 		}
 		res, err := s.predictImage(ctx, img, cardiac.PredictOptions{})
+		release()
 		if err != nil {
 			return nil, fmt.Errorf("predict images[%d]: %w", i, err)
 		}

@@ -9,13 +9,11 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/imageproc"
 	"vetlens/engine/usg"
+	"vetlens/internal/ident"
 	"vetlens/platform/store"
 )
 
@@ -26,18 +24,26 @@ const DesktopCustomer = "desktop"
 // DesktopCaller is the Caller of every desktop use case.
 func DesktopCaller() Caller { return Caller{Customer: DesktopCustomer, KeyPrefix: DesktopCustomer} }
 
-// MaxPatientIDLen is the longest patient id the desktop accepts.
-const MaxPatientIDLen = 128
+// MaxPatientIDLen is the longest patient id the desktop accepts: the
+// identifier rule's cap (internal/ident).
+const MaxPatientIDLen = ident.MaxBytes
 
-// CheckPatientID validates a patient id typed at the desktop: at most
-// MaxPatientIDLen bytes of UTF-8 without control characters. The empty id
-// is valid (no patient); callers that need one check for it.
+// CheckPatientID validates a patient id typed at the desktop by the one
+// identifier rule (internal/ident: at most MaxPatientIDLen bytes of
+// UTF-8, graphic characters only). The empty id is valid (no patient);
+// callers that need one check for it.
 func CheckPatientID(id string) error {
-	if len(id) > MaxPatientIDLen || !utf8.ValidString(id) {
-		return errf(KindInvalid, "patient ID must be at most %d bytes of UTF-8", MaxPatientIDLen)
+	if err := ident.Check(id); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
 	}
-	if strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return errf(KindInvalid, "patient ID must not contain control characters")
+	return nil
+}
+
+// CheckUUID validates a cardiac request's uuid by the same rule as
+// CheckPatientID (KindInvalid, the message naming the uuid).
+func CheckUUID(uuid string) error {
+	if err := ident.Check(uuid); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "uuid", Err: err}
 	}
 	return nil
 }
@@ -119,9 +125,11 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 		err error
 	)
 	if pm, ok := s.pop.(PoPMeasurer); ok {
-		if _, err := checkImageHeader(b); err != nil {
+		_, release, err := s.reservePoP(ctx, b)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
 		res, err = s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {
 			r, shown, err := pm.Measure(ctx, b, cardiac.PredictOptions{})
 			img = shown
@@ -139,9 +147,11 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 			}
 		}
 	} else {
-		if img, err = decodeImage(b); err != nil {
+		var release func()
+		if img, release, err = s.decodeReserved(ctx, b, 0); err != nil {
 			return nil, err
 		}
+		defer release() // the review keeps img: it is reserved only while measured
 		if res, err = s.predictImage(ctx, img, cardiac.PredictOptions{}); err != nil {
 			return nil, fmt.Errorf("measure: %w", err)
 		}
@@ -420,10 +430,11 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 		return out, err
 	}
 	if out.Status == StatusComplete && out.Result != nil {
-		img, _, err := imageproc.Decode(out.Rectified)
+		img, release, err := d.svc.decodeReserved(ctx, out.Rectified, 0)
 		if err != nil {
 			return out, fmt.Errorf("session result image: %w", err)
 		}
+		release() // the review keeps img: it is reserved only while decoded
 		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID}
 		if body.Billing != nil {
 			m.Billing = *body.Billing

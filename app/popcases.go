@@ -63,35 +63,87 @@ func (s *Service) modelVersion() string {
 	return ""
 }
 
-// sessionOwners remembers which customer started each PoP session, so
-// one customer can never send frames to another's session. Entries are
-// dropped ownerRetention after the session started.
+// sessionOwners remembers which customer and key started each PoP
+// session, so one customer can never send frames to another's session and
+// one key cannot hold more than Config.MaxOpenSessionsPerKey open
+// sessions. Entries are dropped ownerRetention after the session started
+// (sweep, run in the background by RunSessionSweeper and at each start).
 type sessionOwners struct {
-	mu sync.Mutex
-	m  map[string]ownerEntry
+	mu      sync.Mutex
+	m       map[string]ownerEntry
+	pending map[string]int // key prefix -> starts in progress
 }
 
 type ownerEntry struct {
-	customer string
-	started  time.Time
+	customer, key string
+	started       time.Time
+	// expires is when the session's TTL ends: from then on it no longer
+	// counts as open (the pipeline fails it at its next frame).
+	expires time.Time
+	// closed: the session completed or failed.
+	closed bool
 }
 
 // ownerRetention outlives any session (TTL 300 s plus the pipeline's
 // retention of finished sessions).
 const ownerRetention = time.Hour
 
-func (o *sessionOwners) add(id, customer string, now time.Time) {
+// openLocked counts key's open sessions (o.mu held): neither closed nor
+// past their TTL, and starts in progress.
+func (o *sessionOwners) openLocked(key string, now time.Time) (n int, next time.Time) {
+	for _, e := range o.m {
+		if e.key == key && !e.closed && now.Before(e.expires) {
+			n++
+			if next.IsZero() || e.expires.Before(next) {
+				next = e.expires
+			}
+		}
+	}
+	return n + o.pending[key], next
+}
+
+// reserve takes a slot for a new session of key when it has fewer than
+// limit open; retryAfter says when the first open one expires otherwise.
+func (o *sessionOwners) reserve(key string, limit int, now time.Time) (ok bool, retryAfter time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.sweepLocked(now)
+	n, next := o.openLocked(key, now)
+	if n >= limit {
+		return false, max(next.Sub(now), time.Second)
+	}
+	if o.pending == nil {
+		o.pending = map[string]int{}
+	}
+	o.pending[key]++
+	return true, 0
+}
+
+// add records a started session in place of its reservation (id "" when
+// the start failed: the reservation is only given back).
+func (o *sessionOwners) add(id string, c Caller, now time.Time, ttl time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending[c.KeyPrefix]--; o.pending[c.KeyPrefix] <= 0 {
+		delete(o.pending, c.KeyPrefix)
+	}
+	if id == "" {
+		return
+	}
 	if o.m == nil {
 		o.m = map[string]ownerEntry{}
 	}
-	for k, e := range o.m {
-		if now.Sub(e.started) > ownerRetention {
-			delete(o.m, k)
-		}
+	o.m[id] = ownerEntry{customer: c.Customer, key: c.KeyPrefix, started: now, expires: now.Add(ttl)}
+}
+
+// close marks a session finished: it no longer counts as open.
+func (o *sessionOwners) close(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e, ok := o.m[id]; ok {
+		e.closed = true
+		o.m[id] = e
 	}
-	o.m[id] = ownerEntry{customer: customer, started: now}
 }
 
 func (o *sessionOwners) owns(id, customer string) bool {
@@ -99,6 +151,44 @@ func (o *sessionOwners) owns(id, customer string) bool {
 	defer o.mu.Unlock()
 	e, ok := o.m[id]
 	return ok && e.customer == customer
+}
+
+// sweep drops entries older than ownerRetention.
+func (o *sessionOwners) sweep(now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sweepLocked(now)
+}
+
+func (o *sessionOwners) sweepLocked(now time.Time) {
+	for k, e := range o.m {
+		if now.Sub(e.started) > ownerRetention {
+			delete(o.m, k)
+		}
+	}
+}
+
+// len is the number of sessions remembered.
+func (o *sessionOwners) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.m)
+}
+
+// RunSessionSweeper drops the PoP session records past their retention
+// every interval until ctx ends (starts sweep too; this bounds the memory
+// of keys that stop starting sessions).
+func (s *Service) RunSessionSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.owners.sweep(s.clock.Now())
+		}
+	}
 }
 
 // checkImageHeader refuses, from the header alone, what is not a JPEG or
@@ -135,11 +225,16 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
+	if ok, retry := s.owners.reserve(c.KeyPrefix, s.cfg.MaxOpenSessionsPerKey, s.clock.Now()); !ok {
+		return nil, &Error{Kind: KindTooMany, RetryAfter: retry,
+			Msg: fmt.Sprintf("too many open PoP sessions for this API key (limit %d); finish one or let it expire", s.cfg.MaxOpenSessionsPerKey)}
+	}
 	sess, err := s.pop.StartSession(ctx)
 	if err != nil {
+		s.owners.add("", c, s.clock.Now(), 0)
 		return nil, fmt.Errorf("start session: %w", err)
 	}
-	s.owners.add(sess.ID, c.Customer, s.clock.Now())
+	s.owners.add(sess.ID, c, s.clock.Now(), time.Duration(sess.Config.SessionTTLSeconds)*time.Second)
 	h := s.CardiacHealth()
 	return &SessionStart{
 		SessionID: sess.ID, SessionStatus: StatusReady, PopPipelineEnabled: true,
@@ -176,14 +271,24 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if !s.owners.owns(sessionID, c.Customer) {
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
 	}
-	out, err := s.pop.Frame(ctx, sessionID, frame)
+	_, release, err := s.reservePoP(ctx, frame)
+	if err != nil {
+		return nil, out, err
+	}
+	out, err = s.pop.Frame(ctx, sessionID, frame)
+	release()
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
+		s.owners.close(sessionID)
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
 	case errors.Is(err, ErrSessionClosed):
+		s.owners.close(sessionID)
 		return nil, out, &Error{Kind: KindConflict, Msg: "session already completed or failed; start a new one", Err: err}
 	case err != nil:
 		return nil, out, popErr("session frame", err)
+	}
+	if out.Status == StatusComplete || out.Status == StatusFailed {
+		s.owners.close(sessionID)
 	}
 	body, err := NewFrameBody(sessionID, out, s.modelVersion())
 	if err != nil {
@@ -270,13 +375,16 @@ type Rectified struct {
 const CornerOrder = "TL,TR,BR,BL"
 
 // DetectCorners finds the screen corners (422 when none). Never billed.
+// The image holds its reservation of the pixel budget while it runs.
 func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if _, err := checkImageHeader(img); err != nil {
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	cs, w, h, err := s.corners(ctx, img)
 	if err != nil {
 		return nil, err
@@ -296,7 +404,8 @@ func (s *Service) corners(ctx context.Context, img []byte) ([4][2]float64, int, 
 }
 
 // Rectify warps the image by the given corners, which must lie inside
-// the image. Never billed.
+// the image. Never billed. The image holds its reservation of the pixel
+// budget while it runs.
 func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
@@ -310,6 +419,11 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 			return nil, errf(KindInvalid, "corner %v lies outside the %dx%d image", p, cfg.Width, cfg.Height)
 		}
 	}
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return s.rectify(ctx, img, corners)
 }
 
@@ -321,14 +435,17 @@ func (s *Service) rectify(ctx context.Context, img []byte, corners [4][2]float64
 	return &Rectified{RectifiedImage: base64.StdEncoding.EncodeToString(jpg), Width: w, Height: h, ModelVersion: s.pop.ModelVersion()}, nil
 }
 
-// Preprocess is corners followed by rectify (422 when no corners).
+// Preprocess is corners followed by rectify (422 when no corners),
+// holding the image's reservation of the pixel budget throughout.
 func (s *Service) Preprocess(ctx context.Context, img []byte) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if _, err := checkImageHeader(img); err != nil {
+	_, release, err := s.reservePoP(ctx, img)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	cs, _, _, err := s.corners(ctx, img)
 	if err != nil {
 		return nil, err

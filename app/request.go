@@ -1,23 +1,50 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"vetlens/internal/ident"
 )
 
-// Request limits.
+// Request limits. The body limits of the HTTP API are derived from them
+// (docs/security.md lists every limit with its default).
 const (
 	// MaxImageBytes is the largest decoded image (10 MB = 10 MiB here).
 	MaxImageBytes = 10 << 20
 	// MaxBatchImages is the most images in a batch or stream request.
 	MaxBatchImages = 10
-	// MaxUUIDBytes is the longest accepted uuid.
-	MaxUUIDBytes = 256
+	// MaxUUIDBytes is the longest accepted uuid: the identifier rule's
+	// cap (internal/ident, CheckUUID).
+	MaxUUIDBytes = ident.MaxBytes
+
+	// MaxImageBase64 is the longest image string accepted in a request:
+	// the base64 length of MaxImageBytes with one line break allowed per
+	// 60 characters (DecodeImageBase64's rule), plus 256 characters for a
+	// data URL prefix. The streaming reader stops at the first character
+	// beyond it.
+	MaxImageBase64 = ((MaxImageBytes+2)/3*4+8)*60/59 + 256
+	// MaxIgnoredBytes bounds the JSON text of the fields a cardiac request
+	// may carry that VetLens ignores (V2's include_render, extended_run,
+	// ...), all of them together.
+	MaxIgnoredBytes = 1 << 20
+	// MaxCardiacBody is the largest /v3/predict or /v3/predict/stream
+	// body: MaxBatchImages images of MaxImageBase64 characters plus
+	// MaxIgnoredBytes for the JSON around them, the uuid and ignored
+	// fields (about 143 MB).
+	MaxCardiacBody = MaxBatchImages*MaxImageBase64 + MaxIgnoredBytes
+
+	// maxJSONDepth is how deeply an ignored field's value may nest.
+	maxJSONDepth = 64
+	// maxKeyBytes is the longest field name read.
+	maxKeyBytes = 1024
 )
 
 // CardiacRequest is a parsed POST /v3/predict or /v3/predict/stream body.
@@ -36,88 +63,646 @@ type CardiacRequest struct {
 	Render  bool
 }
 
-// ParseCardiacRequest parses and validates a cardiac prediction body.
-// Rules: exactly one of `image` (string) and `images` (1-10 strings);
-// `uuid` a string of at most MaxUUIDBytes; `render` a boolean; unknown
-// fields (V2's include_render, extended_run, ...) are ignored. An image is
-// standard base64 (padding optional, an optional data:...;base64, prefix);
-// a decoded image over MaxImageBytes is KindTooLarge. With strict false a
-// bad image in `images` is recorded in ImageErrs instead of failing the
-// request (the stream reports it as an error event).
+// ParseCardiacRequest parses and validates a cardiac prediction body held
+// in memory; it is ReadCardiacRequest over body.
 func ParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
-	var raw struct {
-		Image  json.RawMessage `json:"image"`
-		Images json.RawMessage `json:"images"`
-		UUID   json.RawMessage `json:"uuid"`
-		Render json.RawMessage `json:"render"`
+	return ReadCardiacRequest(bytes.NewReader(body), strict)
+}
+
+// ReadCardiacRequest reads and validates a cardiac prediction body as a
+// stream, stopping at the first rule broken, so that a hostile body costs
+// no more than the bytes read up to that point: an 11th image, an image
+// string over MaxImageBase64 characters, a field of the wrong JSON type,
+// ignored fields over MaxIgnoredBytes, or nesting deeper than 64.
+//
+// Rules: one JSON object; exactly one of `image` (string) and `images`
+// (1-10 strings); `uuid` a string following the identifier rule
+// (CheckUUID: at most MaxUUIDBytes, graphic characters); `render` a
+// boolean; null is the same as absent; a field given twice is refused;
+// field names match case-insensitively (as encoding/json matches them);
+// other fields (V2's include_render, extended_run, ...) are ignored.
+// Strings must be valid UTF-8 without lone surrogate escapes. An image is
+// standard base64 (padding optional, an optional data:...;base64,
+// prefix); a decoded image over MaxImageBytes is KindTooLarge. With
+// strict false a bad image in `images` is recorded in ImageErrs instead
+// of failing the request (the stream reports it as an error event).
+//
+// An error reading r comes back wrapped in a KindInvalid *Error, so the
+// caller can still match it (for example *http.MaxBytesError) with
+// errors.As.
+func ReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error) {
+	s := &jsonStream{r: bufio.NewReaderSize(r, 64<<10)}
+	req, err := s.cardiacRequest(strict)
+	if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, errf(KindInvalid, "body must be a JSON object: %v", err)
+	return req, nil
+}
+
+// jsonStream is a minimal streaming JSON reader for the cardiac request:
+// strings are read with a length cap, values that are not needed are
+// skipped without being kept.
+type jsonStream struct {
+	r       *bufio.Reader
+	ignored int // bytes skipped in ignored fields
+	skip    bool
+}
+
+// errEOF is an unexpected end of the body.
+var errEOF = errf(KindInvalid, "body must be a JSON object: unexpected end of JSON input")
+
+func (s *jsonStream) readErr(err error) error {
+	if err == io.EOF {
+		return errEOF
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errf(KindInvalid, "body must hold one JSON object")
+	return &Error{Kind: KindInvalid, Msg: "could not read request body", Err: err}
+}
+
+// byte reads one byte, counting it against the ignored budget while
+// skipping an ignored field.
+func (s *jsonStream) byte() (byte, error) {
+	c, err := s.r.ReadByte()
+	if err != nil {
+		return 0, s.readErr(err)
 	}
-	req := &CardiacRequest{}
-	present := func(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
-	if present(raw.UUID) {
-		if err := json.Unmarshal(raw.UUID, &req.UUID); err != nil {
-			return nil, errf(KindInvalid, "uuid must be a string")
+	if err := s.count(1); err != nil {
+		return 0, err
+	}
+	return c, nil
+}
+
+func (s *jsonStream) count(n int) error {
+	if !s.skip {
+		return nil
+	}
+	s.ignored += n
+	if s.ignored > MaxIgnoredBytes {
+		return errf(KindTooLarge, "ignored fields exceed %d bytes", MaxIgnoredBytes)
+	}
+	return nil
+}
+
+// peek returns the next byte that is not white space without consuming it.
+func (s *jsonStream) peek() (byte, error) {
+	for {
+		b, err := s.r.Peek(1)
+		if err != nil {
+			return 0, s.readErr(err)
 		}
-		if len(req.UUID) > MaxUUIDBytes {
-			return nil, errf(KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
+		switch b[0] {
+		case ' ', '\t', '\n', '\r':
+			s.r.Discard(1)
+			if err := s.count(1); err != nil {
+				return 0, err
+			}
+		default:
+			return b[0], nil
 		}
-		req.HasUUID = req.UUID != ""
 	}
-	if present(raw.Render) {
-		if err := json.Unmarshal(raw.Render, &req.Render); err != nil {
-			return nil, errf(KindInvalid, "render must be a boolean")
+}
+
+// next consumes and returns the next byte that is not white space.
+func (s *jsonStream) next() (byte, error) {
+	if _, err := s.peek(); err != nil {
+		return 0, err
+	}
+	return s.byte()
+}
+
+func (s *jsonStream) expect(want byte, what string) error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	if c != want {
+		return errf(KindInvalid, "body must be a JSON object: expected %s, found %q", what, c)
+	}
+	return nil
+}
+
+// errString is returned by str when a string exceeds its cap.
+var errString = errors.New("string too long")
+
+// str reads a JSON string whose opening quote is next. It keeps the
+// unescaped text when keep is true and stops with errString as soon as the
+// text exceeds max bytes (when keep is false, max is not checked). The
+// text must be valid UTF-8, without control characters or lone
+// surrogates.
+func (s *jsonStream) str(max int, keep bool) (string, error) {
+	if c, err := s.next(); err != nil {
+		return "", err
+	} else if c != '"' {
+		return "", errf(KindInvalid, "expected a string, found %q", c)
+	}
+	return s.strBody(max, keep)
+}
+
+// strBody reads the rest of a string after its opening quote (or after
+// the part of it already read), as str does.
+func (s *jsonStream) strBody(max int, keep bool) (string, error) {
+	var out []byte
+	n := 0
+	for {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				return "", s.readErr(err)
+			}
 		}
+		win, _ := s.r.Peek(s.r.Buffered())
+		i := 0
+		for i < len(win) && win[i] != '"' && win[i] != '\\' && win[i] >= 0x20 {
+			i++
+		}
+		if keep {
+			if n+i > max {
+				return "", errString
+			}
+			out = append(out, win[:i]...)
+		}
+		n += i
+		s.r.Discard(i)
+		if err := s.count(i); err != nil {
+			return "", err
+		}
+		if i == len(win) {
+			continue
+		}
+		c, err := s.byte()
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case c == '"':
+			if keep && !utf8.Valid(out) {
+				return "", errf(KindInvalid, "string is not valid UTF-8")
+			}
+			if !keep {
+				return "", nil
+			}
+			return string(out), nil
+		case c < 0x20:
+			return "", errf(KindInvalid, "control character in a JSON string")
+		}
+		r, err := s.escape()
+		if err != nil {
+			return "", err
+		}
+		if keep {
+			if n+utf8.RuneLen(r) > max {
+				return "", errString
+			}
+			out = utf8.AppendRune(out, r)
+		}
+		n += utf8.RuneLen(r)
+	}
+}
+
+// escape reads the escape sequence after a backslash.
+func (s *jsonStream) escape() (rune, error) {
+	c, err := s.byte()
+	if err != nil {
+		return 0, err
+	}
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+		r, err := s.hex4()
+		if err != nil {
+			return 0, err
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, nil
+		}
+		if r >= 0xdc00 { // a low surrogate first
+			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+		}
+		if c, err := s.byte(); err != nil || c != '\\' {
+			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+		}
+		if c, err := s.byte(); err != nil || c != 'u' {
+			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+		}
+		lo, err := s.hex4()
+		if err != nil {
+			return 0, err
+		}
+		if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
+			return d, nil
+		}
+		return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+	}
+	return 0, errf(KindInvalid, "invalid escape \\%c in a JSON string", c)
+}
+
+func (s *jsonStream) hex4() (rune, error) {
+	var r rune
+	for range 4 {
+		c, err := s.byte()
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, errf(KindInvalid, "invalid \\u escape in a JSON string")
+		}
+	}
+	return r, nil
+}
+
+// literal reads true, false or null (the next byte is its first letter).
+func (s *jsonStream) literal() (string, error) {
+	c, err := s.next()
+	if err != nil {
+		return "", err
+	}
+	var want string
+	switch c {
+	case 't':
+		want = "true"
+	case 'f':
+		want = "false"
+	case 'n':
+		want = "null"
+	default:
+		return "", errf(KindInvalid, "invalid character %q in JSON", c)
+	}
+	for i := 1; i < len(want); i++ {
+		if c, err := s.byte(); err != nil {
+			return "", err
+		} else if c != want[i] {
+			return "", errf(KindInvalid, "invalid literal in JSON")
+		}
+	}
+	return want, nil
+}
+
+// number skips a JSON number, checking its syntax.
+func (s *jsonStream) number() error {
+	digits := func() (int, error) {
+		n := 0
+		for {
+			b, err := s.r.Peek(1)
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, s.readErr(err)
+			}
+			if b[0] < '0' || b[0] > '9' {
+				return n, nil
+			}
+			if _, err := s.byte(); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	opt := func(set string) (bool, error) {
+		b, err := s.r.Peek(1)
+		if err == io.EOF || (err == nil && !strings.ContainsRune(set, rune(b[0]))) {
+			return false, nil
+		}
+		if err != nil {
+			return false, s.readErr(err)
+		}
+		_, err = s.byte()
+		return true, err
+	}
+	bad := errf(KindInvalid, "invalid number in JSON")
+	if _, err := opt("-"); err != nil {
+		return err
+	}
+	b, err := s.r.Peek(1)
+	if err != nil {
+		return s.readErr(err)
+	}
+	if b[0] == '0' {
+		s.byte()
+	} else if n, err := digits(); err != nil {
+		return err
+	} else if n == 0 {
+		return bad
+	}
+	if ok, err := opt("."); err != nil {
+		return err
+	} else if ok {
+		if n, err := digits(); err != nil {
+			return err
+		} else if n == 0 {
+			return bad
+		}
+	}
+	if ok, err := opt("eE"); err != nil {
+		return err
+	} else if ok {
+		if _, err := opt("+-"); err != nil {
+			return err
+		}
+		if n, err := digits(); err != nil {
+			return err
+		} else if n == 0 {
+			return bad
+		}
+	}
+	return nil
+}
+
+// skipValue skips any JSON value, checking its syntax, at nesting depth.
+func (s *jsonStream) skipValue(depth int) error {
+	if depth > maxJSONDepth {
+		return errf(KindInvalid, "JSON nested deeper than %d levels", maxJSONDepth)
+	}
+	c, err := s.peek()
+	if err != nil {
+		return err
 	}
 	switch {
-	case present(raw.Image) && present(raw.Images):
-		return nil, errf(KindInvalid, "send either image or images, not both")
-	case present(raw.Image):
-		var s string
-		if err := json.Unmarshal(raw.Image, &s); err != nil {
-			return nil, errf(KindInvalid, "image must be a base64 string")
+	case c == '"':
+		_, err := s.str(0, false)
+		return err
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	case c == '{' || c == '[':
+		s.byte()
+		end := byte('}')
+		if c == '[' {
+			end = ']'
 		}
-		b, err := DecodeImageBase64(s)
+		if c, err := s.peek(); err != nil {
+			return err
+		} else if c == end {
+			s.byte()
+			return nil
+		}
+		for {
+			if end == '}' {
+				if _, err := s.str(0, false); err != nil {
+					return err
+				}
+				if err := s.expect(':', "':'"); err != nil {
+					return err
+				}
+			}
+			if err := s.skipValue(depth + 1); err != nil {
+				return err
+			}
+			c, err := s.next()
+			if err != nil {
+				return err
+			}
+			if c == end {
+				return nil
+			}
+			if c != ',' {
+				return errf(KindInvalid, "invalid character %q in JSON", c)
+			}
+		}
+	}
+	_, err = s.literal()
+	return err
+}
+
+// isNull consumes a null when it comes next.
+func (s *jsonStream) isNull() (bool, error) {
+	c, err := s.peek()
+	if err != nil || c != 'n' {
+		return false, err
+	}
+	_, err = s.literal()
+	return err == nil, err
+}
+
+// cardiacRequest reads the whole body (see ReadCardiacRequest).
+func (s *jsonStream) cardiacRequest(strict bool) (*CardiacRequest, error) {
+	if err := s.expect('{', "'{'"); err != nil {
+		return nil, err
+	}
+	req := &CardiacRequest{}
+	seen := map[string]bool{}
+	hasImage := false
+	first := true
+	for {
+		c, err := s.peek()
 		if err != nil {
 			return nil, err
 		}
-		req.Images = [][]byte{b}
-	case present(raw.Images):
-		var ss []string
-		if err := json.Unmarshal(raw.Images, &ss); err != nil {
-			return nil, errf(KindInvalid, "images must be an array of base64 strings")
+		if c == '}' {
+			s.byte()
+			break
 		}
-		if len(ss) == 0 {
-			return nil, errf(KindInvalid, "images is empty")
+		if !first {
+			if err := s.expect(',', "',' or '}'"); err != nil {
+				return nil, err
+			}
 		}
-		if len(ss) > MaxBatchImages {
-			return nil, errf(KindInvalid, "too many images: %d, at most %d per request", len(ss), MaxBatchImages)
+		first = false
+		key, err := s.str(maxKeyBytes, true)
+		if errors.Is(err, errString) {
+			return nil, errf(KindInvalid, "field name longer than %d bytes", maxKeyBytes)
 		}
-		req.Batch = true
-		req.Images = make([][]byte, len(ss))
-		req.ImageErrs = make([]error, len(ss))
-		for i, s := range ss {
-			b, err := DecodeImageBase64(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.expect(':', "':'"); err != nil {
+			return nil, err
+		}
+		name := ""
+		for _, k := range []string{"image", "images", "uuid", "render"} {
+			if strings.EqualFold(key, k) {
+				name = k
+			}
+		}
+		if name == "" {
+			s.skip = true
+			err := s.skipValue(1)
+			s.skip = false
 			if err != nil {
-				if strict {
-					var e *Error
-					errors.As(err, &e)
-					return nil, &Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
+				return nil, err
+			}
+			continue
+		}
+		if seen[name] {
+			return nil, errf(KindInvalid, "field %s given twice", name)
+		}
+		seen[name] = true
+		if null, err := s.isNull(); err != nil {
+			return nil, err
+		} else if null {
+			continue
+		}
+		switch name {
+		case "uuid":
+			if c, _ := s.peek(); c != '"' {
+				return nil, errf(KindInvalid, "uuid must be a string")
+			}
+			u, err := s.str(MaxUUIDBytes, true)
+			if errors.Is(err, errString) {
+				return nil, errf(KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := CheckUUID(u); err != nil {
+				return nil, err
+			}
+			req.UUID, req.HasUUID = u, u != ""
+		case "render":
+			c, _ := s.peek()
+			if c != 't' && c != 'f' {
+				return nil, errf(KindInvalid, "render must be a boolean")
+			}
+			v, err := s.literal()
+			if err != nil {
+				return nil, err
+			}
+			req.Render = v == "true"
+		case "image", "images":
+			if hasImage {
+				return nil, errf(KindInvalid, "send either image or images, not both")
+			}
+			hasImage = true
+			if name == "image" {
+				if c, _ := s.peek(); c != '"' {
+					return nil, errf(KindInvalid, "image must be a base64 string")
 				}
-				req.ImageErrs[i] = err
+				txt, truncated, err := s.imageText()
+				if err != nil {
+					return nil, err
+				}
+				if truncated {
+					return nil, errImageTooLarge()
+				}
+				b, err := DecodeImageBase64(txt)
+				if err != nil {
+					return nil, err
+				}
+				req.Images = [][]byte{b}
 				continue
 			}
-			req.Images[i] = b
+			if err := s.images(req, strict); err != nil {
+				return nil, err
+			}
 		}
+	}
+	switch c, err := s.peek(); {
+	case err == errEOF:
+	case err != nil:
+		return nil, err
 	default:
+		return nil, errf(KindInvalid, "body must hold one JSON object, found %q after it", c)
+	}
+	if !hasImage {
 		return nil, errf(KindInvalid, "image (single) or images (batch) is required")
 	}
 	return req, nil
+}
+
+// imageText reads one image string. truncated reports that it was
+// longer than MaxImageBase64 and that reading stopped there (the rest of
+// the string is still in the stream); err is a JSON or read error.
+func (s *jsonStream) imageText() (txt string, truncated bool, err error) {
+	txt, err = s.str(MaxImageBase64, true)
+	if errors.Is(err, errString) {
+		return "", true, nil
+	}
+	return txt, false, err
+}
+
+// errImageTooLarge is the error of an image string over MaxImageBase64.
+func errImageTooLarge() *Error { return errf(KindTooLarge, "image exceeds %d bytes", MaxImageBytes) }
+
+// images reads the images array into req. In strict mode the first bad
+// image fails the request; otherwise a bad image (base64 or size) is
+// recorded in ImageErrs and reading goes on, the rest of a string over
+// the size limit skipped without being kept.
+func (s *jsonStream) images(req *CardiacRequest, strict bool) error {
+	notStrings := errf(KindInvalid, "images must be an array of base64 strings")
+	if c, _ := s.peek(); c != '[' {
+		return notStrings
+	}
+	s.byte()
+	req.Batch = true
+	for i := 0; ; i++ {
+		c, err := s.peek()
+		if err != nil {
+			return err
+		}
+		if c == ']' {
+			s.byte()
+			break
+		}
+		if i > 0 {
+			if err := s.expect(',', "',' or ']'"); err != nil {
+				return err
+			}
+			if c, err = s.peek(); err != nil {
+				return err
+			}
+		}
+		if i == MaxBatchImages {
+			return errf(KindInvalid, "too many images: more than %d, at most %d per request", MaxBatchImages, MaxBatchImages)
+		}
+		var (
+			b         []byte
+			truncated bool
+			imgErr    error
+		)
+
+		switch c {
+		case '"':
+			txt, tr, err := s.imageText()
+			if err != nil {
+				return err // a JSON or read error: the stream is unusable
+			}
+			if truncated = tr; truncated {
+				imgErr = errImageTooLarge()
+			} else {
+				b, imgErr = DecodeImageBase64(txt)
+			}
+		case 'n': // null, as encoding/json reads it into a string: empty
+			if _, err := s.literal(); err != nil {
+				return err
+			}
+			imgErr = errf(KindInvalid, "image is empty")
+		default:
+			return notStrings
+		}
+		if imgErr != nil {
+			if strict {
+				var e *Error
+				errors.As(imgErr, &e)
+				return &Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
+			}
+			if truncated {
+				if _, err := s.strBody(0, false); err != nil {
+					return err
+				}
+			}
+		}
+		req.ImageErrs = append(req.ImageErrs, imgErr)
+		req.Images = append(req.Images, b)
+	}
+	if len(req.Images) == 0 {
+		return errf(KindInvalid, "images is empty")
+	}
+	return nil
 }
 
 // DecodeImageBase64 decodes an image field: standard base64 with or

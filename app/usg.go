@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"vetlens/engine/usg"
+	"vetlens/internal/ident"
 	"vetlens/platform/store"
 )
 
@@ -28,6 +29,13 @@ type usgLogInputs struct {
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
 	if s.usg == nil {
 		return nil, ErrUSGUnavailable
+	}
+	// usg.ParseRequest applies the identifier rule already; requests built
+	// in process (the desktop) are checked here, before anything is stored.
+	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {
+		if err := ident.Check(f.v); err != nil {
+			return nil, &Error{Kind: KindInvalid, Msg: f.name, Err: err}
+		}
 	}
 	resp, err := s.usg.Predict(ctx, req)
 	if err != nil {

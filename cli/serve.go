@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,11 +38,15 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
 	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
 	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
+	public := fs.String("public-host", "", "host name or address clients use, the HTTP redirect's target (default: the --addr host, or the machine's host name for 0.0.0.0)")
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
 	usgRate := fs.Float64("usg-rate", app.DefaultUSGRate, "flat price of one USG prediction, dollars")
 	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
+	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
+	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
+	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -56,8 +59,9 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
-		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect,
+		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
+		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -65,10 +69,22 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
+// serveConfig is the configuration of the service and its HTTPS API, the
+// one place where settings live: `vetlens serve` fills it from flags and
+// `vetlens gui` from flags and the window's saved settings (defaults where
+// a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
-	inFlight, cardiacConc                              int
-	usgRate                                            float64
+	// publicHost is the redirect's target host (publicHost()).
+	publicHost            string
+	inFlight, cardiacConc int
+	usgRate               float64
+	// pixelBudget is app.Config.PixelBudget in bytes (0: sized from the
+	// machine); pixelWait is app.Config.PixelWait (0: default).
+	pixelBudget int64
+	pixelWait   time.Duration
+	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
+	popSessions int
 	// ready, when set, is called once the listeners are open, with the
 	// HTTPS address and the certificate fingerprint.
 	ready func(addr, fingerprint string)
@@ -123,11 +139,14 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc
+	cfg.PixelBudget, cfg.PixelWait = c.pixelBudget, c.pixelWait
+	cfg.MaxOpenSessionsPerKey = c.popSessions
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
+	go svc.RunSessionSweeper(ctx, time.Minute)
 	return svc, closeAll, nil
 }
 
@@ -148,15 +167,13 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		return err
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
-	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
-	// The body read deadline exceeds the 300 s work bound: net/http cancels
-	// a request whose connection hits its read deadline, streams included.
-	srv := httpapi.HTTPServer(api, tlsConf, 310*time.Second)
+	srv := api.HTTPServer(httpapi.TLSConfig(cert))
 	if created {
 		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
 	}
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.PixelStats().Capacity>>20)
 	if c.ready != nil {
 		c.ready(ln.Addr().String(), Fingerprint(cert))
 	}
@@ -187,9 +204,12 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 			return fmt.Errorf("listen redirect: %w", err)
 		}
 		fmt.Fprintf(stdout, "vetlens: redirecting http://%s to https\n", rl.Addr())
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		public := publicHost(c.publicHost, host)
+		fmt.Fprintf(stdout, "vetlens: redirect target https://%s\n", net.JoinHostPort(public, port))
 		run(func() error {
-			return httpapi.Serve(ctx, &http.Server{Handler: redirectHandler(port), ReadHeaderTimeout: 5 * time.Second}, rl, 5*time.Second)
+			return httpapi.Serve(ctx, &http.Server{Handler: httpapi.RedirectHandler(public, port),
+				ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}, rl, 5*time.Second)
 		})
 	}
 	wg.Wait()
@@ -198,16 +218,21 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	return <-errs
 }
 
-// redirectHandler sends every plain-HTTP request to the same host and
-// path on the HTTPS port with 308 (method and body kept).
-func redirectHandler(httpsPort string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		http.Redirect(w, r, "https://"+net.JoinHostPort(host, httpsPort)+r.URL.RequestURI(), http.StatusPermanentRedirect)
-	})
+// publicHost is the host clients reach the API at, for the HTTP to HTTPS
+// redirect: the configured one (--public-host), else the listen host
+// when it is a specific address, else the machine's host name (which the
+// self-signed certificate names). Never a request's Host header.
+func publicHost(configured, listenHost string) string {
+	if configured != "" {
+		return configured
+	}
+	if ip := net.ParseIP(listenHost); listenHost != "" && (ip == nil || !ip.IsUnspecified()) {
+		return listenHost
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
 }
 
 // listenAdmin listens on DIR/admin.sock with mode 0600. A socket left by

@@ -149,6 +149,15 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusPermanentRedirect || !strings.HasPrefix(loc, "https://127.0.0.1:") || !strings.HasSuffix(loc, "/usg/v1/health?x=1") {
 		t.Fatalf("redirect %d %s", resp.StatusCode, loc)
 	}
+	forged, _ := http.NewRequest("GET", "http://"+redir+"/v3/health", nil)
+	forged.Host = "evil.example.com"
+	if resp, err = client.Do(forged); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "https://127.0.0.1:") {
+		t.Fatalf("redirect with a forged Host: %s", loc)
+	}
 	kout.Reset()
 	Keys(ctx, []string{"list", "--data-dir", dir}, &kout, &kerr)
 	if !strings.Contains(kout.String(), "Clinic B") {
@@ -172,5 +181,27 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	// The certificate is reused on the next start.
 	if _, created, err := loadOrCreateCert(dir, "", ""); err != nil || created {
 		t.Fatalf("second start regenerates the certificate: %v %v", created, err)
+	}
+}
+
+// TestPublicHost: the redirect's target host is the configured one, else
+// a specific listen address, else the machine's host name; never a
+// request's Host (httpapi.RedirectHandler).
+func TestPublicHost(t *testing.T) {
+	name, _ := os.Hostname()
+	if name == "" {
+		name = "localhost"
+	}
+	for _, tc := range []struct{ configured, listen, want string }{
+		{"vetlens.clinic.lan", "0.0.0.0", "vetlens.clinic.lan"},
+		{"", "192.168.1.20", "192.168.1.20"},
+		{"", "127.0.0.1", "127.0.0.1"},
+		{"", "0.0.0.0", name},
+		{"", "::", name},
+		{"", "", name},
+	} {
+		if got := publicHost(tc.configured, tc.listen); got != tc.want {
+			t.Errorf("publicHost(%q, %q) = %q, want %q", tc.configured, tc.listen, got, tc.want)
+		}
 	}
 }

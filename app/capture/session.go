@@ -140,7 +140,8 @@ type goodFrame struct {
 
 type session struct {
 	mu       sync.Mutex
-	seen     map[[32]byte]bool // SHA-256 of every frame received
+	seen     map[[32]byte]bool // SHA-256 of every frame's bytes
+	pictures map[[32]byte]bool // pop.FrameHash of every decoded frame
 	id       string
 	created  time.Time
 	status   Status
@@ -280,7 +281,8 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	index := s.frames
 	s.frames++
 	// The same bytes twice are one photograph: agreement must come from
-	// distinct frames.
+	// distinct frames. (The same picture with other bytes is caught after
+	// decoding, by its pixels: seenPicture.)
 	sum := sha256.Sum256(b)
 	dup := s.seen[sum]
 	if s.seen == nil {
@@ -294,7 +296,7 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	if dup {
 		fr.Problem = "duplicate of an earlier frame"
 	} else {
-		fr, jpeg, err = m.measure(ctx, b)
+		fr, jpeg, err = m.measure(ctx, b, s.seenPicture)
 	}
 	if err != nil {
 		s.mu.Lock()
@@ -348,6 +350,25 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	return out, nil
 }
 
+// seenPicture records a decoded frame's hash (pop.FrameHash) and reports
+// whether the session had it already: the same picture with other bytes
+// (appended data, other metadata) is the same photograph and must not
+// count as a second agreeing frame. A zero hash (an analyzer that does not
+// hash) is never a duplicate.
+func (s *session) seenPicture(h [32]byte) bool {
+	if h == ([32]byte{}) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pictures == nil {
+		s.pictures = map[[32]byte]bool{}
+	}
+	dup := s.pictures[h]
+	s.pictures[h] = true
+	return dup
+}
+
 // fail moves s to failed; s.mu is held.
 func (m *Manager) fail(s *session, reason string, index int, now time.Time) Outcome {
 	s.status, s.finished = StatusFailed, now
@@ -389,8 +410,10 @@ func (m *Manager) agree(good []goodFrame) (goodFrame, bool) {
 
 // measure analyses one frame and, when its screen was corrected, runs the
 // cardiac engine on the rectified image. It returns the frame result and
-// the rectified JPEG.
-func (m *Manager) measure(ctx context.Context, b []byte) (FrameResult, []byte, error) {
+// the rectified JPEG. seen reports whether the decoded picture
+// (Analysis.FrameHash) was in the session already: such a frame is not
+// measured.
+func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) bool) (FrameResult, []byte, error) {
 	an, err := m.an.AnalyzeBytes(b)
 	if err != nil {
 		// Undecodable, empty, tiny or huge: a bad frame, not an error of
@@ -398,6 +421,10 @@ func (m *Manager) measure(ctx context.Context, b []byte) (FrameResult, []byte, e
 		return FrameResult{Problem: "unreadable frame: " + err.Error()}, nil, nil
 	}
 	fr := FrameResult{Analysis: an}
+	if seen(an.FrameHash) {
+		fr.Problem = "duplicate of an earlier frame (the same picture)"
+		return fr, nil, nil
+	}
 	switch {
 	case !an.PoPDetected:
 		fr.Problem = "no screen found"

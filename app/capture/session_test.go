@@ -3,12 +3,15 @@ package capture
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +29,10 @@ import (
 type fakeAnalyzer struct{}
 
 func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
-	s := string(b)
-	a := &pop.Analysis{Corners: pop.Corners{Width: 640, Height: 480}}
+	// "|..." is data appended to the file: the decoded picture, and so
+	// its hash, ignore it.
+	s, _, _ := strings.Cut(string(b), "|")
+	a := &pop.Analysis{FrameHash: sha256.Sum256([]byte(s)), Corners: pop.Corners{Width: 640, Height: 480}}
 	switch {
 	case s == "bad":
 		return a, nil
@@ -136,6 +141,14 @@ func TestSessionRows(t *testing.T) {
 			{"good:10.0:0.004", StatusContinue, 1, "duplicate of an earlier frame", 1},
 			{"good:10.0:0.004", StatusContinue, 1, "duplicate", 2},
 			{"good:10.0:0.0041", StatusContinue, 2, "2 of 3", 3},
+		}},
+		{"the same picture with bytes appended does not count", []step{
+			{"good:10.0:0.004", StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004|x", StatusContinue, 1, "duplicate of an earlier frame (the same picture)", 1},
+			{"good:10.0:0.004|xx", StatusContinue, 1, "duplicate", 2},
+			{"good:10.1:0.004|x", StatusContinue, 2, "2 of 3", 3},
+			{"good:10.1:0.004|xyz", StatusContinue, 2, "duplicate", 4},
+			{"good:10.2:0.004", StatusComplete, 3, "", 0},
 		}},
 		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
 			{"blur", StatusContinue, 0, "frame quality: [blurred]", 0},
@@ -396,5 +409,32 @@ func TestBadFramesRealPipeline(t *testing.T) {
 	}
 	if p.calls.Load() != 0 {
 		t.Fatalf("models ran %d times on frames with no screen", p.calls.Load())
+	}
+}
+
+// TestAppendedBytesRealPipeline: with the real PoP pipeline, a screen
+// photo sent three times with bytes appended is one frame, then two
+// duplicates, measured once (they counted as three agreeing frames
+// before).
+func TestAppendedBytesRealPipeline(t *testing.T) {
+	jpg, err := os.ReadFile(filepath.Join("..", "..", "engine", "pop", "testdata", "screen_0000.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakePredictor{}
+	m := NewManager(DefaultConfig(), p, PoP{}, nil)
+	st, _ := m.Start()
+	for i, extra := range []string{"", "x", "xx"} {
+		out, err := m.Frame(context.Background(), st.SessionID, append(append([]byte{}, jpg...), extra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup := strings.Contains(out.Reason, "duplicate")
+		if out.Status != StatusContinue || dup != (i > 0) {
+			t.Fatalf("frame %d: %s %q", i, out.Status, out.Reason)
+		}
+	}
+	if n := p.calls.Load(); n != 1 {
+		t.Fatalf("the models ran %d times, want once", n)
 	}
 }

@@ -80,6 +80,18 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 	return cfg, format, CheckSize(cfg.Width, cfg.Height)
 }
 
+// DecodeCost reads the header of JPEG or PNG bytes, checks it as
+// CheckHeader does (same errors), and returns the header and the memory
+// Decode will need for it (DecodeBytes), so that a caller can reserve it
+// before decoding.
+func DecodeCost(b []byte) (image.Config, int64, error) {
+	cfg, format, err := CheckHeader(b)
+	if err != nil {
+		return cfg, 0, err
+	}
+	return cfg, DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)), nil
+}
+
 // Decode decodes JPEG or PNG bytes and returns the image and its format
 // ("jpeg" or "png"). Dimensions are checked against the limits from the
 // header before decoding. A panic inside a decoder is reported as ErrCorrupt.

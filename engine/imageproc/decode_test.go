@@ -339,3 +339,28 @@ func TestCheckHeader(t *testing.T) {
 		t.Fatalf("valid PNG: %+v %q %v", cfg, format, err)
 	}
 }
+
+func TestDecodeCost(t *testing.T) {
+	prog := mustRead(t, "testdata/progressive444.jpg")
+	progCfg, _, _ := CheckHeader(prog)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want int64
+		err  error
+	}{
+		{"png gray", encodePNG(t, image.NewGray(image.Rect(0, 0, 64, 48))), 64 * 48, nil},
+		{"png rgba", encodePNG(t, rgbaImage(40, 40)), 4 * 40 * 40, nil},
+		{"jpeg baseline", encodeJPEG(t, rgbaImage(40, 40)), 3 * 40 * 40, nil},
+		{"jpeg progressive", prog, 15 * int64(progCfg.Width*progCfg.Height), nil},
+		{"empty", nil, 0, ErrEmpty},
+		{"header over the limits", craftPNG(20000, 20000), 0, ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got, err := DecodeCost(tc.b)
+			if !errors.Is(err, tc.err) || got != tc.want {
+				t.Fatalf("%d %v, want %d %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}

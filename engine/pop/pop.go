@@ -11,6 +11,7 @@
 package pop
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"image"
 	_ "image/jpeg" // header checks
@@ -72,6 +73,35 @@ func Chroma(frame gocv.Mat) float64 {
 	return sum / float64(len(b)/3)
 }
 
+// frameHashSide is the long side of the copy FrameHash hashes.
+const frameHashSide = 256
+
+// FrameHash is the SHA-256 of the decoded frame's size and of a copy
+// downscaled to frameHashSide pixels on its long side by nearest-
+// neighbour sampling. It depends on the pixels, not the encoding: bytes
+// appended to the file, other metadata or a lossless re-encoding give the
+// same hash, so a session can tell the same photograph sent again.
+// Nearest-neighbour sampling keeps each sampled pixel's sensor noise (an
+// area average would smooth it away), so two camera frames of a still
+// screen still differ. A lossy re-encoding changes the pixels and is not
+// caught.
+func FrameHash(frame gocv.Mat) [32]byte {
+	small := gocv.NewMat()
+	defer small.Close()
+	s := float64(frameHashSide) / float64(max(frame.Cols(), frame.Rows()))
+	if s < 1 {
+		gocv.Resize(frame, &small, image.Point{max(1, int(float64(frame.Cols())*s)), max(1, int(float64(frame.Rows())*s))}, 0, 0, gocv.InterpolationNearestNeighbor)
+	} else {
+		frame.CopyTo(&small)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%dx%dx%d:", frame.Cols(), frame.Rows(), frame.Channels())
+	h.Write(small.ToBytes())
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
 func absDiff(a, b uint8) float64 {
 	if a > b {
 		return float64(a - b)
@@ -81,7 +111,10 @@ func absDiff(a, b uint8) float64 {
 
 // Analysis is what the pipeline learns about one frame.
 type Analysis struct {
-	Corners Corners
+	// FrameHash identifies the decoded frame (FrameHash): the same
+	// picture sent twice, whatever its bytes, has the same hash.
+	FrameHash [32]byte
+	Corners   Corners
 	// Chroma is the frame's colourfulness (Chroma).
 	Chroma float64
 	// FileFrame: the screen candidate is the file's own frame (a border,
@@ -116,7 +149,7 @@ func Analyze(frame gocv.Mat) (*Analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("detect corners: %w", err)
 	}
-	a := &Analysis{Corners: c, Chroma: Chroma(frame), FileFrame: c.FileFrame()}
+	a := &Analysis{FrameHash: FrameHash(frame), Corners: c, Chroma: Chroma(frame), FileFrame: c.FileFrame()}
 	a.PoPDetected = a.Chroma >= MinChroma && c.Confidence >= SuspectConfidence && !a.FileFrame
 	if !a.PoPDetected {
 		return a, nil

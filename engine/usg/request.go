@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"vetlens/internal/ident"
 )
 
 // NumFeatures is the number of model inputs.
@@ -192,6 +194,9 @@ func parsePayload(obj map[string]any) (*Request, error) {
 	if len(bad) > 0 {
 		return nil, errorf(CodeInvalidValue, "not a number: %s", strings.Join(bad, ", "))
 	}
+	if err := req.optionalFields(obj); err != nil {
+		return nil, err
+	}
 	req.applyCorrections()
 	var out []string
 	for i, f := range featureInfo {
@@ -202,13 +207,56 @@ func parsePayload(obj map[string]any) (*Request, error) {
 	if len(out) > 0 {
 		return nil, errorf(CodeOutOfRange, "outside the plausible range: %s", strings.Join(out, "; "))
 	}
-	if s, ok := obj["clinic_code"].(string); ok {
-		req.ClinicCode = s
-	}
-	if s, ok := obj["uuid"].(string); ok {
-		req.UUID = s
-	}
 	return req, nil
+}
+
+// Optional fields stored with each logged prediction.
+const (
+	FieldClinicCode = "clinic_code"
+	FieldUUID       = "uuid"
+)
+
+// optionalFields reads clinic_code and uuid: absent or null, or a string
+// following the identifier rule (internal/ident: at most ident.MaxBytes
+// bytes of UTF-8, graphic characters only, no control or bidi
+// characters). Anything else is invalid_value: they are stored and
+// logged as sent, so they are bounded and printable.
+func (r *Request) optionalFields(obj map[string]any) error {
+	var bad []string
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{FieldClinicCode, &r.ClinicCode}, {FieldUUID, &r.UUID}} {
+		v, ok := obj[f.key]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s must be a string (got %s)", f.key, describeType(v)))
+			continue
+		}
+		if err := ident.Check(s); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", f.key, err))
+			continue
+		}
+		*f.dst = s
+	}
+	if len(bad) > 0 {
+		return errorf(CodeInvalidValue, "%s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// describeType names a decoded JSON value's type.
+func describeType(v any) string {
+	switch v.(type) {
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	}
+	return describe(v)
 }
 
 // applyCorrections applies the two unit auto-corrections and records their warnings.

@@ -138,15 +138,56 @@ func TestParseRequestAccepts(t *testing.T) {
 	}
 }
 
+// TestOptionalFields: clinic_code and uuid are absent, null or strings
+// following the identifier rule (internal/ident); anything else is
+// invalid_value, in the spec's error shape, and nothing is kept.
 func TestOptionalFields(t *testing.T) {
-	body := `{"data": {"BUN": 30, "CREATININE": 2.0, "HGB": 12, "ABSOLUTE LYMPHOCYTES": 2000, "age_months": 150,
-		"clinic_code": "C-17", "uuid": "cat-42"}}`
-	req, err := ParseRequest([]byte(body))
-	if err != nil {
-		t.Fatal(err)
+	with := func(extra string) string {
+		return `{"data": {"BUN": 30, "CREATININE": 2.0, "HGB": 12, "ABSOLUTE LYMPHOCYTES": 2000, "age_months": 150` + extra + `}}`
 	}
-	if req.ClinicCode != "C-17" || req.UUID != "cat-42" {
-		t.Errorf("optional fields %q %q", req.ClinicCode, req.UUID)
+	for _, tc := range []struct {
+		name, extra  string
+		code         Code // "": accepted
+		clinic, uuid string
+		msgHas       string
+	}{
+		{"both", `, "clinic_code": "C-17", "uuid": "cat-42"`, "", "C-17", "cat-42", ""},
+		{"absent", ``, "", "", "", ""},
+		{"null", `, "clinic_code": null, "uuid": null`, "", "", "", ""},
+		{"accents and emoji", `, "clinic_code": "São Paulo 🐕"`, "", "São Paulo 🐕", "", ""},
+		{"at the cap", `, "uuid": "` + strings.Repeat("u", 128) + `"`, "", "", strings.Repeat("u", 128), ""},
+		{"over the cap", `, "uuid": "` + strings.Repeat("u", 129) + `"`, CodeInvalidValue, "", "", "uuid: too long"},
+		{"32 KB", `, "clinic_code": "` + strings.Repeat("c", 32<<10) + `"`, CodeInvalidValue, "", "", "clinic_code: too long"},
+		{"NUL", `, "clinic_code": "a\u0000b"`, CodeInvalidValue, "", "", "clinic_code: character not allowed"},
+		{"ESC", `, "uuid": "\u001b[31mred"`, CodeInvalidValue, "", "", "uuid: character not allowed"},
+		{"RTL override", `, "uuid": "abc\u202Etxt.exe"`, CodeInvalidValue, "", "", "uuid: character not allowed"},
+		{"lone surrogate", `, "uuid": "\ud800"`, CodeInvalidValue, "", "", "uuid: character not allowed"},
+		{"invalid UTF-8", ", \"uuid\": \"a\xffb\"", CodeInvalidValue, "", "", "uuid: character not allowed"},
+		{"number", `, "clinic_code": 17`, CodeInvalidValue, "", "", "clinic_code must be a string (got number)"},
+		{"object", `, "uuid": {"a": 1}`, CodeInvalidValue, "", "", "uuid must be a string (got object)"},
+		{"array", `, "uuid": ["a"]`, CodeInvalidValue, "", "", "uuid must be a string (got array)"},
+		{"boolean", `, "uuid": true`, CodeInvalidValue, "", "", "uuid must be a string (got boolean)"},
+		{"both bad", `, "clinic_code": 1, "uuid": "\u0007"`, CodeInvalidValue, "", "", "clinic_code must be a string (got number); uuid: character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := ParseRequest([]byte(with(tc.extra)))
+			if tc.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if req.ClinicCode != tc.clinic || req.UUID != tc.uuid {
+					t.Fatalf("optional fields %q %q", req.ClinicCode, req.UUID)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tc.code || !strings.Contains(e.Message, tc.msgHas) || req != nil {
+				t.Fatalf("err %v, want %s containing %q", err, tc.code, tc.msgHas)
+			}
+			if len(e.Message) > 400 {
+				t.Fatalf("message of %d bytes: the value is echoed", len(e.Message))
+			}
+		})
 	}
 }
 

@@ -22,13 +22,18 @@ import (
 )
 
 // Body limits, applied with http.MaxBytesReader before anything is read.
+// They follow from the spec's limits (app's MaxImageBytes and
+// MaxBatchImages); docs/security.md lists them.
 const (
-	// MaxPredictBody bounds /v3/predict and /v3/predict/stream: 10 images
-	// of 10 MiB in base64 are 140 MiB; 150 MiB leaves room for the JSON.
-	MaxPredictBody = 150 << 20
+	// MaxPredictBody bounds /v3/predict and /v3/predict/stream:
+	// app.MaxCardiacBody, 10 images of 10 MiB in base64 plus 1 MiB for the
+	// JSON around them (about 143 MB). The body is read as a stream that
+	// stops at the first rule broken (app.ReadCardiacRequest).
+	MaxPredictBody = app.MaxCardiacBody
 	// MaxImageBody bounds the one-image endpoints (pop-session, corners,
-	// rectify, preprocess): 10 MiB in base64 is 13.4 MiB.
-	MaxImageBody = 16 << 20
+	// rectify, preprocess): one image of 10 MiB in base64
+	// (app.MaxImageBase64) plus 64 KiB for the other fields.
+	MaxImageBody = app.MaxImageBase64 + 64<<10
 	// MaxSmallBody bounds /v3/pop-session/start and /usg/v1/predict.
 	MaxSmallBody = 64 << 10
 )
@@ -46,6 +51,31 @@ type Config struct {
 	DocsURL string
 	// Logger receives request errors; nil discards them.
 	Logger *slog.Logger
+
+	// Transport timeouts (docs/security.md); zero values take the defaults.
+
+	// ReadHeaderTimeout bounds reading a request's headers. Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// BodyReadBase and MinBodyRate set each route's body read timeout:
+	// BodyReadBase plus the route's body limit at MinBodyRate bytes per
+	// second (defaults 10 s and 1 MB/s: 10 s for 64 KiB bodies, 24 s for
+	// one image, 153 s for a full batch).
+	BodyReadBase time.Duration
+	MinBodyRate  int64
+	// WriteTimeout bounds writing a response once the handler starts it,
+	// so a client that does not read frees its handler. A stream's
+	// deadline is renewed at each event and heartbeat instead (a live
+	// stream can last the whole request timeout). Default 30 s.
+	WriteTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long. Default
+	// 2 min.
+	IdleTimeout time.Duration
+	// HSTSMaxAge is the Strict-Transport-Security max-age sent on every
+	// HTTPS response. Default 365 days; negative: no header.
+	HSTSMaxAge time.Duration
+	// HandshakeLogsPerMinute is how many failed TLS handshakes are logged
+	// per minute; the rest are counted and reported in one line. Default 10.
+	HandshakeLogsPerMinute int
 }
 
 func (c *Config) defaults() {
@@ -63,6 +93,27 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.BodyReadBase <= 0 {
+		c.BodyReadBase = 10 * time.Second
+	}
+	if c.MinBodyRate <= 0 {
+		c.MinBodyRate = 1_000_000
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 2 * time.Minute
+	}
+	if c.HSTSMaxAge == 0 {
+		c.HSTSMaxAge = 365 * 24 * time.Hour
+	}
+	if c.HandshakeLogsPerMinute <= 0 {
+		c.HandshakeLogsPerMinute = 10
 	}
 }
 
@@ -84,16 +135,23 @@ func New(svc *app.Service, cfg Config) *Server {
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler: HSTS on HTTPS responses, the write
+// timeout on every response (timedWriter), then the routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS != nil && s.cfg.HSTSMaxAge > 0 {
+		w.Header().Set("Strict-Transport-Security", "max-age="+strconv.FormatInt(int64(s.cfg.HSTSMaxAge/time.Second), 10))
+	}
+	s.mux.ServeHTTP(newTimedWriter(w, s.cfg.WriteTimeout), r)
+}
 
 func (s *Server) routes() {
 	v3 := func(pattern string, limit int64, h v3Handler) {
 		s.mux.Handle(pattern, s.v3(limit, h))
 	}
 	v3("GET /v3/health", 0, s.health)
-	v3("POST /v3/predict", MaxPredictBody, s.predict)
-	v3("POST /v3/predict/stream", MaxPredictBody, s.predictStream)
+	// The prediction bodies are read by their handlers as a stream.
+	s.mux.Handle("POST /v3/predict", s.v3Stream(MaxPredictBody, s.predict))
+	s.mux.Handle("POST /v3/predict/stream", s.v3Stream(MaxPredictBody, s.predictStream))
 	v3("POST /v3/pop-session/start", MaxSmallBody, s.sessionStart)
 	v3("POST /v3/pop-session", MaxImageBody, s.sessionFrame)
 	v3("POST /v3/corners", MaxImageBody, s.corners)
@@ -156,17 +214,22 @@ func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
 
 // ---- serving --------------------------------------------------------------
 
-// HTTPServer returns an *http.Server for h with the API's timeouts:
-// headers within 10 s, bodies within the request timeout, idle
-// connections closed after 2 min. There is no write timeout (streams can
-// be long); each request's work is bounded by Config.RequestTimeout.
-func HTTPServer(h http.Handler, tlsConf *tls.Config, readTimeout time.Duration) *http.Server {
+// HTTPServer returns the *http.Server for the API with its timeouts:
+// headers within ReadHeaderTimeout; each route's body within its own
+// read timeout (bodyReadTimeout), set by the route; a backstop read and
+// write deadline of RequestTimeout plus 10 s (plus WriteTimeout for
+// writes), which the routes narrow (responses) or renew (streams);
+// idle connections closed after IdleTimeout; and failed TLS handshakes
+// logged at most HandshakeLogsPerMinute a minute.
+func (s *Server) HTTPServer(tlsConf *tls.Config) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           s,
 		TLSConfig:         tlsConf,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.RequestTimeout + 10*time.Second,
+		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second + s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          newErrorLog(s.cfg.Logger, s.cfg.HandshakeLogsPerMinute, time.Minute, time.Now),
 	}
 }
 

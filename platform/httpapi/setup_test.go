@@ -72,6 +72,10 @@ type fakePoP struct {
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
 	n        int
+	// hold, when set, keeps DetectCorners (after its decode) until it is
+	// closed or the request ends; holding receives a value as each call
+	// starts waiting.
+	hold, holding chan struct{}
 }
 
 type fakeSession struct {
@@ -85,6 +89,14 @@ func (p *fakePoP) DetectCorners(ctx context.Context, b []byte) ([4][2]float64, i
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
 		return [4][2]float64{}, 0, 0, err
+	}
+	if p.hold != nil {
+		p.holding <- struct{}{}
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+			return [4][2]float64{}, 0, 0, ctx.Err()
+		}
 	}
 	if color.GrayModel.Convert(img.At(0, 0)).(color.Gray).Y == 99 {
 		return [4][2]float64{}, 0, 0, app.ErrNoCorners
@@ -152,6 +164,8 @@ type apiOpts struct {
 	cardiac app.CardiacEngine
 	pop     app.PoP
 	cfg     Config
+	// appCfg, when set, adjusts the service's configuration.
+	appCfg func(*app.Config)
 }
 
 func newAPI(t testing.TB, o apiOpts) *api {
@@ -166,6 +180,9 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	}
 	cfg := app.DefaultConfig()
 	cfg.CardiacConcurrency = 4 // the blocking fakes in the limit tests need 2 at once
+	if o.appCfg != nil {
+		o.appCfg(&cfg)
+	}
 	svc, err := app.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -84,9 +84,8 @@ func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing",
 // billing, so it is not billed. A failure after the stream started ends
 // it with an error event whose index is -1.
 func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	pr, err := app.ParseCardiacRequest(req.body, false)
-	if err != nil {
-		s.v3Fail(w, req.r, err)
+	pr, ok := s.readCardiac(w, req, false)
+	if !ok {
 		return
 	}
 	if s.svc.Cardiac() == nil {
@@ -139,10 +138,16 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 		if ctx.Err() != nil && req.r.Context().Err() != nil {
 			return // client gone
 		}
-		s.cfg.Logger.Error("stream failed", "err", err)
+		if app.KindOf(err) != app.KindBusy {
+			s.cfg.Logger.Error("stream failed", "err", err)
+		}
 		msg := "internal server error"
-		if errors.Is(err, context.DeadlineExceeded) {
+		var ae *app.Error
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			msg = "request timed out"
+		case app.KindOf(err) == app.KindBusy && errors.As(err, &ae):
+			msg = ae.Error()
 		}
 		out.event("error", map[string]any{"index": -1, "uuid": pr.UUID, "error": msg})
 	}

@@ -190,7 +190,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := HTTPServer(a.h, a.srv.TLS, time.Minute)
+	srv := a.h.HTTPServer(a.srv.TLS)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- Serve(ctx, srv, ln, 10*time.Second) }()

@@ -88,7 +88,9 @@ type receivedKey struct{}
 func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 	caller := r.Context().Value(callerKey{}).(app.Caller)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxSmallBody)
+	s.startBody(w, MaxSmallBody)
 	body, tooLarge, err := readBody(r)
+	s.bodyDone(w)
 	if tooLarge {
 		usgError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
 		return
@@ -111,6 +113,10 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 		}
 		if app.KindOf(err) == app.KindUnavailable {
 			usgError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
+			return
+		}
+		if app.KindOf(err) == app.KindInvalid {
+			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
 			return
 		}
 		s.cfg.Logger.Error("usg predict", "err", err)

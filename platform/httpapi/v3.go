@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"vetlens/app"
 )
 
-// v3Request is an authenticated cardiac request with its bounded body.
+// v3Request is an authenticated cardiac request with its bounded body:
+// read into body, or left in r.Body (bounded) for a handler that reads it
+// as a stream (v3Stream).
 type v3Request struct {
 	r      *http.Request
 	caller app.Caller
@@ -28,8 +32,20 @@ func v3Error(w http.ResponseWriter, status int, msg string) {
 
 // v3 wraps a cardiac handler: API key (403 when missing or invalid), the
 // per-key in-flight limit (429), the request timeout, and a body bounded
-// by limit (413 beyond it) read before the handler runs.
+// by limit (413 beyond it) and by the route's read timeout
+// (bodyReadTimeout), read before the handler runs.
 func (s *Server) v3(limit int64, h v3Handler) http.Handler {
+	return s.v3Body(limit, true, h)
+}
+
+// v3Stream is v3 for a handler that reads the body itself, as a stream:
+// r.Body is bounded by limit but not read in advance.
+func (s *Server) v3Stream(limit int64, h v3Handler) http.Handler {
+	return s.v3Body(limit, false, h)
+}
+
+// v3Body is v3, reading the body in advance when read is set.
+func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer s.recoverV3(w)
 		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
@@ -53,7 +69,11 @@ func (s *Server) v3(limit int64, h v3Handler) http.Handler {
 		req := &v3Request{r: r, caller: caller}
 		if limit > 0 {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			s.startBody(w, limit)
+		}
+		if limit > 0 && read {
 			b, tooLarge, err := readBody(r)
+			s.bodyDone(w)
 			if tooLarge {
 				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
 				return
@@ -93,9 +113,13 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			app.KindInvalid: http.StatusBadRequest, app.KindTooLarge: http.StatusRequestEntityTooLarge,
 			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
 			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
-			app.KindConflict: http.StatusConflict,
+			app.KindConflict: http.StatusConflict, app.KindBusy: http.StatusServiceUnavailable,
+			app.KindTooMany: http.StatusTooManyRequests,
 		}[k]
 		msg = ae.Error()
+		if ae.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
+		}
 	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
@@ -107,10 +131,26 @@ func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) 
 	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
 }
 
-func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
-	pr, err := app.ParseCardiacRequest(req.body, true)
-	if err != nil {
+// readCardiac reads the cardiac request body as a stream
+// (app.ReadCardiacRequest); a body over the limit is a 413.
+func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool) (*app.CardiacRequest, bool) {
+	pr, err := app.ReadCardiacRequest(req.r.Body, strict)
+	s.bodyDone(w)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		return nil, false
+	case err != nil:
 		s.v3Fail(w, req.r, err)
+		return nil, false
+	}
+	return pr, true
+}
+
+func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+	pr, ok := s.readCardiac(w, req, true)
+	if !ok {
 		return
 	}
 	if pr.Batch {
@@ -180,8 +220,8 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v
 		uuid := ""
 		if q.UUID != nil {
 			uuid = *q.UUID
-			if len(uuid) > app.MaxUUIDBytes {
-				return nil, invalid("uuid too long")
+			if err := app.CheckUUID(uuid); err != nil {
+				return nil, err
 			}
 		}
 		return s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)

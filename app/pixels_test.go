@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"image"
+	"sync"
+	"testing"
+
+	"vetlens/engine/cardiac"
+)
+
+// spyPipeline is a PoP pipeline and cardiac engine that records the
+// pixel budget's bytes in use whenever it is called, to show that every
+// use case holds its image's reservation while the pixels are used.
+type spyPipeline struct {
+	fakeCardiac
+	svc *Service
+
+	mu    sync.Mutex
+	inUse []int64
+}
+
+func (p *spyPipeline) seen() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inUse = append(p.inUse, p.svc.PixelStats().InUse)
+}
+
+func (p *spyPipeline) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	p.seen()
+	return p.fakeCardiac.Predict(ctx, img, o)
+}
+func (p *spyPipeline) ModelsLoaded() int { return 0 }
+func (p *spyPipeline) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
+	p.seen()
+	return [4][2]float64{{1, 1}, {60, 1}, {60, 60}, {1, 60}}, 64, 64, nil
+}
+func (p *spyPipeline) Rectify(ctx context.Context, img []byte, c [4][2]float64) ([]byte, int, int, error) {
+	p.seen()
+	return []byte{0xff, 0xd8}, 60, 60, nil
+}
+func (p *spyPipeline) StartSession(ctx context.Context) (Session, error) {
+	return Session{ID: "s1", Config: SessionConfig{MaxFrames: 20}}, nil
+}
+func (p *spyPipeline) Frame(ctx context.Context, id string, frame []byte) (FrameOutcome, error) {
+	p.seen()
+	return FrameOutcome{Status: StatusContinue, FramesProcessed: 1}, nil
+}
+
+// screenAware makes the spy a PoPPredictor and PoPMeasurer too.
+type screenAware struct{ *spyPipeline }
+
+func (p screenAware) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	p.seen()
+	return syntheticResult(1), nil
+}
+func (p screenAware) Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
+	p.seen()
+	return syntheticResult(1), image.NewGray(image.Rect(0, 0, 64, 64)), nil
+}
+
+// TestPixelBudgetEveryUseCase: each use case that decodes an image
+// reserves its cost from the service's pixel budget before the pixels
+// are used and gives it back afterwards.
+func TestPixelBudgetEveryUseCase(t *testing.T) {
+	const px = 64 * 64 // codeImage: 64x64 grey
+	img := codeImage(t, 1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		screenAware bool
+		run         func(*Service, Caller) error
+		want        []int64 // bytes in use at each call into the pipeline
+	}{
+		{"predict", false, func(s *Service, c Caller) error {
+			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
+			return err
+		}, []int64{px}},
+		{"predict with render", false, func(s *Service, c Caller) error {
+			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}, Render: true})
+			return err
+		}, []int64{px + renderBytesPerPixel*px}},
+		{"batch and stream", false, func(s *Service, c Caller) error {
+			_, err := s.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{img, img}}, nil)
+			return err
+		}, []int64{px, px}},
+		{"screen-aware predict", true, func(s *Service, c Caller) error {
+			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
+			return err
+		}, []int64{popBytesPerPixel * px}},
+		{"corners", false, func(s *Service, c Caller) error { _, err := s.DetectCorners(ctx, img); return err },
+			[]int64{popBytesPerPixel * px}},
+		{"rectify", false, func(s *Service, c Caller) error {
+			_, err := s.Rectify(ctx, img, [4][2]float64{{1, 1}, {60, 1}, {60, 60}, {1, 60}})
+			return err
+		}, []int64{popBytesPerPixel * px}},
+		{"preprocess", false, func(s *Service, c Caller) error { _, err := s.Preprocess(ctx, img); return err },
+			[]int64{popBytesPerPixel * px, popBytesPerPixel * px}},
+		{"PoP frame", false, func(s *Service, c Caller) error {
+			st, err := s.StartSession(ctx, c)
+			if err != nil {
+				return err
+			}
+			_, err = s.SessionFrame(ctx, c, st.SessionID, img, "")
+			return err
+		}, []int64{popBytesPerPixel * px}},
+		{"desktop", false, func(s *Service, c Caller) error { _, err := s.MeasureDesktop(ctx, "rex", img); return err },
+			[]int64{px}},
+		{"desktop, screen-aware", true, func(s *Service, c Caller) error { _, err := s.MeasureDesktop(ctx, "rex", img); return err },
+			[]int64{popBytesPerPixel * px}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newTestService(t, t0)
+			spy := &spyPipeline{svc: s}
+			s.cardiac, s.pop = spy, spy
+			if tc.screenAware {
+				s.pop = screenAware{spy}
+			}
+			c := newCaller(t, s, "clinic", TierPaygo)
+			if err := tc.run(s, c); err != nil {
+				t.Fatal(err)
+			}
+			if len(spy.inUse) != len(tc.want) {
+				t.Fatalf("pipeline called with %v bytes in use, want %v", spy.inUse, tc.want)
+			}
+			for i := range tc.want {
+				if spy.inUse[i] != tc.want[i] {
+					t.Fatalf("pipeline called with %v bytes in use, want %v", spy.inUse, tc.want)
+				}
+			}
+			if st := s.PixelStats(); st.InUse != 0 || st.Reservations == 0 {
+				t.Fatalf("after the call: %+v", st)
+			}
+		})
+	}
+}

@@ -1,0 +1,14 @@
+//go:build linux
+
+package membudget
+
+import "syscall"
+
+// TotalMemory is the machine's physical memory in bytes (0 if unknown).
+func TotalMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
