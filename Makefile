@@ -67,11 +67,14 @@ test-go:
 	$(MAKE) fuzz FUZZTIME=5000x
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
-# engine/pop's pipeline, and 300 frames of the test video through the live
-# preview, outline and capture sessions (platform/camera).
+# engine/pop's pipeline, 300 frames of the test video through the live
+# preview, outline and capture sessions and a folder of corrupt files
+# (platform/camera), and corrupt PNGs sent to /v3/corners and /v3/rectify
+# through the HTTP server on loopback (platform/httpapi).
+LEAK_PKGS := ./platform/camera/ ./engine/pop/ ./platform/httpapi/
 test-leaks:
-	$(GO) vet -tags matprofile ./platform/camera/ ./engine/pop/
-	$(GO) test -tags matprofile -count=1 -run 'Leak' ./platform/camera/ ./engine/pop/
+	$(GO) vet -tags matprofile $(LEAK_PKGS)
+	$(GO) test -tags matprofile -count=1 -run 'Leak' $(LEAK_PKGS)
 
 # The real binary under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
