@@ -48,9 +48,9 @@ type USGEngine interface {
 type Config struct {
 	// Rates are the per-call prices by tier; DefaultConfig gives the spec's.
 	Rates map[Tier]Rate
-	// USGRate is the flat price of one successful USG prediction, in
-	// dollars, whatever the tier.
-	USGRate float64
+	// USGRate is the flat price of one successful USG prediction,
+	// whatever the tier.
+	USGRate Cents
 	// RecheckWindow is the grace for a repeated uuid (24 h).
 	RecheckWindow time.Duration
 	// CardiacConcurrency is how many cardiac images are measured at once
@@ -77,17 +77,17 @@ const DefaultMaxOpenSessionsPerKey = 8
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
 // (the spec does not show the amount).
-const DefaultUSGRate = 0.50
+const DefaultUSGRate Cents = 50
 
 // DefaultConfig is the spec's rate table, $1.50/$2.50 as the enterprise
 // rates of customers without custom ones, DefaultUSGRate and 24 h.
 func DefaultConfig() Config {
 	return Config{
 		Rates: map[Tier]Rate{
-			TierPaygo:        {Single: 3.00, Session: 4.00},
-			TierStarter:      {Single: 2.50, Session: 3.50},
-			TierProfessional: {Single: 2.00, Session: 3.00},
-			TierEnterprise:   {Single: 1.50, Session: 2.50},
+			TierPaygo:        {Single: 300, Session: 400},
+			TierStarter:      {Single: 250, Session: 350},
+			TierProfessional: {Single: 200, Session: 300},
+			TierEnterprise:   {Single: 150, Session: 250},
 		},
 		USGRate:            DefaultUSGRate,
 		RecheckWindow:      24 * time.Hour,
@@ -134,9 +134,16 @@ func New(d Deps, cfg Config) (*Service, error) {
 		cfg.RecheckWindow = 24 * time.Hour
 	}
 	for _, t := range Tiers() {
-		if _, ok := cfg.Rates[t]; !ok {
+		r, ok := cfg.Rates[t]
+		if !ok {
 			return nil, fmt.Errorf("app: no rate for tier %s", t)
 		}
+		if err := r.check(); err != nil {
+			return nil, fmt.Errorf("app: rate for tier %s: %w", t, err)
+		}
+	}
+	if err := (Rate{Single: cfg.USGRate}).check(); err != nil {
+		return nil, fmt.Errorf("app: USG rate: %w", err)
 	}
 	if cfg.CardiacConcurrency <= 0 {
 		cfg.CardiacConcurrency = 1

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"vetlens/engine/cardiac"
@@ -51,10 +50,20 @@ func TierFor(n int) Tier {
 	}
 }
 
-// Rate is a tier's price per call in dollars.
+// Rate is a tier's price per call.
 type Rate struct {
-	Single  float64 `json:"single"`
-	Session float64 `json:"session"`
+	Single  Cents
+	Session Cents
+}
+
+// check reports an amount outside 0..MaxCents.
+func (r Rate) check() error {
+	for _, c := range []Cents{r.Single, r.Session} {
+		if c < 0 || c > MaxCents {
+			return fmt.Errorf("%s: %w", c, ErrBadAmount)
+		}
+	}
+	return nil
 }
 
 // Call types.
@@ -75,14 +84,16 @@ const (
 // Billing is the spec's billing object. For reason billing_error (the
 // ledger could not be written) only billable (false) and reason are sent:
 // the caller gets the result free of charge, and usage and tier are not
-// claimed because they could not be read.
+// claimed because they could not be read. Its JSON (money.go) is the
+// spec's: rate a number of dollars.
 type Billing struct {
-	Billable     bool     `json:"billable"`
-	Reason       string   `json:"reason"`
-	CallType     string   `json:"call_type,omitempty"`
-	MonthlyUsage *int     `json:"monthly_usage,omitempty"`
-	Tier         Tier     `json:"tier,omitempty"`
-	Rate         *float64 `json:"rate,omitempty"`
+	Billable     bool
+	Reason       string
+	CallType     string
+	MonthlyUsage *int
+	Tier         Tier
+	// Rate is the amount charged; nil unless billable.
+	Rate *Cents
 }
 
 // Charge is one outcome to meter.
@@ -149,7 +160,7 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 			tier := s.tier(cust, st.MonthlyUsage+1)
 			return store.Event{
 				Time: now, KeyPrefix: c.KeyPrefix, Service: ch.Service, CallType: ch.CallType,
-				UUID: ch.UUID, Tier: string(tier), Rate: s.rate(cust, tier, ch.CallType),
+				UUID: ch.UUID, Tier: string(tier), RateCents: int64(s.rate(cust, tier, ch.CallType)),
 			}, true, nil
 		})
 	if err != nil {
@@ -159,7 +170,7 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 	if !billed {
 		return Billing{Reason: reason, MonthlyUsage: &usage, Tier: s.tier(cust, usage)}
 	}
-	rate := ev.Rate
+	rate := Cents(ev.RateCents)
 	return Billing{Billable: true, Reason: reason, CallType: ch.CallType, MonthlyUsage: &usage, Tier: Tier(ev.Tier), Rate: &rate}
 }
 
@@ -171,17 +182,17 @@ func (s *Service) tier(c store.Customer, n int) Tier {
 	return t
 }
 
-func (s *Service) rate(c store.Customer, t Tier, callType string) float64 {
+func (s *Service) rate(c store.Customer, t Tier, callType string) Cents {
 	if callType == CallUSG {
 		return s.cfg.USGRate
 	}
 	r := s.cfg.Rates[t]
 	if t == TierEnterprise {
-		if c.EnterpriseSingle > 0 {
-			r.Single = c.EnterpriseSingle
+		if c.EnterpriseSingleCents > 0 {
+			r.Single = Cents(c.EnterpriseSingleCents)
 		}
-		if c.EnterpriseSession > 0 {
-			r.Session = c.EnterpriseSession
+		if c.EnterpriseSessionCents > 0 {
+			r.Session = Cents(c.EnterpriseSessionCents)
 		}
 	}
 	if callType == CallSession {
@@ -202,7 +213,7 @@ type Statement struct {
 	Month   string
 	Usage   int
 	Tier    Tier
-	Charges float64
+	Charges Cents
 }
 
 // MonthlyStatement reads the customer's statement for the current month.
@@ -216,5 +227,5 @@ func (s *Service) MonthlyStatement(ctx context.Context, customer string) (Statem
 	if err != nil {
 		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
 	}
-	return Statement{Month: month, Usage: n, Tier: s.tier(cust, n+1), Charges: math.Round(total*100) / 100}, nil
+	return Statement{Month: month, Usage: n, Tier: s.tier(cust, n+1), Charges: Cents(total)}, nil
 }

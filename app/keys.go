@@ -152,13 +152,17 @@ func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error)
 	return keyInfo(k, ""), nil
 }
 
-// SetEnterpriseRates sets the customer's custom enterprise rates.
+// SetEnterpriseRates sets the customer's custom enterprise rates (0: the
+// service default); an amount outside 0..MaxCents is KindInvalid.
 func (s *Service) SetEnterpriseRates(ctx context.Context, customer string, r Rate) error {
+	if err := r.check(); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "enterprise rates: " + err.Error(), Err: err}
+	}
 	c, err := s.store.Customers().Get(ctx, customer)
 	if err != nil {
 		return fmt.Errorf("set enterprise rates: %w", err)
 	}
-	c.EnterpriseSingle, c.EnterpriseSession = r.Single, r.Session
+	c.EnterpriseSingleCents, c.EnterpriseSessionCents = int64(r.Single), int64(r.Session)
 	if err := s.store.Customers().Put(ctx, c); err != nil {
 		return fmt.Errorf("set enterprise rates: %w", err)
 	}

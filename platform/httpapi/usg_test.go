@@ -81,7 +81,7 @@ func TestUSGPredictLogsAndBills(t *testing.T) {
 		t.Fatalf("log entry %+v inputs %s", e, e.Inputs)
 	}
 	evs, _ := a.svc.Store().Ledger().Events(ctx)
-	if len(evs) != 2 || evs[0].CallType != "usg" || evs[0].Rate != 0.5 || evs[1].MonthlyUsage != 2 {
+	if len(evs) != 2 || evs[0].CallType != "usg" || evs[0].RateCents != 50 || evs[1].MonthlyUsage != 2 {
 		t.Fatalf("ledger %+v", evs)
 	}
 }

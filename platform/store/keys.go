@@ -109,11 +109,36 @@ func (s *KeyService) Revoke(ctx context.Context, prefix string, t time.Time) (Ke
 type Customer struct {
 	Name string `json:"name"`
 	Tier string `json:"tier"`
-	// EnterpriseSingle and EnterpriseSession are the customer's custom
-	// enterprise rates in dollars; zero means the service default.
-	EnterpriseSingle  float64   `json:"enterprise_single,omitempty"`
-	EnterpriseSession float64   `json:"enterprise_session,omitempty"`
-	Created           time.Time `json:"created"`
+	// EnterpriseSingleCents and EnterpriseSessionCents are the
+	// customer's custom enterprise rates in US cents; zero means the
+	// service default.
+	EnterpriseSingleCents  int64     `json:"enterprise_single_cents,omitempty"`
+	EnterpriseSessionCents int64     `json:"enterprise_session_cents,omitempty"`
+	Created                time.Time `json:"created"`
+}
+
+// UnmarshalJSON reads a customer, also as written before amounts were
+// whole cents: "enterprise_single" and "enterprise_session" in dollars
+// (float64) become the nearest whole number of cents where the cents
+// fields are absent.
+func (c *Customer) UnmarshalJSON(b []byte) error {
+	type plain Customer
+	var v struct {
+		plain
+		LegacySingle  *float64 `json:"enterprise_single"`
+		LegacySession *float64 `json:"enterprise_session"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Customer(v.plain)
+	if v.LegacySingle != nil && c.EnterpriseSingleCents == 0 {
+		c.EnterpriseSingleCents = dollarsToCents(*v.LegacySingle)
+	}
+	if v.LegacySession != nil && c.EnterpriseSessionCents == 0 {
+		c.EnterpriseSessionCents = dollarsToCents(*v.LegacySession)
+	}
+	return nil
 }
 
 // CustomerService stores customers by name.

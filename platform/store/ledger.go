@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -22,14 +23,41 @@ type Event struct {
 	// Service is "cardiac" or "usg".
 	Service string `json:"service"`
 	// CallType is "single" or "session" for cardiac, "usg" for USG.
-	CallType string  `json:"call_type"`
-	UUID     string  `json:"uuid,omitempty"`
-	Tier     string  `json:"tier"`
-	Rate     float64 `json:"rate"`
+	CallType string `json:"call_type"`
+	UUID     string `json:"uuid,omitempty"`
+	Tier     string `json:"tier"`
+	// RateCents is the amount charged, in US cents.
+	RateCents int64 `json:"rate_cents"`
 	// MonthlyUsage is the customer's billable count in the month including
 	// this event.
 	MonthlyUsage int `json:"monthly_usage"`
 }
+
+// UnmarshalJSON reads an event, also as written before amounts were
+// whole cents: a "rate" in dollars (a float64) without "rate_cents"
+// becomes the nearest whole number of cents.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var v struct {
+		plain
+		RateCents  *int64   `json:"rate_cents"` // shadows plain's
+		LegacyRate *float64 `json:"rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Event(v.plain)
+	switch {
+	case v.RateCents != nil:
+		e.RateCents = *v.RateCents
+	case v.LegacyRate != nil:
+		e.RateCents = dollarsToCents(*v.LegacyRate)
+	}
+	return nil
+}
+
+// dollarsToCents rounds a legacy float64 dollar amount to cents.
+func dollarsToCents(d float64) int64 { return int64(math.Round(d * 100)) }
 
 // BillState is what a billing decision needs, read inside the same
 // transaction that appends the event.
@@ -159,14 +187,14 @@ func (s *LedgerService) MonthlyUsage(ctx context.Context, customer, month string
 }
 
 // MonthlyCharges is the customer's billable events in month ("YYYY-MM")
-// and the sum of their rates in dollars.
-func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month string) (int, float64, error) {
+// and the sum of their rates in US cents.
+func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month string) (int, int64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, 0, err
 	}
 	var (
 		n     int
-		total float64
+		total int64
 	)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		ledger := tx.Bucket(bucketLedger)
@@ -185,7 +213,7 @@ func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month stri
 				return fmt.Errorf("store: decode ledger event: %w", err)
 			}
 			n++
-			total += e.Rate
+			total += e.RateCents
 		}
 		return nil
 	})
