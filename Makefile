@@ -24,7 +24,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -112,6 +112,24 @@ bench-api:
 
 test-py:
 	cd models/train && $(PY) -m unittest discover -s tests -v
+
+# ---- packaging ----------------------------------------------------------------
+# An installable Linux bundle made by the fyne tool from FyneApp.toml (app
+# ID, name, version, icon, desktop entry): build/VetLens.tar.xz with the
+# binary, the desktop entry, the icon and an install Makefile. The tool is
+# pinned to a release built against our Fyne (v2.8.1). It counts the
+# toml's Build up after packaging; the original is put back so the
+# checkout stays clean. Not part of make test (a release build takes
+# minutes).
+FYNE_TOOLS_VERSION := v1.7.4
+FYNE := $(GO) run fyne.io/tools/cmd/fyne@$(FYNE_TOOLS_VERSION)
+package: deps
+	mkdir -p build
+	cp FyneApp.toml build/FyneApp.toml.orig
+	rm -f VetLens.tar.xz
+	$(FYNE) package --os linux --release; rc=$$?; cp build/FyneApp.toml.orig FyneApp.toml; rm -f build/FyneApp.toml.orig; \
+		[ $$rc -eq 0 ] && mv VetLens.tar.xz build/VetLens.tar.xz
+	@tar -tJf build/VetLens.tar.xz | grep -E 'bin/vetlens$$|\.desktop$$|pixmaps/.*\.png$$'
 
 # ---- models ---------------------------------------------------------------
 # Retrain everything from synthetic data (hours on 2 cores). With real data:

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	fyne.io/fyne/v2 v2.8.1
+	github.com/BurntSushi/toml v1.6.0
 	github.com/signintech/gopdf v0.33.0
 	github.com/yalue/onnxruntime_go v1.36.0
 	go.etcd.io/bbolt v1.5.0
@@ -13,7 +14,6 @@ require (
 
 require (
 	fyne.io/systray v1.12.3-0.20260810170012-af4e8e793ec4 // indirect
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/FyshOS/fancyfs v0.0.1 // indirect
 	github.com/anthonynsimon/bild v0.14.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
