@@ -11,10 +11,10 @@ import (
 	"image"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
-	"vetlens/platform/membudget"
-	"vetlens/platform/store"
+	"vetlens/internal/membudget"
 )
 
 // Clock tells the time; tests inject a fake one.
@@ -98,7 +98,7 @@ func DefaultConfig() Config {
 // Service is the application: one per process, shared by the HTTP API and
 // the GUI. Engines may be nil when their models are not loaded.
 type Service struct {
-	store   *store.Store
+	repos   repo.Repos
 	clock   Clock
 	cfg     Config
 	cardiac CardiacEngine
@@ -112,7 +112,9 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	Store   *store.Store
+	// Repos are the storage ports (platform/store's Store.Repos for
+	// bbolt).
+	Repos   repo.Repos
 	Clock   Clock // nil: SystemClock
 	Cardiac CardiacEngine
 	USG     USGEngine
@@ -121,8 +123,8 @@ type Deps struct {
 
 // New builds the Service.
 func New(d Deps, cfg Config) (*Service, error) {
-	if d.Store == nil {
-		return nil, errors.New("app: nil store")
+	if !d.Repos.Complete() {
+		return nil, errors.New("app: a repository is missing")
 	}
 	if d.Clock == nil {
 		d.Clock = SystemClock{}
@@ -151,7 +153,7 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if cfg.MaxOpenSessionsPerKey <= 0 {
 		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
 	}
-	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
+	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
 		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
 }
@@ -159,8 +161,8 @@ func New(d Deps, cfg Config) (*Service, error) {
 // PixelStats reports the pixel memory budget's capacity and counters.
 func (s *Service) PixelStats() membudget.Stats { return s.pixels.Stats() }
 
-// Store is the Service's store (for administration and tests).
-func (s *Service) Store() *store.Store { return s.store }
+// Repos are the Service's repositories (for administration and tests).
+func (s *Service) Repos() repo.Repos { return s.repos }
 
 // Cardiac is the loaded cardiac engine or nil.
 func (s *Service) Cardiac() CardiacEngine { return s.cardiac }

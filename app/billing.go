@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
-	"vetlens/platform/store"
 )
 
 // Tier is a volume pricing tier.
@@ -134,9 +134,9 @@ func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
 }
 
 // meter is Meter, also appending log to the USG log in the same commit.
-func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USGLogEntry) Billing {
+func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGLogEntry) Billing {
 	now := s.clock.Now().UTC()
-	cust, err := s.store.Customers().Get(ctx, c.Customer)
+	cust, err := s.repos.Customers.Get(ctx, c.Customer)
 	if err != nil {
 		return Billing{Reason: ReasonError}
 	}
@@ -145,20 +145,20 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 		recheck = ch.UUID
 	}
 	reason := ReasonNoValid
-	ev, st, billed, err := s.store.Ledger().Bill(ctx,
-		store.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
-		func(st store.BillState) (store.Event, bool, error) {
+	ev, st, billed, err := s.repos.Ledger.Bill(ctx,
+		repo.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
+		func(st repo.BillState) (repo.Event, bool, error) {
 			if !ch.Valid {
 				reason = ReasonNoValid
-				return store.Event{}, false, nil
+				return repo.Event{}, false, nil
 			}
 			if recheck != "" && !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < s.cfg.RecheckWindow {
 				reason = ReasonRecheck
-				return store.Event{}, false, nil
+				return repo.Event{}, false, nil
 			}
 			reason = ReasonValid
 			tier := s.tier(cust, st.MonthlyUsage+1)
-			return store.Event{
+			return repo.Event{
 				Time: now, KeyPrefix: c.KeyPrefix, Service: ch.Service, CallType: ch.CallType,
 				UUID: ch.UUID, Tier: string(tier), RateCents: int64(s.rate(cust, tier, ch.CallType)),
 			}, true, nil
@@ -174,7 +174,7 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 	return Billing{Billable: true, Reason: reason, CallType: ch.CallType, MonthlyUsage: &usage, Tier: Tier(ev.Tier), Rate: &rate}
 }
 
-func (s *Service) tier(c store.Customer, n int) Tier {
+func (s *Service) tier(c repo.Customer, n int) Tier {
 	t := TierFor(n)
 	if ct := Tier(c.Tier); ct.rank() > t.rank() {
 		return ct
@@ -182,7 +182,7 @@ func (s *Service) tier(c store.Customer, n int) Tier {
 	return t
 }
 
-func (s *Service) rate(c store.Customer, t Tier, callType string) Cents {
+func (s *Service) rate(c repo.Customer, t Tier, callType string) Cents {
 	if callType == CallUSG {
 		return s.cfg.USGRate
 	}
@@ -204,7 +204,7 @@ func (s *Service) rate(c store.Customer, t Tier, callType string) Cents {
 // MonthlyUsage is the customer's billable calls in the current month,
 // read from the ledger.
 func (s *Service) MonthlyUsage(ctx context.Context, customer string) (int, error) {
-	return s.store.Ledger().MonthlyUsage(ctx, customer, Month(s.clock.Now()))
+	return s.repos.Ledger.MonthlyUsage(ctx, customer, Month(s.clock.Now()))
 }
 
 // Statement is a customer's current month: billable calls, the tier the
@@ -219,11 +219,11 @@ type Statement struct {
 // MonthlyStatement reads the customer's statement for the current month.
 func (s *Service) MonthlyStatement(ctx context.Context, customer string) (Statement, error) {
 	month := Month(s.clock.Now())
-	cust, err := s.store.Customers().Get(ctx, customer)
+	cust, err := s.repos.Customers.Get(ctx, customer)
 	if err != nil {
 		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
 	}
-	n, total, err := s.store.Ledger().MonthlyCharges(ctx, customer, month)
+	n, total, err := s.repos.Ledger.MonthlyCharges(ctx, customer, month)
 	if err != nil {
 		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
 	}

@@ -154,7 +154,7 @@ func TestUSGFlatRateCountsTowardTier(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.USGRate = 75
-	s2, err := New(Deps{Store: s.Store(), Clock: s.clock}, cfg)
+	s2, err := New(Deps{Repos: s.Repos(), Clock: s.clock}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestCodesBilling(t *testing.T) {
 			t.Errorf("batch code %d: %+v", code, bb.Billing)
 		}
 	}
-	evs, _ := s.Store().Ledger().Events(ctx)
+	evs, _ := s.Repos().Ledger.Events(ctx)
 	if len(evs) != billed || billed != 8 {
 		t.Fatalf("ledger has %d events, %d billed responses", len(evs), billed)
 	}
@@ -280,7 +280,7 @@ func TestCardiacConcurrencyBound(t *testing.T) {
 func TestBillingErrorShape(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "clinic", "")
-	s.Store().Close()
+	testStores[s].Close()
 	b := s.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	j, _ := json.Marshal(b)
 	if string(j) != `{"billable":false,"reason":"billing_error"}` {

@@ -150,7 +150,7 @@ func TestRatesMustBeAmounts(t *testing.T) {
 	} {
 		cfg := DefaultConfig()
 		tc.edit(&cfg)
-		if _, err := New(Deps{Store: st.Store()}, cfg); !errors.Is(err, ErrBadAmount) {
+		if _, err := New(Deps{Repos: st.Repos()}, cfg); !errors.Is(err, ErrBadAmount) {
 			t.Errorf("%s: %v, want ErrBadAmount", tc.name, err)
 		}
 	}

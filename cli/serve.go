@@ -116,7 +116,7 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Store: st}
+	deps := app.Deps{Repos: st.Repos()}
 	if err := ort.Init(c.ortLib); err != nil {
 		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
 	} else {

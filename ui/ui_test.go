@@ -62,7 +62,7 @@ func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) app.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	deps := app.Deps{Store: st}
+	deps := app.Deps{Repos: st.Repos()}
 	if withModels || pop != nil {
 		c, u := realEngines(t)
 		deps.Cardiac, deps.USG = c, u
@@ -339,7 +339,7 @@ func TestServerListenerAndSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

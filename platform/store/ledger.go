@@ -6,86 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// Event is one billable event in the append-only ledger.
-type Event struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
-	Customer  string    `json:"customer"`
-	KeyPrefix string    `json:"key_prefix"`
-	// Service is "cardiac" or "usg".
-	Service string `json:"service"`
-	// CallType is "single" or "session" for cardiac, "usg" for USG.
-	CallType string `json:"call_type"`
-	UUID     string `json:"uuid,omitempty"`
-	Tier     string `json:"tier"`
-	// RateCents is the amount charged, in US cents.
-	RateCents int64 `json:"rate_cents"`
-	// MonthlyUsage is the customer's billable count in the month including
-	// this event.
-	MonthlyUsage int `json:"monthly_usage"`
-}
-
-// UnmarshalJSON reads an event, also as written before amounts were
-// whole cents: a "rate" in dollars (a float64) without "rate_cents"
-// becomes the nearest whole number of cents.
-func (e *Event) UnmarshalJSON(b []byte) error {
-	type plain Event
-	var v struct {
-		plain
-		RateCents  *int64   `json:"rate_cents"` // shadows plain's
-		LegacyRate *float64 `json:"rate"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*e = Event(v.plain)
-	switch {
-	case v.RateCents != nil:
-		e.RateCents = *v.RateCents
-	case v.LegacyRate != nil:
-		e.RateCents = dollarsToCents(*v.LegacyRate)
-	}
-	return nil
-}
-
-// dollarsToCents rounds a legacy float64 dollar amount to cents.
-func dollarsToCents(d float64) int64 { return int64(math.Round(d * 100)) }
-
-// BillState is what a billing decision needs, read inside the same
-// transaction that appends the event.
-type BillState struct {
-	// MonthlyUsage is the customer's billable events in Month so far
-	// (excluding the one being decided).
-	MonthlyUsage int
-	// LastBilled is when the (customer, RecheckUUID) pair was last billed;
-	// zero when never or when no uuid was given.
-	LastBilled time.Time
-}
-
-// BillRequest identifies whose state a decision reads.
-type BillRequest struct {
-	Customer string
-	// Month is the billing period, "YYYY-MM" (UTC).
-	Month string
-	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
-	// event records the time for the pair.
-	RecheckUUID string
-	// USGLog, when set, is appended to the USG prediction log in the same
-	// transaction (its Seq is filled in), so a USG call costs one commit.
-	USGLog *USGLogEntry
-}
-
-// Decide decides from the state whether to append ev; Seq and
-// MonthlyUsage are filled in by the store.
-type Decide func(BillState) (ev Event, bill bool, err error)
 
 // LedgerService is the append-only billing ledger with two indexes
 // derived from it in the same transactions: per customer and month (for
@@ -248,46 +174,6 @@ func countPrefix(b *bolt.Bucket, prefix []byte) int {
 	return n
 }
 
-// HistoryEntry is one measurement kept for a (customer, uuid) pair.
-type HistoryEntry struct {
-	Time time.Time `json:"time"`
-	// VHS and VLAS are the values in effect: the clinician's when the
-	// landmarks were edited, else the model's.
-	VHS  *float64 `json:"vhs"`
-	VLAS *float64 `json:"vlas"`
-
-	// The fields below are kept for measurements saved from the desktop
-	// (older records and API records leave them empty).
-
-	// Source is "api" or "desktop"; empty means api.
-	Source string `json:"source,omitempty"`
-	// Kind is how the values were obtained: "model", "edited" (the
-	// model's landmarks corrected by the clinician) or "manual" (placed
-	// by hand). Empty in records written before it existed: those read
-	// as "edited" when Edited is set, else "model" (app.EntryKind).
-	Kind string `json:"kind,omitempty"`
-	// Edited is set when the values are the clinician's (kinds edited
-	// and manual, so that older versions still mark them); ModelVHS and
-	// ModelVLAS then hold the model's own values (nil where it had none).
-	Edited    bool     `json:"edited,omitempty"`
-	ModelVHS  *float64 `json:"model_vhs,omitempty"`
-	ModelVLAS *float64 `json:"model_vlas,omitempty"`
-	// Code and Confidence are the model's result code and confidence.
-	Code       int    `json:"code,omitempty"`
-	Confidence string `json:"confidence,omitempty"`
-	// ModelVersion is the cardiac model version that measured it.
-	ModelVersion string `json:"model_version,omitempty"`
-	// Landmarks are the 7 landmarks in effect, [x, y] in pixels of the
-	// measured image, in the spec's class order.
-	Landmarks [][2]float64 `json:"landmarks,omitempty"`
-}
-
-// PatientEntry is a history entry with the customer it was recorded for.
-type PatientEntry struct {
-	Customer string `json:"customer"`
-	HistoryEntry
-}
-
 // HistoryService keeps cardiac measurements per (customer, uuid).
 type HistoryService struct{ db *bolt.DB }
 
@@ -425,19 +311,6 @@ func splitPair(k []byte) (customer, uuid string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], parts[1], true
-}
-
-// USGLogEntry is one logged USG prediction.
-type USGLogEntry struct {
-	Seq          uint64          `json:"seq"`
-	Time         time.Time       `json:"time"`
-	Customer     string          `json:"customer"`
-	KeyPrefix    string          `json:"key_prefix"`
-	ClinicCode   string          `json:"clinic_code,omitempty"`
-	UUID         string          `json:"uuid,omitempty"`
-	Inputs       json.RawMessage `json:"inputs"`
-	Outputs      json.RawMessage `json:"outputs"`
-	ModelVersion string          `json:"model_version"`
 }
 
 // USGLogService is the append-only USG prediction log.
