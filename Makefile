@@ -12,17 +12,19 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # Debian packages: training (torch, onnx, scipy for .mat labels), fonts for
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
 # (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
-# for running the GUI without a display.
+# for running the GUI without a display, poppler-utils (pdftotext, pdftoppm,
+# pdffonts) for the PDF report's tests.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
-	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps
+	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
+	poppler-utils
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -67,11 +69,14 @@ test-go:
 	$(MAKE) fuzz FUZZTIME=5000x
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
-# engine/pop's pipeline, and 300 frames of the test video through the live
-# preview, outline and capture sessions (platform/camera).
+# engine/pop's pipeline, 300 frames of the test video through the live
+# preview, outline and capture sessions and a folder of corrupt files
+# (platform/camera), and corrupt PNGs sent to /v3/corners and /v3/rectify
+# through the HTTP server on loopback (platform/httpapi).
+LEAK_PKGS := ./platform/camera/ ./engine/pop/ ./platform/httpapi/
 test-leaks:
-	$(GO) vet -tags matprofile ./platform/camera/ ./engine/pop/
-	$(GO) test -tags matprofile -count=1 -run 'Leak' ./platform/camera/ ./engine/pop/
+	$(GO) vet -tags matprofile $(LEAK_PKGS)
+	$(GO) test -tags matprofile -count=1 -run 'Leak' $(LEAK_PKGS)
 
 # The real binary under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
@@ -107,6 +112,24 @@ bench-api:
 
 test-py:
 	cd models/train && $(PY) -m unittest discover -s tests -v
+
+# ---- packaging ----------------------------------------------------------------
+# An installable Linux bundle made by the fyne tool from FyneApp.toml (app
+# ID, name, version, icon, desktop entry): build/VetLens.tar.xz with the
+# binary, the desktop entry, the icon and an install Makefile. The tool is
+# pinned to a release built against our Fyne (v2.8.1). It counts the
+# toml's Build up after packaging; the original is put back so the
+# checkout stays clean. Not part of make test (a release build takes
+# minutes).
+FYNE_TOOLS_VERSION := v1.7.4
+FYNE := $(GO) run fyne.io/tools/cmd/fyne@$(FYNE_TOOLS_VERSION)
+package: deps
+	mkdir -p build
+	cp FyneApp.toml build/FyneApp.toml.orig
+	rm -f VetLens.tar.xz
+	$(FYNE) package --os linux --release; rc=$$?; cp build/FyneApp.toml.orig FyneApp.toml; rm -f build/FyneApp.toml.orig; \
+		[ $$rc -eq 0 ] && mv VetLens.tar.xz build/VetLens.tar.xz
+	@tar -tJf build/VetLens.tar.xz | grep -E 'bin/vetlens$$|\.desktop$$|pixmaps/.*\.png$$'
 
 # ---- models ---------------------------------------------------------------
 # Retrain everything from synthetic data (hours on 2 cores). With real data:

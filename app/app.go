@@ -11,10 +11,10 @@ import (
 	"image"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
-	"vetlens/platform/membudget"
-	"vetlens/platform/store"
+	"vetlens/internal/membudget"
 )
 
 // Clock tells the time; tests inject a fake one.
@@ -48,9 +48,9 @@ type USGEngine interface {
 type Config struct {
 	// Rates are the per-call prices by tier; DefaultConfig gives the spec's.
 	Rates map[Tier]Rate
-	// USGRate is the flat price of one successful USG prediction, in
-	// dollars, whatever the tier.
-	USGRate float64
+	// USGRate is the flat price of one successful USG prediction,
+	// whatever the tier.
+	USGRate Cents
 	// RecheckWindow is the grace for a repeated uuid (24 h).
 	RecheckWindow time.Duration
 	// CardiacConcurrency is how many cardiac images are measured at once
@@ -77,17 +77,17 @@ const DefaultMaxOpenSessionsPerKey = 8
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
 // (the spec does not show the amount).
-const DefaultUSGRate = 0.50
+const DefaultUSGRate Cents = 50
 
 // DefaultConfig is the spec's rate table, $1.50/$2.50 as the enterprise
 // rates of customers without custom ones, DefaultUSGRate and 24 h.
 func DefaultConfig() Config {
 	return Config{
 		Rates: map[Tier]Rate{
-			TierPaygo:        {Single: 3.00, Session: 4.00},
-			TierStarter:      {Single: 2.50, Session: 3.50},
-			TierProfessional: {Single: 2.00, Session: 3.00},
-			TierEnterprise:   {Single: 1.50, Session: 2.50},
+			TierPaygo:        {Single: 300, Session: 400},
+			TierStarter:      {Single: 250, Session: 350},
+			TierProfessional: {Single: 200, Session: 300},
+			TierEnterprise:   {Single: 150, Session: 250},
 		},
 		USGRate:            DefaultUSGRate,
 		RecheckWindow:      24 * time.Hour,
@@ -98,7 +98,7 @@ func DefaultConfig() Config {
 // Service is the application: one per process, shared by the HTTP API and
 // the GUI. Engines may be nil when their models are not loaded.
 type Service struct {
-	store   *store.Store
+	repos   repo.Repos
 	clock   Clock
 	cfg     Config
 	cardiac CardiacEngine
@@ -112,7 +112,9 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	Store   *store.Store
+	// Repos are the storage ports (platform/store's Store.Repos for
+	// bbolt).
+	Repos   repo.Repos
 	Clock   Clock // nil: SystemClock
 	Cardiac CardiacEngine
 	USG     USGEngine
@@ -121,8 +123,8 @@ type Deps struct {
 
 // New builds the Service.
 func New(d Deps, cfg Config) (*Service, error) {
-	if d.Store == nil {
-		return nil, errors.New("app: nil store")
+	if !d.Repos.Complete() {
+		return nil, errors.New("app: a repository is missing")
 	}
 	if d.Clock == nil {
 		d.Clock = SystemClock{}
@@ -134,9 +136,16 @@ func New(d Deps, cfg Config) (*Service, error) {
 		cfg.RecheckWindow = 24 * time.Hour
 	}
 	for _, t := range Tiers() {
-		if _, ok := cfg.Rates[t]; !ok {
+		r, ok := cfg.Rates[t]
+		if !ok {
 			return nil, fmt.Errorf("app: no rate for tier %s", t)
 		}
+		if err := r.check(); err != nil {
+			return nil, fmt.Errorf("app: rate for tier %s: %w", t, err)
+		}
+	}
+	if err := (Rate{Single: cfg.USGRate}).check(); err != nil {
+		return nil, fmt.Errorf("app: USG rate: %w", err)
 	}
 	if cfg.CardiacConcurrency <= 0 {
 		cfg.CardiacConcurrency = 1
@@ -144,7 +153,7 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if cfg.MaxOpenSessionsPerKey <= 0 {
 		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
 	}
-	return &Service{store: d.Store, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
+	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
 		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
 }
@@ -152,8 +161,8 @@ func New(d Deps, cfg Config) (*Service, error) {
 // PixelStats reports the pixel memory budget's capacity and counters.
 func (s *Service) PixelStats() membudget.Stats { return s.pixels.Stats() }
 
-// Store is the Service's store (for administration and tests).
-func (s *Service) Store() *store.Store { return s.store }
+// Repos are the Service's repositories (for administration and tests).
+func (s *Service) Repos() repo.Repos { return s.repos }
 
 // Cardiac is the loaded cardiac engine or nil.
 func (s *Service) Cardiac() CardiacEngine { return s.cardiac }

@@ -3,11 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
-	"vetlens/platform/store"
 )
 
 // Tier is a volume pricing tier.
@@ -51,10 +50,20 @@ func TierFor(n int) Tier {
 	}
 }
 
-// Rate is a tier's price per call in dollars.
+// Rate is a tier's price per call.
 type Rate struct {
-	Single  float64 `json:"single"`
-	Session float64 `json:"session"`
+	Single  Cents
+	Session Cents
+}
+
+// check reports an amount outside 0..MaxCents.
+func (r Rate) check() error {
+	for _, c := range []Cents{r.Single, r.Session} {
+		if c < 0 || c > MaxCents {
+			return fmt.Errorf("%s: %w", c, ErrBadAmount)
+		}
+	}
+	return nil
 }
 
 // Call types.
@@ -75,14 +84,16 @@ const (
 // Billing is the spec's billing object. For reason billing_error (the
 // ledger could not be written) only billable (false) and reason are sent:
 // the caller gets the result free of charge, and usage and tier are not
-// claimed because they could not be read.
+// claimed because they could not be read. Its JSON (money.go) is the
+// spec's: rate a number of dollars.
 type Billing struct {
-	Billable     bool     `json:"billable"`
-	Reason       string   `json:"reason"`
-	CallType     string   `json:"call_type,omitempty"`
-	MonthlyUsage *int     `json:"monthly_usage,omitempty"`
-	Tier         Tier     `json:"tier,omitempty"`
-	Rate         *float64 `json:"rate,omitempty"`
+	Billable     bool
+	Reason       string
+	CallType     string
+	MonthlyUsage *int
+	Tier         Tier
+	// Rate is the amount charged; nil unless billable.
+	Rate *Cents
 }
 
 // Charge is one outcome to meter.
@@ -123,9 +134,9 @@ func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
 }
 
 // meter is Meter, also appending log to the USG log in the same commit.
-func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USGLogEntry) Billing {
+func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGLogEntry) Billing {
 	now := s.clock.Now().UTC()
-	cust, err := s.store.Customers().Get(ctx, c.Customer)
+	cust, err := s.repos.Customers.Get(ctx, c.Customer)
 	if err != nil {
 		return Billing{Reason: ReasonError}
 	}
@@ -134,22 +145,22 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 		recheck = ch.UUID
 	}
 	reason := ReasonNoValid
-	ev, st, billed, err := s.store.Ledger().Bill(ctx,
-		store.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
-		func(st store.BillState) (store.Event, bool, error) {
+	ev, st, billed, err := s.repos.Ledger.Bill(ctx,
+		repo.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
+		func(st repo.BillState) (repo.Event, bool, error) {
 			if !ch.Valid {
 				reason = ReasonNoValid
-				return store.Event{}, false, nil
+				return repo.Event{}, false, nil
 			}
 			if recheck != "" && !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < s.cfg.RecheckWindow {
 				reason = ReasonRecheck
-				return store.Event{}, false, nil
+				return repo.Event{}, false, nil
 			}
 			reason = ReasonValid
 			tier := s.tier(cust, st.MonthlyUsage+1)
-			return store.Event{
+			return repo.Event{
 				Time: now, KeyPrefix: c.KeyPrefix, Service: ch.Service, CallType: ch.CallType,
-				UUID: ch.UUID, Tier: string(tier), Rate: s.rate(cust, tier, ch.CallType),
+				UUID: ch.UUID, Tier: string(tier), RateCents: int64(s.rate(cust, tier, ch.CallType)),
 			}, true, nil
 		})
 	if err != nil {
@@ -159,11 +170,11 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *store.USG
 	if !billed {
 		return Billing{Reason: reason, MonthlyUsage: &usage, Tier: s.tier(cust, usage)}
 	}
-	rate := ev.Rate
+	rate := Cents(ev.RateCents)
 	return Billing{Billable: true, Reason: reason, CallType: ch.CallType, MonthlyUsage: &usage, Tier: Tier(ev.Tier), Rate: &rate}
 }
 
-func (s *Service) tier(c store.Customer, n int) Tier {
+func (s *Service) tier(c repo.Customer, n int) Tier {
 	t := TierFor(n)
 	if ct := Tier(c.Tier); ct.rank() > t.rank() {
 		return ct
@@ -171,17 +182,17 @@ func (s *Service) tier(c store.Customer, n int) Tier {
 	return t
 }
 
-func (s *Service) rate(c store.Customer, t Tier, callType string) float64 {
+func (s *Service) rate(c repo.Customer, t Tier, callType string) Cents {
 	if callType == CallUSG {
 		return s.cfg.USGRate
 	}
 	r := s.cfg.Rates[t]
 	if t == TierEnterprise {
-		if c.EnterpriseSingle > 0 {
-			r.Single = c.EnterpriseSingle
+		if c.EnterpriseSingleCents > 0 {
+			r.Single = Cents(c.EnterpriseSingleCents)
 		}
-		if c.EnterpriseSession > 0 {
-			r.Session = c.EnterpriseSession
+		if c.EnterpriseSessionCents > 0 {
+			r.Session = Cents(c.EnterpriseSessionCents)
 		}
 	}
 	if callType == CallSession {
@@ -193,7 +204,7 @@ func (s *Service) rate(c store.Customer, t Tier, callType string) float64 {
 // MonthlyUsage is the customer's billable calls in the current month,
 // read from the ledger.
 func (s *Service) MonthlyUsage(ctx context.Context, customer string) (int, error) {
-	return s.store.Ledger().MonthlyUsage(ctx, customer, Month(s.clock.Now()))
+	return s.repos.Ledger.MonthlyUsage(ctx, customer, Month(s.clock.Now()))
 }
 
 // Statement is a customer's current month: billable calls, the tier the
@@ -202,19 +213,19 @@ type Statement struct {
 	Month   string
 	Usage   int
 	Tier    Tier
-	Charges float64
+	Charges Cents
 }
 
 // MonthlyStatement reads the customer's statement for the current month.
 func (s *Service) MonthlyStatement(ctx context.Context, customer string) (Statement, error) {
 	month := Month(s.clock.Now())
-	cust, err := s.store.Customers().Get(ctx, customer)
+	cust, err := s.repos.Customers.Get(ctx, customer)
 	if err != nil {
 		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
 	}
-	n, total, err := s.store.Ledger().MonthlyCharges(ctx, customer, month)
+	n, total, err := s.repos.Ledger.MonthlyCharges(ctx, customer, month)
 	if err != nil {
 		return Statement{}, fmt.Errorf("statement %s: %w", customer, err)
 	}
-	return Statement{Month: month, Usage: n, Tier: s.tier(cust, n+1), Charges: math.Round(total*100) / 100}, nil
+	return Statement{Month: month, Usage: n, Tier: s.tier(cust, n+1), Charges: Cents(total)}, nil
 }

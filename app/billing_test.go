@@ -34,10 +34,10 @@ func TestTierChanges(t *testing.T) {
 	c := newCaller(t, s, "clinic", "")
 	want := map[int]struct {
 		tier         Tier
-		single, sess float64
+		single, sess Cents
 	}{
-		1: {TierPaygo, 3, 4}, 100: {TierPaygo, 3, 4}, 101: {TierStarter, 2.5, 3.5}, 500: {TierStarter, 2.5, 3.5},
-		501: {TierProfessional, 2, 3}, 2000: {TierProfessional, 2, 3}, 2001: {TierEnterprise, 1.5, 2.5},
+		1: {TierPaygo, 300, 400}, 100: {TierPaygo, 300, 400}, 101: {TierStarter, 250, 350}, 500: {TierStarter, 250, 350},
+		501: {TierProfessional, 200, 300}, 2000: {TierProfessional, 200, 300}, 2001: {TierEnterprise, 150, 250},
 	}
 	for n := 1; n <= 2001; n++ {
 		ct := CallSingle
@@ -62,14 +62,17 @@ func TestTierChanges(t *testing.T) {
 		t.Fatalf("monthly usage %d", n)
 	}
 	// Custom enterprise rates apply from then on.
-	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: 1.1, Session: 1.9}); err != nil {
+	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: 110, Session: 190}); err != nil {
 		t.Fatal(err)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.Rate != 1.1 || b.Tier != TierEnterprise {
+	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.Rate != 110 || b.Tier != TierEnterprise {
 		t.Fatalf("custom enterprise single: %+v", b)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: true}); *b.Rate != 1.9 {
+	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: true}); *b.Rate != 190 {
 		t.Fatalf("custom enterprise session: %+v", b)
+	}
+	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: -1}); KindOf(err) != KindInvalid {
+		t.Fatalf("negative enterprise rate: %v", err)
 	}
 }
 
@@ -143,19 +146,19 @@ func TestUSGFlatRateCountsTowardTier(t *testing.T) {
 		}
 	}
 	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
-	if b.Tier != TierStarter || *b.Rate != 2.5 || *b.MonthlyUsage != 101 {
+	if b.Tier != TierStarter || *b.Rate != 250 || *b.MonthlyUsage != 101 {
 		t.Fatalf("101st call after 100 USG calls: %+v", b)
 	}
 	if b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != DefaultUSGRate || b.Tier != TierStarter {
 		t.Fatalf("usg in starter: %+v", b)
 	}
 	cfg := DefaultConfig()
-	cfg.USGRate = 0.75
-	s2, err := New(Deps{Store: s.Store(), Clock: s.clock}, cfg)
+	cfg.USGRate = 75
+	s2, err := New(Deps{Repos: s.Repos(), Clock: s.clock}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := s2.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != 0.75 {
+	if b := s2.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != 75 {
 		t.Fatalf("configured usg rate: %+v", b)
 	}
 }
@@ -165,7 +168,7 @@ func TestContractedTierFloor(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "big", TierProfessional)
 	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
-	if b.Tier != TierProfessional || *b.Rate != 2 {
+	if b.Tier != TierProfessional || *b.Rate != 200 {
 		t.Fatalf("%+v", b)
 	}
 	nb := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: false})
@@ -196,7 +199,7 @@ func TestCodesBilling(t *testing.T) {
 		if body.ResultCode != cardiac.Code(code) || body.Billing.Billable != want || *body.Billing.MonthlyUsage != billed {
 			t.Errorf("single code %d: code %d billing %+v, want billable %v usage %d", code, body.ResultCode, body.Billing, want, billed)
 		}
-		if want && (body.Billing.CallType != CallSingle || *body.Billing.Rate != 3) {
+		if want && (body.Billing.CallType != CallSingle || *body.Billing.Rate != 300) {
 			t.Errorf("single code %d: %+v", code, body.Billing)
 		}
 		if !want && body.Billing.Reason != ReasonNoValid {
@@ -212,11 +215,11 @@ func TestCodesBilling(t *testing.T) {
 		if want {
 			billed++
 		}
-		if bb.Billing.Billable != want || *bb.Billing.MonthlyUsage != billed || want && (bb.Billing.CallType != CallSession || *bb.Billing.Rate != 4) {
+		if bb.Billing.Billable != want || *bb.Billing.MonthlyUsage != billed || want && (bb.Billing.CallType != CallSession || *bb.Billing.Rate != 400) {
 			t.Errorf("batch code %d: %+v", code, bb.Billing)
 		}
 	}
-	evs, _ := s.Store().Ledger().Events(ctx)
+	evs, _ := s.Repos().Ledger.Events(ctx)
 	if len(evs) != billed || billed != 8 {
 		t.Fatalf("ledger has %d events, %d billed responses", len(evs), billed)
 	}
@@ -277,7 +280,7 @@ func TestCardiacConcurrencyBound(t *testing.T) {
 func TestBillingErrorShape(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "clinic", "")
-	s.Store().Close()
+	testStores[s].Close()
 	b := s.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	j, _ := json.Marshal(b)
 	if string(j) != `{"billable":false,"reason":"billing_error"}` {
@@ -298,7 +301,7 @@ func TestMonthlyStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Month != "2026-03" || st.Usage != 3 || st.Tier != TierPaygo || st.Charges != 9 {
+	if st.Month != "2026-03" || st.Usage != 3 || st.Tier != TierPaygo || st.Charges != 900 {
 		t.Fatalf("statement %+v", st)
 	}
 	clk.Add(2 * time.Hour) // April: a fresh month

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
-	"vetlens/platform/membudget"
-	"vetlens/platform/store"
+	"vetlens/internal/membudget"
 )
 
 // ErrCardiacUnavailable means the cardiac models are not loaded (503).
@@ -240,7 +240,7 @@ func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawM
 	if uuid == "" {
 		return json.RawMessage("null"), json.RawMessage("null"), nil
 	}
-	hs, err := s.store.History().List(ctx, c.Customer, uuid)
+	hs, err := s.repos.History.List(ctx, c.Customer, uuid)
 	if err != nil {
 		return nil, nil, fmt.Errorf("history: %w", err)
 	}
@@ -264,7 +264,7 @@ func (s *Service) record(ctx context.Context, c Caller, uuid string, valid bool,
 	if uuid == "" || !valid {
 		return nil
 	}
-	if err := s.store.History().Add(ctx, c.Customer, uuid, store.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}); err != nil {
+	if err := s.repos.History.Add(ctx, c.Customer, uuid, repo.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}); err != nil {
 		return fmt.Errorf("record history: %w", err)
 	}
 	return nil

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/app/repo"
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
 	"vetlens/internal/ident"
-	"vetlens/platform/store"
 )
 
 // DesktopCustomer is the built-in customer the desktop app measures,
@@ -50,15 +50,15 @@ func CheckUUID(uuid string) error {
 
 // ensureDesktop creates the desktop customer (tier paygo) on first use.
 func (s *Service) ensureDesktop(ctx context.Context) error {
-	_, err := s.store.Customers().Get(ctx, DesktopCustomer)
+	_, err := s.repos.Customers.Get(ctx, DesktopCustomer)
 	if err == nil {
 		return nil
 	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if !errors.Is(err, repo.ErrNotFound) {
 		return fmt.Errorf("desktop customer: %w", err)
 	}
-	c := store.Customer{Name: DesktopCustomer, Tier: string(TierPaygo), Created: s.clock.Now().UTC()}
-	if err := s.store.Customers().Put(ctx, c); err != nil {
+	c := repo.Customer{Name: DesktopCustomer, Tier: string(TierPaygo), Created: s.clock.Now().UTC()}
+	if err := s.repos.Customers.Put(ctx, c); err != nil {
 		return fmt.Errorf("create desktop customer: %w", err)
 	}
 	return nil
@@ -238,8 +238,8 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // landmarks must lie inside the image and give a VHS. Saving meters
 // nothing: the model's measurement was metered when it was made, and a
 // hand placement is not a model prediction. It returns the stored entry.
-func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.HistoryEntry, error) {
-	var e store.HistoryEntry
+func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (repo.HistoryEntry, error) {
+	var e repo.HistoryEntry
 	id := strings.TrimSpace(req.PatientID)
 	if id == "" {
 		return e, errf(KindInvalid, "a patient ID is required to save")
@@ -256,7 +256,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.H
 		return e, err
 	}
 	r := m.Result
-	e = store.HistoryEntry{
+	e = repo.HistoryEntry{
 		Time: s.clock.Now().UTC(), Source: "desktop", Kind: string(kind), Code: int(r.Code),
 		Confidence: string(r.Confidence), ModelVersion: m.ModelVersion,
 	}
@@ -298,7 +298,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (store.H
 	if err := s.ensureDesktop(ctx); err != nil {
 		return e, err
 	}
-	if err := s.store.History().Add(ctx, DesktopCustomer, id, e); err != nil {
+	if err := s.repos.History.Add(ctx, DesktopCustomer, id, e); err != nil {
 		return e, fmt.Errorf("save measurement: %w", err)
 	}
 	return e, nil
@@ -336,11 +336,11 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 	if err := CheckPatientID(id); err != nil {
 		return nil, err
 	}
-	hs, err := s.store.History().ListPatient(ctx, id)
+	hs, err := s.repos.History.ListPatient(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("patient history: %w", err)
 	}
-	logs, err := s.store.USGLog().ListPatient(ctx, id)
+	logs, err := s.repos.USGLog.ListPatient(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("patient usg log: %w", err)
 	}
@@ -369,7 +369,7 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 // Patients lists up to limit patient ids containing query
 // (case-insensitive), from the cardiac history and the USG log.
 func (s *Service) Patients(ctx context.Context, query string, limit int) ([]string, error) {
-	ids, err := s.store.PatientIDs(ctx, strings.TrimSpace(query), limit)
+	ids, err := s.repos.Patients.PatientIDs(ctx, strings.TrimSpace(query), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
 	}

@@ -163,7 +163,7 @@ func TestEntryKind(t *testing.T) {
 			t.Errorf("%d: EntryKind = %q, want %q", i, got, tc.want)
 		}
 		tc.e.Time = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)
-		if err := s.store.History().Add(ctx, DesktopCustomer, "Old-1", tc.e); err != nil {
+		if err := s.repos.History.Add(ctx, DesktopCustomer, "Old-1", tc.e); err != nil {
 			t.Fatal(err)
 		}
 		rec, err := s.Patient(ctx, "Old-1")

@@ -81,12 +81,22 @@ func newTestService(t testing.TB, t0 time.Time) (*Service, *fakeClock) {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := &fakeClock{t: t0}
-	s, err := New(Deps{Store: st, Clock: clk, Cardiac: fakeCardiac{}}, DefaultConfig())
+	s, err := New(Deps{Repos: st.Repos(), Clock: clk, Cardiac: fakeCardiac{}}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	testStoresMu.Lock()
+	testStores[s] = st
+	testStoresMu.Unlock()
 	return s, clk
 }
+
+// testStores is the bbolt store behind each test Service (for tests that
+// close it under the Service).
+var (
+	testStoresMu sync.Mutex
+	testStores   = map[*Service]*store.Store{}
+)
 
 // newCaller creates a customer with a key and returns its Caller.
 func newCaller(t testing.TB, s *Service, customer string, tier Tier) Caller {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"vetlens/platform/store"
+	"vetlens/app/repo"
 )
 
 // KeyPrefixLen is the length of a key's public id (hex characters).
@@ -77,21 +77,21 @@ func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (st
 		return "", KeyInfo{}, errf(KindInvalid, "unknown tier %q (paygo, starter, professional, enterprise)", tier)
 	}
 	now := s.clock.Now().UTC()
-	c, err := s.store.Customers().Get(ctx, customer)
+	c, err := s.repos.Customers.Get(ctx, customer)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		c = store.Customer{Name: customer, Tier: string(TierPaygo), Created: now}
+	case errors.Is(err, repo.ErrNotFound):
+		c = repo.Customer{Name: customer, Tier: string(TierPaygo), Created: now}
 		if tier != "" {
 			c.Tier = string(tier)
 		}
-		if err := s.store.Customers().Put(ctx, c); err != nil {
+		if err := s.repos.Customers.Put(ctx, c); err != nil {
 			return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
 		}
 	case err != nil:
 		return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
 	case tier != "" && string(tier) != c.Tier:
 		c.Tier = string(tier)
-		if err := s.store.Customers().Put(ctx, c); err != nil {
+		if err := s.repos.Customers.Put(ctx, c); err != nil {
 			return "", KeyInfo{}, fmt.Errorf("create key: %w", err)
 		}
 	}
@@ -102,9 +102,9 @@ func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (st
 		rand.Read(secret[:])
 		prefix := hex.EncodeToString(p[:])
 		key := keyTag + prefix + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
-		k := store.Key{Prefix: prefix, Hash: hashKey(key), Customer: customer, Created: now}
-		err := s.store.Keys().Create(ctx, k)
-		if errors.Is(err, store.ErrExists) {
+		k := repo.Key{Prefix: prefix, Hash: hashKey(key), Customer: customer, Created: now}
+		err := s.repos.Keys.Create(ctx, k)
+		if errors.Is(err, repo.ErrExists) {
 			continue
 		}
 		if err != nil {
@@ -115,7 +115,7 @@ func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (st
 	return "", KeyInfo{}, errors.New("create key: no free prefix after 5 tries")
 }
 
-func keyInfo(k store.Key, tier string) KeyInfo {
+func keyInfo(k repo.Key, tier string) KeyInfo {
 	st := "active"
 	if !k.Active() {
 		st = "revoked"
@@ -125,14 +125,14 @@ func keyInfo(k store.Key, tier string) KeyInfo {
 
 // ListKeys lists every key (never secrets).
 func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
-	ks, err := s.store.Keys().List(ctx)
+	ks, err := s.repos.Keys.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
 	out := make([]KeyInfo, 0, len(ks))
 	for _, k := range ks {
 		tier := ""
-		if c, err := s.store.Customers().Get(ctx, k.Customer); err == nil {
+		if c, err := s.repos.Customers.Get(ctx, k.Customer); err == nil {
 			tier = c.Tier
 		}
 		out = append(out, keyInfo(k, tier))
@@ -142,8 +142,8 @@ func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 
 // RevokeKey revokes the key with the prefix; it takes effect at once.
 func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error) {
-	k, err := s.store.Keys().Revoke(ctx, prefix, s.clock.Now())
-	if errors.Is(err, store.ErrNotFound) {
+	k, err := s.repos.Keys.Revoke(ctx, prefix, s.clock.Now())
+	if errors.Is(err, repo.ErrNotFound) {
 		return KeyInfo{}, errf(KindNotFound, "no key with prefix %q", prefix)
 	}
 	if err != nil {
@@ -152,14 +152,18 @@ func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error)
 	return keyInfo(k, ""), nil
 }
 
-// SetEnterpriseRates sets the customer's custom enterprise rates.
+// SetEnterpriseRates sets the customer's custom enterprise rates (0: the
+// service default); an amount outside 0..MaxCents is KindInvalid.
 func (s *Service) SetEnterpriseRates(ctx context.Context, customer string, r Rate) error {
-	c, err := s.store.Customers().Get(ctx, customer)
+	if err := r.check(); err != nil {
+		return &Error{Kind: KindInvalid, Msg: "enterprise rates: " + err.Error(), Err: err}
+	}
+	c, err := s.repos.Customers.Get(ctx, customer)
 	if err != nil {
 		return fmt.Errorf("set enterprise rates: %w", err)
 	}
-	c.EnterpriseSingle, c.EnterpriseSession = r.Single, r.Session
-	if err := s.store.Customers().Put(ctx, c); err != nil {
+	c.EnterpriseSingleCents, c.EnterpriseSessionCents = int64(r.Single), int64(r.Session)
+	if err := s.repos.Customers.Put(ctx, c); err != nil {
 		return fmt.Errorf("set enterprise rates: %w", err)
 	}
 	return nil
@@ -176,8 +180,8 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Caller, error) 
 	if prefix == "" {
 		return Caller{}, ErrInvalidKey
 	}
-	k, err := s.store.Keys().Get(ctx, prefix)
-	if errors.Is(err, store.ErrNotFound) {
+	k, err := s.repos.Keys.Get(ctx, prefix)
+	if errors.Is(err, repo.ErrNotFound) {
 		return Caller{}, ErrInvalidKey
 	}
 	if err != nil {

@@ -1,6 +1,6 @@
 package app
 
-import "vetlens/platform/store"
+import "vetlens/app/repo"
 
 // MeasurementKind says how a cardiac measurement's values were obtained.
 type MeasurementKind string
@@ -49,7 +49,7 @@ func (k MeasurementKind) Label() string {
 // EntryKind is the kind of a stored history entry. Records written before
 // kinds were stored read as edited when their Edited flag is set, else as
 // model; so do records with a kind this version does not know.
-func EntryKind(e store.HistoryEntry) MeasurementKind {
+func EntryKind(e repo.HistoryEntry) MeasurementKind {
 	if k := MeasurementKind(e.Kind); k.Valid() {
 		return k
 	}
@@ -62,7 +62,7 @@ func EntryKind(e store.HistoryEntry) MeasurementKind {
 // CardiacEntry is one cardiac measurement in a patient's record: the
 // stored entry with the customer it was recorded for, and its kind.
 type CardiacEntry struct {
-	store.PatientEntry
+	repo.PatientEntry
 	// Kind is EntryKind of the stored entry.
 	Kind MeasurementKind
 }

@@ -231,7 +231,7 @@ func TestKeys(t *testing.T) {
 	if info.Tier != "paygo" || info.Status != "active" || PrefixOf(key) != info.Prefix {
 		t.Fatalf("%+v %q", info, key)
 	}
-	ks, _ := s.Store().Keys().List(ctx)
+	ks, _ := s.Repos().Keys.List(ctx)
 	if len(ks) != 1 || strings.Contains(fmt.Sprint(ks[0]), key[12:]) {
 		t.Fatalf("stored key leaks secret: %+v", ks)
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"vetlens/app/repo"
 	"vetlens/engine/usg"
 	"vetlens/internal/ident"
-	"vetlens/platform/store"
 )
 
 // ErrUSGUnavailable means the USG model is not loaded (503).
@@ -53,7 +53,7 @@ func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*
 	if err != nil {
 		return nil, fmt.Errorf("usg log: %w", err)
 	}
-	entry := &store.USGLogEntry{
+	entry := &repo.USGLogEntry{
 		Time: s.clock.Now().UTC(), Customer: c.Customer, KeyPrefix: c.KeyPrefix,
 		ClinicCode: req.ClinicCode, UUID: req.UUID, Inputs: inJSON, Outputs: outJSON,
 		ModelVersion: resp.Result.ModelVersion,

@@ -46,7 +46,7 @@ func TestCrashDuringBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, _ := app.New(app.Deps{Store: st}, app.DefaultConfig())
+	svc, _ := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	key, _, err := svc.CreateKey(context.Background(), "crash-clinic", "")
 	st.Close()
 	if err != nil {

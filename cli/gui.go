@@ -15,11 +15,9 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"vetlens/app"
+	"vetlens/assets"
 	"vetlens/ui"
 )
-
-// GUIAppID is the Fyne application id (preferences, storage).
-const GUIAppID = "com.vetlens.desktop"
 
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
@@ -81,6 +79,20 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	return c, ExitOK, true
 }
 
+// newMainWindow opens the desktop window: titled with the app's name,
+// showing the bundled icon.
+func newMainWindow(a fyne.App) fyne.Window {
+	a.SetIcon(assets.Icon())
+	title := a.Metadata().Name
+	if title == "" {
+		title = "VetLens"
+	}
+	w := a.NewWindow(title)
+	w.SetIcon(assets.Icon())
+	w.Resize(fyne.NewSize(1280, 860))
+	return w
+}
+
 func firstNonEmpty(s ...string) string {
 	for _, x := range s {
 		if x != "" {
@@ -94,7 +106,13 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := fyneapp.NewWithID(GUIAppID)
+	// The app ID (preferences, storage) and icon are the application
+	// metadata, from FyneApp.toml (set by package main).
+	a := fyneapp.New()
+	if a.Metadata().ID == "" {
+		fmt.Fprintln(stderr, "vetlens gui: this binary carries no application metadata (FyneApp.toml)")
+		return ExitInternal
+	}
 	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
@@ -109,8 +127,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// The window opens at once with a loading screen; the store and the
 	// models load off the UI goroutine, then the screens replace it.
-	w := a.NewWindow("VetLens")
-	w.Resize(fyne.NewSize(1280, 860))
+	w := newMainWindow(a)
 	w.SetContent(ui.LoadingScreen("Loading the models and the patient database...", true))
 	var (
 		mu       sync.Mutex

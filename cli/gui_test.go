@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"io"
 	"path/filepath"
 	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"vetlens/assets"
 )
 
 func TestParseGUI(t *testing.T) {
@@ -39,5 +45,43 @@ func TestParseGUI(t *testing.T) {
 				t.Fatalf("config %+v", g)
 			}
 		})
+	}
+}
+
+// iconApp records the icons set on the app and its windows (Fyne's test
+// driver ignores them).
+type iconApp struct {
+	fyne.App
+	icon    fyne.Resource
+	windows []*iconWindow
+}
+
+type iconWindow struct {
+	fyne.Window
+	icon fyne.Resource
+}
+
+func (a *iconApp) SetIcon(r fyne.Resource) { a.icon = r }
+func (a *iconApp) NewWindow(title string) fyne.Window {
+	w := &iconWindow{Window: a.App.NewWindow(title)}
+	a.windows = append(a.windows, w)
+	return w
+}
+func (w *iconWindow) SetIcon(r fyne.Resource) { w.icon = r }
+
+// TestMainWindowIcon: the desktop window and the app are given the
+// bundled icon, assets/icon.png.
+func TestMainWindowIcon(t *testing.T) {
+	a := &iconApp{App: test.NewTempApp(t)}
+	w := newMainWindow(a)
+	defer w.Close()
+	if len(a.windows) != 1 || w != a.windows[0] {
+		t.Fatalf("%d windows", len(a.windows))
+	}
+	if a.windows[0].icon != assets.Icon() || a.icon != assets.Icon() {
+		t.Fatalf("window icon %v, app icon %v, want the bundled %s", a.windows[0].icon, a.icon, assets.Icon().Name())
+	}
+	if !bytes.Equal(a.windows[0].icon.Content(), assets.IconPNG) || len(assets.IconPNG) == 0 {
+		t.Fatal("the window's icon is not assets/icon.png")
 	}
 }

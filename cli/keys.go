@@ -111,7 +111,7 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func openKeyAdmin(dir string) (keyAdmin, func(), error) {
 	st, err := store.Open(dir, 200*time.Millisecond)
 	if err == nil {
-		svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+		svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 		if err != nil {
 			st.Close()
 			return nil, nil, err

@@ -21,7 +21,7 @@ func TestAPIListenerOnOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

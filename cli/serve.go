@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +43,8 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
-	usgRate := fs.Float64("usg-rate", app.DefaultUSGRate, "flat price of one USG prediction, dollars")
+	usgRate := dollarsFlag(app.DefaultUSGRate)
+	fs.Var(&usgRate, "usg-rate", "flat price of one USG prediction, dollars with at most 2 decimals")
 	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
 	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
 	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
@@ -60,7 +62,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
-		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: *usgRate, cardiacConc: *cardiacConc,
+		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
@@ -78,7 +80,7 @@ type serveConfig struct {
 	// publicHost is the redirect's target host (publicHost()).
 	publicHost            string
 	inFlight, cardiacConc int
-	usgRate               float64
+	usgRate               app.Cents
 	// pixelBudget is app.Config.PixelBudget in bytes (0: sized from the
 	// machine); pixelWait is app.Config.PixelWait (0: default).
 	pixelBudget int64
@@ -114,7 +116,7 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Store: st}
+	deps := app.Deps{Repos: st.Repos()}
 	if err := ort.Init(c.ortLib); err != nil {
 		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
 	} else {
@@ -250,4 +252,19 @@ func listenAdmin(dir string) (net.Listener, error) {
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
 	return ln, nil
+}
+
+// dollarsFlag is a flag holding an amount of money, set as dollars with
+// at most two decimals ("0.50") and kept in cents (app.ParseDollars).
+type dollarsFlag app.Cents
+
+func (d *dollarsFlag) String() string { return strings.TrimPrefix(app.Cents(*d).String(), "$") }
+
+func (d *dollarsFlag) Set(s string) error {
+	c, err := app.ParseDollars(s)
+	if err != nil {
+		return err
+	}
+	*d = dollarsFlag(c)
+	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"vetlens/app"
 )
 
 // syncBuf is a goroutine-safe output buffer.
@@ -203,5 +205,28 @@ func TestPublicHost(t *testing.T) {
 		if got := publicHost(tc.configured, tc.listen); got != tc.want {
 			t.Errorf("publicHost(%q, %q) = %q, want %q", tc.configured, tc.listen, got, tc.want)
 		}
+	}
+}
+
+// TestServeUSGRateFlag: --usg-rate takes dollars with at most two
+// decimals; anything else is a usage error before the server starts.
+func TestServeUSGRateFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want app.Cents
+		ok   bool
+	}{{"0.75", 75, true}, {"2", 200, true}, {"$1.10", 110, true}, {"0.505", 0, false}, {"-1", 0, false}, {"abc", 0, false}} {
+		d := dollarsFlag(app.DefaultUSGRate)
+		err := d.Set(tc.in)
+		if tc.ok != (err == nil) || tc.ok && app.Cents(d) != tc.want {
+			t.Errorf("--usg-rate %s: %d cents, %v", tc.in, d, err)
+		}
+	}
+	if d := dollarsFlag(app.DefaultUSGRate); d.String() != "0.50" {
+		t.Errorf("default shown as %q", d.String())
+	}
+	var errb bytes.Buffer
+	if code := Serve(context.Background(), []string{"--data-dir", t.TempDir(), "--usg-rate", "0.505"}, io.Discard, &errb); code != ExitUsage || !strings.Contains(errb.String(), "at most 2 decimals") {
+		t.Fatalf("--usg-rate 0.505: exit %d, %s", code, errb.String())
 	}
 }

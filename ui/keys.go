@@ -129,5 +129,5 @@ func (k *keysTab) refresh() {
 
 // statementText is a monthly statement in words.
 func statementText(st app.Statement) string {
-	return fmt.Sprintf("%s: %d billable calls, %s tier, $%.2f", st.Month, st.Usage, st.Tier, st.Charges)
+	return fmt.Sprintf("%s: %d billable calls, %s tier, %s", st.Month, st.Usage, st.Tier, st.Charges)
 }

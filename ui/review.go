@@ -358,7 +358,7 @@ func (r *review) clinicianLandmarks() *cardiac.Landmarks {
 func billingText(b app.Billing) string {
 	switch b.Reason {
 	case app.ReasonValid:
-		return fmt.Sprintf("Metered: %s call, $%.2f (%s tier, %d this month).", b.CallType, deref(b.Rate), b.Tier, deref(b.MonthlyUsage))
+		return fmt.Sprintf("Metered: %s call, %s (%s tier, %d this month).", b.CallType, deref(b.Rate), b.Tier, deref(b.MonthlyUsage))
 	case app.ReasonRecheck:
 		return "Not metered: recheck of the same patient within 24 hours."
 	case app.ReasonNoValid:

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -189,9 +188,8 @@ func TestReviewHandPlacementFlow(t *testing.T) {
 	if err := u.ExportReport(out); err != nil {
 		t.Fatal(err)
 	}
-	pdf, err := os.ReadFile(out)
-	if err != nil || !bytes.Contains(pdf, []byte("Measurement: Placed by hand by clinician.")) || !bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *v.VHS))) {
-		t.Fatalf("report %v, %d bytes", err, len(pdf))
+	if text := reportText(t, out); !strings.Contains(text, "Measurement: Placed by hand by clinician.") || !strings.Contains(text, fmt.Sprintf("VHS %.2f", *v.VHS)) {
+		t.Fatalf("report text: %s", text)
 	}
 	// Only the model's measurement was metered.
 	u.server.refresh()
@@ -411,8 +409,8 @@ func TestReviewHandPlacementWithoutModelPoints(t *testing.T) {
 			if err := u.ExportReport(out); err != nil {
 				t.Fatal(err)
 			}
-			if pdf, _ := os.ReadFile(out); !bytes.Contains(pdf, []byte("Placed by hand by clinician. The model gave no values")) {
-				t.Fatal("report does not say the landmarks were placed by hand")
+			if text := reportText(t, out); !strings.Contains(text, "Placed by hand by clinician. The model gave no values") {
+				t.Fatalf("report does not say the landmarks were placed by hand: %s", text)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +21,21 @@ import (
 	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
+
+// reportText is the text of a PDF report as pdftotext (poppler-utils,
+// make deps) reads it, runs of white space as one space.
+func reportText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Fatalf("report %s: %v, %.8q", path, err, b)
+	}
+	out, err := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext (install poppler-utils: make deps): %v", err)
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
 
 // realEngines gives the shipped models, loaded once per test binary,
 // skipping while no cardiac landmark model is listed in the manifest.
@@ -46,7 +62,7 @@ func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) app.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	deps := app.Deps{Store: st}
+	deps := app.Deps{Repos: st.Repos()}
 	if withModels || pop != nil {
 		c, u := realEngines(t)
 		deps.Cardiac, deps.USG = c, u
@@ -152,10 +168,9 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if err := u.ExportReport(out); err != nil {
 		t.Fatal(err)
 	}
-	pdf, err := os.ReadFile(out)
-	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte("Rex-42")) ||
-		!bytes.Contains(pdf, []byte(fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS))) || !bytes.Contains(pdf, []byte("Model landmarks corrected by clinician")) {
-		t.Fatalf("report: %v, %d bytes", err, len(pdf))
+	if text := reportText(t, out); !strings.Contains(text, "Rex-42") ||
+		!strings.Contains(text, fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS)) || !strings.Contains(text, "Model landmarks corrected by clinician") {
+		t.Fatalf("report text: %s", text)
 	}
 	if err := u.ExportReport(filepath.Join(t.TempDir(), "missing-dir", "r.pdf")); err == nil {
 		t.Fatal("export into a missing directory succeeded")
@@ -324,7 +339,7 @@ func TestServerListenerAndSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc, err := app.New(app.Deps{Store: st}, app.DefaultConfig())
+	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

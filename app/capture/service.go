@@ -41,11 +41,12 @@ func (s *Service) DetectCorners(ctx context.Context, img []byte) ([4][2]float64,
 	if err := ctx.Err(); err != nil {
 		return [4][2]float64{}, 0, 0, err
 	}
+	// DecodeFrame hands back a Mat to close on error too.
 	frame, err := pop.DecodeFrame(img)
+	defer frame.Close()
 	if err != nil {
 		return [4][2]float64{}, 0, 0, fmt.Errorf("decode frame: %w", err)
 	}
-	defer frame.Close()
 	c, err := pop.DetectCorners(frame)
 	if err != nil {
 		return [4][2]float64{}, 0, 0, fmt.Errorf("detect corners: %w", err)
@@ -67,10 +68,10 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 		return nil, 0, 0, err
 	}
 	frame, err := pop.DecodeFrame(img)
+	defer frame.Close()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("decode frame: %w", err)
 	}
-	defer frame.Close()
 	var q pop.Quad
 	for i, p := range corners {
 		q[i] = pop.Point{X: p[0], Y: p[1]}

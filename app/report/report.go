@@ -1,20 +1,29 @@
 // Package report writes the one-page cardiac report a clinician exports
 // from the desktop: the annotated radiograph, VHS and VLAS with their
 // normal ranges, the plain-words reading, confidence, date, patient and
-// model version, as a PDF 1.4 file. The writer is small and
-// self-contained (standard fonts, one JPEG image), so it needs no PDF
-// library.
+// model version, as an A4 PDF.
+//
+// The PDF is written with github.com/signintech/gopdf. Text is set in
+// DejaVu Sans, embedded (fonts/, subset into each file), so any patient ID
+// the app accepts prints as typed; characters DejaVu Sans lacks (Chinese,
+// Japanese, Korean) are set in Droid Sans Fallback. fonts/README.md gives
+// the fonts' sources and licences.
 package report
 
 import (
-	"bufio"
 	"bytes"
+	_ "embed"
 	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+
+	"github.com/signintech/gopdf"
+	"golang.org/x/image/font/sfnt"
 )
 
 // Report is the content of one report.
@@ -54,61 +63,239 @@ const (
 	margin       = 40.0
 )
 
+// JPEGQuality is the quality the image is embedded at.
+const JPEGQuality = 90
+
+var (
+	//go:embed fonts/DejaVuSans.ttf
+	dejaVuSans []byte
+	//go:embed fonts/DejaVuSans-Bold.ttf
+	dejaVuSansBold []byte
+	//go:embed fonts/DroidSansFallbackFull.ttf
+	droidFallback []byte
+)
+
+// face is one embedded font: its gopdf family name, data, and the parsed
+// font for coverage checks.
+type face struct {
+	family string
+	data   []byte
+	bold   bool
+
+	once sync.Once
+	font *sfnt.Font
+	err  error
+}
+
+var (
+	regular  = &face{family: "DejaVuSans", data: dejaVuSans}
+	bold     = &face{family: "DejaVuSans-Bold", data: dejaVuSansBold, bold: true}
+	fallback = &face{family: "DroidSansFallback", data: droidFallback}
+)
+
+func (f *face) parsed() (*sfnt.Font, error) {
+	f.once.Do(func() { f.font, f.err = sfnt.Parse(f.data) })
+	return f.font, f.err
+}
+
+// has reports whether the font has a glyph for r.
+func (f *face) has(r rune) bool {
+	fnt, err := f.parsed()
+	if err != nil {
+		return false
+	}
+	var b sfnt.Buffer
+	g, err := fnt.GlyphIndex(&b, r)
+	return err == nil && g != 0
+}
+
+// run is text set in one face.
+type run struct {
+	f    *face
+	text string
+}
+
+// runs splits s into runs of the primary face and the fallback face (for
+// the characters the primary lacks and the fallback has). Control
+// characters become spaces; a character neither face has stays in the
+// primary face, which draws U+FFFD for it.
+func runs(primary *face, s string) []run {
+	var out []run
+	var cur strings.Builder
+	var curFace *face
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			r = ' '
+		}
+		f := primary
+		if !primary.has(r) && fallback.has(r) {
+			f = fallback
+		}
+		if f != curFace && cur.Len() > 0 {
+			out = append(out, run{curFace, cur.String()})
+			cur.Reset()
+		}
+		curFace = f
+		cur.WriteRune(r)
+	}
+	if cur.Len() > 0 {
+		out = append(out, run{curFace, cur.String()})
+	}
+	return out
+}
+
+// page draws text on a gopdf page, adding each face the first time it is
+// used (so a report without CJK text does not parse the fallback font).
+type page struct {
+	pdf   *gopdf.GoPdf
+	added map[*face]bool
+	err   error
+}
+
+func (p *page) use(f *face, size float64) {
+	if p.err != nil {
+		return
+	}
+	if !p.added[f] {
+		opt := gopdf.TtfOption{OnGlyphNotFoundSubstitute: func(rune) rune { return '\uFFFD' }}
+		if f.bold {
+			opt.Style = gopdf.Bold
+		}
+		if err := p.pdf.AddTTFFontDataWithOption(f.family, f.data, opt); err != nil {
+			p.err = fmt.Errorf("report: font %s: %w", f.family, err)
+			return
+		}
+		p.added[f] = true
+	}
+	style := ""
+	if f.bold {
+		style = "B"
+	}
+	if err := p.pdf.SetFont(f.family, style, size); err != nil {
+		p.err = fmt.Errorf("report: font %s: %w", f.family, err)
+	}
+}
+
+// width is the width of s in points.
+func (p *page) width(primary *face, size float64, s string) float64 {
+	var w float64
+	for _, r := range runs(primary, s) {
+		p.use(r.f, size)
+		if p.err != nil {
+			return 0
+		}
+		rw, err := p.pdf.MeasureTextWidth(r.text)
+		if err != nil {
+			p.err = fmt.Errorf("report: measure text: %w", err)
+			return 0
+		}
+		w += rw
+	}
+	return w
+}
+
+// text draws s with its baseline at y (from the top of the page).
+func (p *page) text(primary *face, size, x, y float64, s string) {
+	for _, r := range runs(primary, s) {
+		p.use(r.f, size)
+		if p.err != nil {
+			return
+		}
+		rw, err := p.pdf.MeasureTextWidth(r.text)
+		if err != nil {
+			p.err = fmt.Errorf("report: measure text: %w", err)
+			return
+		}
+		p.pdf.SetXY(x, y)
+		if err := p.pdf.Text(r.text); err != nil {
+			p.err = fmt.Errorf("report: text: %w", err)
+			return
+		}
+		x += rw
+	}
+}
+
+// wrap breaks s into lines no wider than maxW at spaces (a word wider
+// than a line is broken between characters).
+func (p *page) wrap(primary *face, size, maxW float64, s string) []string {
+	fits := func(t string) bool { return p.width(primary, size, t) <= maxW }
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	if fits(s) {
+		return []string{s} // spacing kept as written
+	}
+	var lines []string
+	var cur string
+	for _, w := range strings.Fields(s) {
+		next := w
+		if cur != "" {
+			next = cur + " " + w
+		}
+		if fits(next) {
+			cur = next
+			continue
+		}
+		if cur != "" {
+			lines = append(lines, cur)
+		}
+		cur = ""
+		for _, r := range w {
+			if cur != "" && !fits(cur+string(r)) {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			cur += string(r)
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
 // WritePDF writes r as a one-page A4 PDF.
 func WritePDF(w io.Writer, r Report) error {
 	if r.Image == nil || r.Image.Bounds().Empty() {
 		return fmt.Errorf("report: no image")
 	}
+	// JPEG keeps the file small; gopdf labels a one-channel JPEG (a grey
+	// image) DeviceGray and a three-channel one DeviceRGB.
 	var img bytes.Buffer
-	if err := jpeg.Encode(&img, r.Image, &jpeg.Options{Quality: 90}); err != nil {
+	if err := jpeg.Encode(&img, r.Image, &jpeg.Options{Quality: JPEGQuality}); err != nil {
 		return fmt.Errorf("report: encode image: %w", err)
 	}
-	content := pageContent(r)
+	holder, err := gopdf.ImageHolderByBytes(img.Bytes())
+	if err != nil {
+		return fmt.Errorf("report: image: %w", err)
+	}
 
-	pw := &pdfWriter{w: bufio.NewWriter(w)}
-	pw.raw("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	pw.object(1, "<< /Type /Catalog /Pages 2 0 R >>")
-	pw.object(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	pw.object(3, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] "+
-		"/Resources << /Font << /F1 4 0 R /F2 5 0 R >> /XObject << /Im1 6 0 R >> >> /Contents 7 0 R >>", pageW, pageH))
-	pw.object(4, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	pw.object(5, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
-	b := r.Image.Bounds()
-	pw.stream(6, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB "+
-		"/BitsPerComponent 8 /Filter /DCTDecode", b.Dx(), b.Dy()), img.Bytes())
-	pw.stream(7, "", []byte(content))
-	pw.object(8, fmt.Sprintf("<< /Title %s /Producer (VetLens) /CreationDate (D:%s) >>",
-		pdfString("VHS report "+r.PatientID), r.Date.UTC().Format("20060102150405Z")))
-	pw.trailer(8)
-	if pw.err != nil {
-		return fmt.Errorf("report: write: %w", pw.err)
-	}
-	if err := pw.w.Flush(); err != nil {
-		return fmt.Errorf("report: write: %w", err)
-	}
-	return nil
-}
+	pdf := &gopdf.GoPdf{}
+	pdf.Start(gopdf.Config{PageSize: *gopdf.PageSizeA4, Unit: gopdf.UnitPT})
+	pdf.SetInfo(gopdf.PdfInfo{Title: "VHS report " + r.PatientID, Producer: "VetLens", Creator: "VetLens", CreationDate: r.Date})
+	pdf.AddPage()
+	p := &page{pdf: pdf, added: map[*face]bool{}}
+	textW := pageW - 2*margin
 
-// pageContent lays out the page: heading, facts, values, reading, the
-// image scaled into the remaining space, and the footer.
-func pageContent(r Report) string {
-	var c strings.Builder
-	y := pageH - margin - 16
-	text := func(font string, size float64, x float64, s string) {
-		fmt.Fprintf(&c, "BT /%s %g Tf %g %g Td %s Tj ET\n", font, size, x, y, pdfString(s))
-	}
-	text("F2", 18, margin, "VetLens cardiac report: vertebral heart score")
-	y -= 24
-	patient := r.PatientID
+	y := margin + 16
+	p.text(bold, 18, margin, y, "VetLens cardiac report: vertebral heart score")
+	y += 10
+	patient := strings.TrimSpace(r.PatientID)
 	if patient == "" {
 		patient = "not given"
 	}
-	text("F1", 10, margin, fmt.Sprintf("Patient ID: %s    Date: %s    Model: %s", patient, r.Date.Local().Format("2006-01-02 15:04"), r.ModelVersion))
-	y -= 26
-	text("F2", 13, margin, fmt.Sprintf("VHS %s  (normal %s)", value(r.VHS), r.VHSRange))
-	text("F2", 13, margin+270, fmt.Sprintf("VLAS %s  (normal %s)", value(r.VLAS), r.VLASRange))
-	y -= 17
-	text("F1", 10, margin, fmt.Sprintf("Confidence: %s    %s", orDash(r.Confidence), r.Result))
+	for _, line := range p.wrap(regular, 10, textW, fmt.Sprintf("Patient ID: %s    Date: %s    Model: %s", patient, r.Date.Local().Format("2006-01-02 15:04"), r.ModelVersion)) {
+		y += 14
+		p.text(regular, 10, margin, y, line)
+	}
+	y += 26
+	p.text(bold, 13, margin, y, fmt.Sprintf("VHS %s  (normal %s)", value(r.VHS), r.VHSRange))
+	p.text(bold, 13, margin+270, y, fmt.Sprintf("VLAS %s  (normal %s)", value(r.VLAS), r.VLASRange))
+	y += 3
+	for _, line := range p.wrap(regular, 10, textW, fmt.Sprintf("Confidence: %s    %s", orDash(r.Confidence), r.Result)) {
+		y += 14
+		p.text(regular, 10, margin, y, line)
+	}
 	if r.Kind != "" || r.Clinician {
 		line := "Measurement: " + orDash(r.Kind) + "."
 		if r.Clinician {
@@ -118,32 +305,45 @@ func pageContent(r Report) string {
 				line += fmt.Sprintf(" The model measured VHS %s, VLAS %s.", value(r.ModelVHS), value(r.ModelVLAS))
 			}
 		}
-		y -= 14
-		text("F2", 10, margin, line)
+		for _, l := range p.wrap(bold, 10, textW, line) {
+			y += 14
+			p.text(bold, 10, margin, y, l)
+		}
 	}
-	for _, line := range wrap(r.Reading, 100) {
-		y -= 14
-		text("F1", 10, margin, line)
+	for _, line := range p.wrap(regular, 10, textW, r.Reading) {
+		y += 14
+		p.text(regular, 10, margin, y, line)
 	}
-	y -= 12
+	y += 12
 
 	footer := []string{
 		"Decision support only: confirm the measurement on the original radiograph before acting on it.",
 		"The models were trained on synthetic phantom radiographs (see the model card); they have not been validated on patients.",
 	}
-	bottom := margin + float64(len(footer))*12 + 8
+	imageBottom := pageH - margin - float64(len(footer))*12 - 8
 	b := r.Image.Bounds()
-	maxW, maxH := pageW-2*margin, y-bottom
+	maxW, maxH := textW, imageBottom-y
+	if maxH < 50 {
+		return fmt.Errorf("report: the text leaves no room for the image")
+	}
 	scale := min(maxW/float64(b.Dx()), maxH/float64(b.Dy()))
 	iw, ih := float64(b.Dx())*scale, float64(b.Dy())*scale
 	x0 := margin + (maxW-iw)/2
-	fmt.Fprintf(&c, "q %.2f 0 0 %.2f %.2f %.2f cm /Im1 Do Q\n", iw, ih, x0, y-ih)
-	y = margin + float64(len(footer)-1)*12
-	for _, f := range footer {
-		text("F1", 8, margin, f)
-		y -= 12
+	if err := pdf.ImageByHolder(holder, x0, y, &gopdf.Rect{W: iw, H: ih}); err != nil {
+		return fmt.Errorf("report: place image: %w", err)
 	}
-	return c.String()
+	fy := pageH - margin - float64(len(footer)-1)*12
+	for _, f := range footer {
+		p.text(regular, 8, margin, fy, f)
+		fy += 12
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if err := pdf.Write(w); err != nil {
+		return fmt.Errorf("report: write: %w", err)
+	}
+	return nil
 }
 
 func value(v *float64) string {
@@ -158,98 +358,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// wrap breaks s into lines of at most n characters at spaces.
-func wrap(s string, n int) []string {
-	var lines []string
-	var cur string
-	for _, w := range strings.Fields(s) {
-		if cur != "" && len(cur)+1+len(w) > n {
-			lines = append(lines, cur)
-			cur = ""
-		}
-		if cur != "" {
-			cur += " "
-		}
-		cur += w
-	}
-	if cur != "" {
-		lines = append(lines, cur)
-	}
-	return lines
-}
-
-// pdfString is s as a PDF literal string in WinAnsi (Latin-1 here):
-// parentheses and backslashes escaped, characters outside Latin-1 as '?'.
-func pdfString(s string) string {
-	var b strings.Builder
-	b.WriteByte('(')
-	for _, r := range s {
-		switch {
-		case r == '(' || r == ')' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(byte(r))
-		case r < 32:
-			b.WriteByte(' ')
-		case r < 128:
-			b.WriteRune(r)
-		case r < 256:
-			fmt.Fprintf(&b, "\\%03o", r)
-		default:
-			b.WriteByte('?')
-		}
-	}
-	b.WriteByte(')')
-	return b.String()
-}
-
-// pdfWriter writes numbered objects and remembers their offsets for the
-// cross-reference table.
-type pdfWriter struct {
-	w       *bufio.Writer
-	n       int
-	offsets map[int]int
-	err     error
-}
-
-func (p *pdfWriter) raw(s string) { p.bytes([]byte(s)) }
-
-func (p *pdfWriter) bytes(b []byte) {
-	if p.err != nil {
-		return
-	}
-	k, err := p.w.Write(b)
-	p.n += k
-	p.err = err
-}
-
-func (p *pdfWriter) begin(id int) {
-	if p.offsets == nil {
-		p.offsets = map[int]int{}
-	}
-	p.offsets[id] = p.n
-	p.raw(fmt.Sprintf("%d 0 obj\n", id))
-}
-
-func (p *pdfWriter) object(id int, body string) {
-	p.begin(id)
-	p.raw(body + "\nendobj\n")
-}
-
-func (p *pdfWriter) stream(id int, dict string, data []byte) {
-	p.begin(id)
-	p.raw(fmt.Sprintf("<< %s /Length %d >>\nstream\n", dict, len(data)))
-	p.bytes(data)
-	p.raw("\nendstream\nendobj\n")
-}
-
-func (p *pdfWriter) trailer(info int) {
-	xref := p.n
-	size := len(p.offsets) + 1
-	p.raw(fmt.Sprintf("xref\n0 %d\n0000000000 65535 f \n", size))
-	for id := 1; id < size; id++ {
-		p.raw(fmt.Sprintf("%010d 00000 n \n", p.offsets[id]))
-	}
-	p.raw(fmt.Sprintf("trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", size, info, xref))
 }

@@ -63,7 +63,7 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 	if err := ort.Init(""); err != nil {
 		return err
 	}
-	deps := app.Deps{Store: st}
+	deps := app.Deps{Repos: st.Repos()}
 	var path string
 	var body []byte
 	switch mode {

@@ -357,6 +357,7 @@ func decodeFile(path string) (gocv.Mat, error) {
 	}
 	m, err := pop.DecodeFrame(b)
 	if err != nil {
+		m.Close() // DecodeFrame hands back a Mat to close on error too
 		return gocv.Mat{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, path, err)
 	}
 	return m, nil

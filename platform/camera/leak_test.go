@@ -5,7 +5,10 @@ package camera
 import (
 	"context"
 	"errors"
+	"image/color"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -95,6 +98,43 @@ func TestLiveCaptureLeaks(t *testing.T) {
 		t.Fatalf("%d goroutines, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
 	}
 	if n := gocv.MatProfile.Count() - mats; n != 0 {
+		t.Fatalf("%d Mats leaked", n)
+	}
+}
+
+// TestFolderCorruptFilesNoMatLeak: a folder source skips files that pass
+// the header check but do not decode, and closes the Mat pop.DecodeFrame
+// returns with each error. Run with -tags matprofile.
+func TestFolderCorruptFilesNoMatLeak(t *testing.T) {
+	dir := t.TempDir()
+	writeImage(t, filepath.Join(dir, "a.png"), 40, 40, color.RGBA{255, 0, 0, 255})
+	for _, name := range []string{"b.jpeg", "c.png", "d.jpg"} {
+		writeFile(t, filepath.Join(dir, name), "\xff\xd8\xff broken")
+	}
+	// A PNG whose header passes and whose data is cut short.
+	full, err := os.ReadFile(filepath.Join(dir, "a.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "e.png"), full[:60], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := gocv.MatProfile.Count()
+	s, err := Open(dir, NoPacing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := readAll(t, s, -1)
+	if !errors.Is(err, io.EOF) || len(frames) != 1 {
+		t.Fatalf("%d frames, %v; want the one good file", len(frames), err)
+	}
+	if len(s.Skipped()) != 4 {
+		t.Fatalf("skipped %v, want 4 files", s.Skipped())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := gocv.MatProfile.Count() - before; n != 0 {
 		t.Fatalf("%d Mats leaked", n)
 	}
 }

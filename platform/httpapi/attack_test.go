@@ -237,7 +237,7 @@ func TestAttackUSGStoredStrings(t *testing.T) {
 		t.Fatalf("valid call: %d %s", resp.StatusCode, b)
 	}
 	size := func() int64 {
-		st, err := os.Stat(a.svc.Store().Path())
+		st, err := os.Stat(a.store.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,10 +260,10 @@ func TestAttackUSGStoredStrings(t *testing.T) {
 	if after-before >= 1<<20 {
 		t.Fatalf("database grew by %d bytes", after-before)
 	}
-	if log, _ := a.svc.Store().USGLog().List(ctx); len(log) != 1 {
+	if log, _ := a.svc.Repos().USGLog.List(ctx); len(log) != 1 {
 		t.Fatalf("%d log entries, want the one valid call", len(log))
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(ctx); len(evs) != 1 {
+	if evs, _ := a.svc.Repos().Ledger.Events(ctx); len(evs) != 1 {
 		t.Fatalf("%d ledger events, want the one valid call", len(evs))
 	}
 }

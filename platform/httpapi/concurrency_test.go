@@ -85,7 +85,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	evs, err := a.svc.Store().Ledger().Events(ctx)
+	evs, err := a.svc.Repos().Ledger.Events(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 		}
 		seen[e.Seq] = true
 	}
-	if err := a.svc.Store().Check(); err != nil {
+	if err := a.store.Check(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d requests, %d billed", 20*50, total)

@@ -110,7 +110,7 @@ func TestPoPSessionFlow(t *testing.T) {
 	if resp, _ := a.do("POST", "/v3/pop-session/start", a.key, `[1]`); resp.StatusCode != 400 {
 		t.Errorf("start with a non-object: %d", resp.StatusCode)
 	}
-	evs, _ := a.svc.Store().Ledger().Events(context.Background())
+	evs, _ := a.svc.Repos().Ledger.Events(context.Background())
 	if len(evs) != 1 {
 		t.Fatalf("ledger %d events, want the one completed session", len(evs))
 	}
@@ -156,7 +156,7 @@ func TestPoPUtilities(t *testing.T) {
 			t.Errorf("%s %.80v: %d %s, want %d", tc.path, tc.body, resp.StatusCode, b, tc.status)
 		}
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatalf("utilities billed: %+v", evs)
 	}
 }

@@ -149,7 +149,7 @@ func TestConcurrentRealCardiac(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	evs, _ := a.svc.Store().Ledger().Events(context.Background())
+	evs, _ := a.svc.Repos().Ledger.Events(context.Background())
 	n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a")
 	if len(evs) != billed || n != billed || maxUsage > n {
 		t.Fatalf("ledger %d, monthly_usage %d, billed responses %d, highest reported %d", len(evs), n, billed, maxUsage)

@@ -156,6 +156,7 @@ type api struct {
 	srv    *httptest.Server
 	h      *Server
 	svc    *app.Service
+	store  *store.Store
 	client *http.Client
 	key    string
 }
@@ -174,7 +175,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := app.Deps{Store: st, USG: testmodels.USG(t), PoP: o.pop}
+	deps := app.Deps{Repos: st.Repos(), USG: testmodels.USG(t), PoP: o.pop}
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
 	}
@@ -199,7 +200,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	cl := srv.Client()
 	cl.Transport.(*http.Transport).MaxConnsPerHost = 0
 	cl.Transport.(*http.Transport).TLSClientConfig.MinVersion = tls.VersionTLS12
-	return &api{t: t, srv: srv, h: h, svc: svc, client: cl, key: key}
+	return &api{t: t, srv: srv, h: h, svc: svc, store: st, client: cl, key: key}
 }
 
 // do sends a request; key "" sends no x-api-key header.

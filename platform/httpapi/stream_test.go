@@ -102,7 +102,7 @@ func TestStreamEvents(t *testing.T) {
 	if b := evs[7].data; b["billable"] != true || b["call_type"] != "session" || b["rate"] != 4.0 || b["monthly_usage"] != 1.0 {
 		t.Errorf("billing %v", b)
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 1 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 1 {
 		t.Fatalf("ledger %d events", len(evs))
 	}
 }
@@ -130,7 +130,7 @@ func TestStreamDisconnectNotBilled(t *testing.T) {
 	resp.Body.Close()
 	// The server notices, the fake engine returns, no billing happens.
 	a.idle()
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatalf("disconnected stream billed: %+v", evs)
 	}
 }

@@ -71,7 +71,7 @@ func TestUSGPredictLogsAndBills(t *testing.T) {
 	if resp.StatusCode != 200 || len(obj(t, body)["result"].(map[string]any)["warnings"].([]any)) != 2 {
 		t.Fatalf("envelope: %d %s", resp.StatusCode, body)
 	}
-	log, err := a.svc.Store().USGLog().List(ctx)
+	log, err := a.svc.Repos().USGLog.List(ctx)
 	if err != nil || len(log) != 2 {
 		t.Fatalf("usg log: %d entries, %v", len(log), err)
 	}
@@ -80,8 +80,8 @@ func TestUSGPredictLogsAndBills(t *testing.T) {
 		!strings.Contains(string(e.Inputs), `"BUN":27`) || !strings.Contains(string(e.Outputs), `"probability_impaired"`) {
 		t.Fatalf("log entry %+v inputs %s", e, e.Inputs)
 	}
-	evs, _ := a.svc.Store().Ledger().Events(ctx)
-	if len(evs) != 2 || evs[0].CallType != "usg" || evs[0].Rate != 0.5 || evs[1].MonthlyUsage != 2 {
+	evs, _ := a.svc.Repos().Ledger.Events(ctx)
+	if len(evs) != 2 || evs[0].CallType != "usg" || evs[0].RateCents != 50 || evs[1].MonthlyUsage != 2 {
 		t.Fatalf("ledger %+v", evs)
 	}
 }
@@ -124,7 +124,7 @@ func TestUSGErrorRows(t *testing.T) {
 			}
 		})
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatalf("errors were billed: %+v", evs)
 	}
 }
@@ -161,7 +161,7 @@ func (brokenUSG) Predict(context.Context, *usg.Request) (*usg.Response, error) {
 // logged or billed.
 func TestUSGInternalError(t *testing.T) {
 	a := newAPI(t, apiOpts{})
-	svc, err := app.New(app.Deps{Store: a.svc.Store(), USG: brokenUSG{testmodels.USG(t)}}, app.DefaultConfig())
+	svc, err := app.New(app.Deps{Repos: a.svc.Repos(), USG: brokenUSG{testmodels.USG(t)}}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestUSGInternalError(t *testing.T) {
 		t.Fatalf("%d %+v", resp.StatusCode, eb)
 	}
 	checkCORS(t, resp)
-	if l, _ := a.svc.Store().USGLog().List(context.Background()); len(l) != 0 {
+	if l, _ := a.svc.Repos().USGLog.List(context.Background()); len(l) != 0 {
 		t.Fatal("failed prediction logged")
 	}
 }

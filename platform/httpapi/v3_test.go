@@ -172,7 +172,7 @@ func TestV3PredictErrorRows(t *testing.T) {
 			}
 		})
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatalf("errors billed: %+v", evs)
 	}
 }
@@ -228,7 +228,7 @@ func TestRequestTimeout(t *testing.T) {
 	if resp.StatusCode != 500 || !strings.Contains(obj(t, b)["error"].(string), "timed out") {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatal("timed-out request billed")
 	}
 }
@@ -269,7 +269,7 @@ func TestV3InternalError(t *testing.T) {
 	if len(evs) != 2 || evs[1].name != "error" || evs[1].data["index"] != -1.0 {
 		t.Fatalf("stream events %v", evs)
 	}
-	if evs, _ := a.svc.Store().Ledger().Events(context.Background()); len(evs) != 0 {
+	if evs, _ := a.svc.Repos().Ledger.Events(context.Background()); len(evs) != 0 {
 		t.Fatal("failure billed")
 	}
 }

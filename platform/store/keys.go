@@ -3,29 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// Key is a stored API key. The secret itself is never stored: only the
-// SHA-256 hash of the whole key string. Prefix is the key's public id.
-type Key struct {
-	Prefix   string    `json:"prefix"`
-	Hash     []byte    `json:"hash"` // SHA-256 of the full key
-	Customer string    `json:"customer"`
-	Created  time.Time `json:"created"`
-	// Revoked is when the key was revoked; nil while active.
-	Revoked *time.Time `json:"revoked,omitempty"`
-}
-
-// Active reports whether the key has not been revoked.
-func (k Key) Active() bool { return k.Revoked == nil }
-
-// ErrExists is returned when creating a record whose id is taken.
-var ErrExists = errors.New("already exists")
 
 // KeyService stores API keys by prefix.
 type KeyService struct{ db *bolt.DB }
@@ -101,19 +83,6 @@ func (s *KeyService) Revoke(ctx context.Context, prefix string, t time.Time) (Ke
 		return put(b, []byte(prefix), k)
 	})
 	return k, err
-}
-
-// Customer is a billed customer. Tier is the contracted minimum tier
-// (paygo unless agreed otherwise); the enterprise rates apply once the
-// customer reaches the enterprise tier (by volume or by contract).
-type Customer struct {
-	Name string `json:"name"`
-	Tier string `json:"tier"`
-	// EnterpriseSingle and EnterpriseSession are the customer's custom
-	// enterprise rates in dollars; zero means the service default.
-	EnterpriseSingle  float64   `json:"enterprise_single,omitempty"`
-	EnterpriseSession float64   `json:"enterprise_session,omitempty"`
-	Created           time.Time `json:"created"`
 }
 
 // CustomerService stores customers by name.

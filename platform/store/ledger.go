@@ -13,52 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Event is one billable event in the append-only ledger.
-type Event struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
-	Customer  string    `json:"customer"`
-	KeyPrefix string    `json:"key_prefix"`
-	// Service is "cardiac" or "usg".
-	Service string `json:"service"`
-	// CallType is "single" or "session" for cardiac, "usg" for USG.
-	CallType string  `json:"call_type"`
-	UUID     string  `json:"uuid,omitempty"`
-	Tier     string  `json:"tier"`
-	Rate     float64 `json:"rate"`
-	// MonthlyUsage is the customer's billable count in the month including
-	// this event.
-	MonthlyUsage int `json:"monthly_usage"`
-}
-
-// BillState is what a billing decision needs, read inside the same
-// transaction that appends the event.
-type BillState struct {
-	// MonthlyUsage is the customer's billable events in Month so far
-	// (excluding the one being decided).
-	MonthlyUsage int
-	// LastBilled is when the (customer, RecheckUUID) pair was last billed;
-	// zero when never or when no uuid was given.
-	LastBilled time.Time
-}
-
-// BillRequest identifies whose state a decision reads.
-type BillRequest struct {
-	Customer string
-	// Month is the billing period, "YYYY-MM" (UTC).
-	Month string
-	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
-	// event records the time for the pair.
-	RecheckUUID string
-	// USGLog, when set, is appended to the USG prediction log in the same
-	// transaction (its Seq is filled in), so a USG call costs one commit.
-	USGLog *USGLogEntry
-}
-
-// Decide decides from the state whether to append ev; Seq and
-// MonthlyUsage are filled in by the store.
-type Decide func(BillState) (ev Event, bill bool, err error)
-
 // LedgerService is the append-only billing ledger with two indexes
 // derived from it in the same transactions: per customer and month (for
 // monthly_usage) and the last billed time per (customer, uuid) (for the
@@ -159,14 +113,14 @@ func (s *LedgerService) MonthlyUsage(ctx context.Context, customer, month string
 }
 
 // MonthlyCharges is the customer's billable events in month ("YYYY-MM")
-// and the sum of their rates in dollars.
-func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month string) (int, float64, error) {
+// and the sum of their rates in US cents.
+func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month string) (int, int64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, 0, err
 	}
 	var (
 		n     int
-		total float64
+		total int64
 	)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		ledger := tx.Bucket(bucketLedger)
@@ -185,7 +139,7 @@ func (s *LedgerService) MonthlyCharges(ctx context.Context, customer, month stri
 				return fmt.Errorf("store: decode ledger event: %w", err)
 			}
 			n++
-			total += e.Rate
+			total += e.RateCents
 		}
 		return nil
 	})
@@ -218,46 +172,6 @@ func countPrefix(b *bolt.Bucket, prefix []byte) int {
 		n++
 	}
 	return n
-}
-
-// HistoryEntry is one measurement kept for a (customer, uuid) pair.
-type HistoryEntry struct {
-	Time time.Time `json:"time"`
-	// VHS and VLAS are the values in effect: the clinician's when the
-	// landmarks were edited, else the model's.
-	VHS  *float64 `json:"vhs"`
-	VLAS *float64 `json:"vlas"`
-
-	// The fields below are kept for measurements saved from the desktop
-	// (older records and API records leave them empty).
-
-	// Source is "api" or "desktop"; empty means api.
-	Source string `json:"source,omitempty"`
-	// Kind is how the values were obtained: "model", "edited" (the
-	// model's landmarks corrected by the clinician) or "manual" (placed
-	// by hand). Empty in records written before it existed: those read
-	// as "edited" when Edited is set, else "model" (app.EntryKind).
-	Kind string `json:"kind,omitempty"`
-	// Edited is set when the values are the clinician's (kinds edited
-	// and manual, so that older versions still mark them); ModelVHS and
-	// ModelVLAS then hold the model's own values (nil where it had none).
-	Edited    bool     `json:"edited,omitempty"`
-	ModelVHS  *float64 `json:"model_vhs,omitempty"`
-	ModelVLAS *float64 `json:"model_vlas,omitempty"`
-	// Code and Confidence are the model's result code and confidence.
-	Code       int    `json:"code,omitempty"`
-	Confidence string `json:"confidence,omitempty"`
-	// ModelVersion is the cardiac model version that measured it.
-	ModelVersion string `json:"model_version,omitempty"`
-	// Landmarks are the 7 landmarks in effect, [x, y] in pixels of the
-	// measured image, in the spec's class order.
-	Landmarks [][2]float64 `json:"landmarks,omitempty"`
-}
-
-// PatientEntry is a history entry with the customer it was recorded for.
-type PatientEntry struct {
-	Customer string `json:"customer"`
-	HistoryEntry
 }
 
 // HistoryService keeps cardiac measurements per (customer, uuid).
@@ -397,19 +311,6 @@ func splitPair(k []byte) (customer, uuid string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], parts[1], true
-}
-
-// USGLogEntry is one logged USG prediction.
-type USGLogEntry struct {
-	Seq          uint64          `json:"seq"`
-	Time         time.Time       `json:"time"`
-	Customer     string          `json:"customer"`
-	KeyPrefix    string          `json:"key_prefix"`
-	ClinicCode   string          `json:"clinic_code,omitempty"`
-	UUID         string          `json:"uuid,omitempty"`
-	Inputs       json.RawMessage `json:"inputs"`
-	Outputs      json.RawMessage `json:"outputs"`
-	ModelVersion string          `json:"model_version"`
 }
 
 // USGLogService is the append-only USG prediction log.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"vetlens/app/repo"
 )
 
 // FileName is the database file inside a data directory.
@@ -36,8 +38,40 @@ var (
 // ErrLocked means another process holds the database file.
 var ErrLocked = errors.New("database is held by another process")
 
-// ErrNotFound is returned when a record does not exist.
-var ErrNotFound = errors.New("not found")
+// The records and their errors are the application's (app/repo); the
+// names here are aliases, so store.Event is repo.Event.
+type (
+	Key          = repo.Key
+	Customer     = repo.Customer
+	Event        = repo.Event
+	BillState    = repo.BillState
+	BillRequest  = repo.BillRequest
+	Decide       = repo.Decide
+	HistoryEntry = repo.HistoryEntry
+	PatientEntry = repo.PatientEntry
+	USGLogEntry  = repo.USGLogEntry
+)
+
+// Errors the repositories return.
+var (
+	ErrNotFound = repo.ErrNotFound
+	ErrExists   = repo.ErrExists
+)
+
+// Each service implements its repository port.
+var (
+	_ repo.Keys      = (*KeyService)(nil)
+	_ repo.Customers = (*CustomerService)(nil)
+	_ repo.Ledger    = (*LedgerService)(nil)
+	_ repo.History   = (*HistoryService)(nil)
+	_ repo.USGLog    = (*USGLogService)(nil)
+	_ repo.Patients  = (*Store)(nil)
+)
+
+// Repos is the store as the application's repositories (app.Deps).
+func (s *Store) Repos() repo.Repos {
+	return repo.Repos{Keys: s.keys, Customers: s.customers, Ledger: s.ledger, History: s.history, USGLog: s.usgLog, Patients: s}
+}
 
 // Store is the open database and its entity services.
 type Store struct {

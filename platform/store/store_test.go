@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -67,7 +68,9 @@ func TestBillCountsAndRecheck(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	t0 := time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC)
-	billAll := func(st BillState) (Event, bool, error) { return Event{Time: t0, Tier: "paygo", Rate: 3}, true, nil }
+	billAll := func(st BillState) (Event, bool, error) {
+		return Event{Time: t0, Tier: "paygo", RateCents: 300}, true, nil
+	}
 	for i := 1; i <= 3; i++ {
 		ev, st, billed, err := s.Ledger().Bill(ctx, BillRequest{Customer: "a", Month: "2026-03", RecheckUUID: "p1"}, billAll)
 		if err != nil || !billed || ev.MonthlyUsage != i || st.MonthlyUsage != i {
@@ -213,5 +216,66 @@ func TestPatientQueries(t *testing.T) {
 		if strings.Join(ids, ",") != tc.want {
 			t.Errorf("PatientIDs(%q, %d) = %v, want %s", tc.query, tc.limit, ids, tc.want)
 		}
+	}
+}
+
+// TestLegacyDollarAmounts: records written when amounts were float64
+// dollars read back as whole cents; new records carry only cents.
+func TestLegacyDollarAmounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want int64
+	}{
+		{"legacy rate", `{"seq":1,"customer":"a","tier":"starter","rate":2.5,"monthly_usage":101}`, 250},
+		{"legacy rate off by float error", `{"seq":1,"rate":0.29}`, 29},
+		{"legacy usg rate", `{"seq":1,"rate":0.5}`, 50},
+		{"cents", `{"seq":1,"rate_cents":400}`, 400},
+		{"cents win over a stray rate", `{"seq":1,"rate_cents":300,"rate":9.99}`, 300},
+		{"free", `{"seq":1,"rate_cents":0}`, 0},
+	} {
+		var e Event
+		if err := json.Unmarshal([]byte(tc.in), &e); err != nil || e.RateCents != tc.want || e.Seq != 1 {
+			t.Errorf("%s: %+v %v, want %d cents", tc.name, e, err, tc.want)
+		}
+	}
+	j, _ := json.Marshal(Event{Seq: 2, RateCents: 350})
+	if !strings.Contains(string(j), `"rate_cents":350`) || strings.Contains(string(j), `"rate":`) {
+		t.Errorf("new event written as %s", j)
+	}
+
+	for _, tc := range []struct {
+		name                 string
+		in                   string
+		wantSingle, wantSess int64
+	}{
+		{"legacy", `{"name":"big","tier":"enterprise","enterprise_single":1.1,"enterprise_session":1.9}`, 110, 190},
+		{"cents", `{"name":"big","tier":"enterprise","enterprise_single_cents":120,"enterprise_session_cents":200}`, 120, 200},
+		{"defaults", `{"name":"big","tier":"paygo"}`, 0, 0},
+	} {
+		var c Customer
+		if err := json.Unmarshal([]byte(tc.in), &c); err != nil || c.Name != "big" || c.EnterpriseSingleCents != tc.wantSingle || c.EnterpriseSessionCents != tc.wantSess {
+			t.Errorf("%s: %+v %v", tc.name, c, err)
+		}
+	}
+}
+
+// TestMonthlyChargesExact: the month's charges are an exact sum of cents
+// (ten 10-cent and three 29-cent events: 0.1 and 0.29 have no exact
+// float64).
+func TestMonthlyChargesExact(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i, c := range []int64{10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 29, 29, 29} {
+		_, _, billed, err := s.Ledger().Bill(ctx, BillRequest{Customer: "a", Month: "2026-03"},
+			func(BillState) (Event, bool, error) { return Event{Time: t0, Tier: "paygo", RateCents: c}, true, nil })
+		if err != nil || !billed {
+			t.Fatalf("bill %d: %v", i, err)
+		}
+	}
+	n, total, err := s.Ledger().MonthlyCharges(ctx, "a", "2026-03")
+	if err != nil || n != 13 || total != 187 {
+		t.Fatalf("MonthlyCharges = %d, %d, %v; want 13 events, 187 cents", n, total, err)
 	}
 }

@@ -1,0 +1,282 @@
+// Package repo is the application's storage port: the records VetLens
+// keeps (API keys, customers, the billing ledger, cardiac measurement
+// history, the USG prediction log) and one repository interface per
+// entity. Package app works on these interfaces only; a storage adapter
+// implements them (platform/store on bbolt). ui and the HTTP adapter see
+// the records through app, never the adapter.
+//
+// The records' JSON form is how the bbolt adapter stores them.
+package repo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+)
+
+// Errors the repositories return (match with errors.Is).
+var (
+	// ErrNotFound is returned when a record does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists is returned when creating a record whose id is taken.
+	ErrExists = errors.New("already exists")
+)
+
+// Repos is every repository the application needs.
+type Repos struct {
+	Keys      Keys
+	Customers Customers
+	Ledger    Ledger
+	History   History
+	USGLog    USGLog
+	Patients  Patients
+}
+
+// Complete reports whether every repository is set.
+func (r Repos) Complete() bool {
+	return r.Keys != nil && r.Customers != nil && r.Ledger != nil && r.History != nil && r.USGLog != nil && r.Patients != nil
+}
+
+// Keys stores API keys by prefix.
+type Keys interface {
+	// Create stores a new key; ErrExists when its prefix is taken.
+	Create(ctx context.Context, k Key) error
+	// Get returns the key with the prefix, or ErrNotFound.
+	Get(ctx context.Context, prefix string) (Key, error)
+	// List returns every key.
+	List(ctx context.Context) ([]Key, error)
+	// Revoke marks the key revoked at t and returns it; ErrNotFound.
+	Revoke(ctx context.Context, prefix string, t time.Time) (Key, error)
+}
+
+// Customers stores customers by name.
+type Customers interface {
+	// Get returns the customer, or ErrNotFound.
+	Get(ctx context.Context, name string) (Customer, error)
+	// Put creates or replaces the customer.
+	Put(ctx context.Context, c Customer) error
+}
+
+// Ledger is the append-only billing ledger.
+type Ledger interface {
+	// Bill reads the state for req, calls decide and, when it says so,
+	// appends the event, atomically: concurrent calls for one customer
+	// see each other's events. It returns once the event is durable.
+	// decide may run more than once and must have no side effects.
+	Bill(ctx context.Context, req BillRequest, decide Decide) (Event, BillState, bool, error)
+	// MonthlyUsage is the customer's billable events in month (YYYY-MM).
+	MonthlyUsage(ctx context.Context, customer, month string) (int, error)
+	// MonthlyCharges is the customer's billable events in month and the
+	// sum of their rates in US cents.
+	MonthlyCharges(ctx context.Context, customer, month string) (int, int64, error)
+	// Events returns the whole ledger in append order.
+	Events(ctx context.Context) ([]Event, error)
+}
+
+// History keeps cardiac measurements per (customer, uuid).
+type History interface {
+	// Add appends an entry for the pair.
+	Add(ctx context.Context, customer, uuid string, e HistoryEntry) error
+	// List returns the pair's entries, oldest first.
+	List(ctx context.Context, customer, uuid string) ([]HistoryEntry, error)
+	// ListPatient returns every customer's entries for uuid, oldest
+	// first.
+	ListPatient(ctx context.Context, uuid string) ([]PatientEntry, error)
+}
+
+// USGLog is the append-only USG prediction log.
+type USGLog interface {
+	// Append stores the entry and returns it with its sequence number.
+	Append(ctx context.Context, e USGLogEntry) (USGLogEntry, error)
+	// List returns the log in append order.
+	List(ctx context.Context) ([]USGLogEntry, error)
+	// ListPatient returns the uuid's entries in append order.
+	ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error)
+}
+
+// Patients finds patients across the cardiac history and the USG log.
+type Patients interface {
+	// PatientIDs returns up to limit distinct patient ids that contain
+	// query (case-insensitive), sorted.
+	PatientIDs(ctx context.Context, query string, limit int) ([]string, error)
+}
+
+// Key is a stored API key. The secret itself is never stored: only the
+// SHA-256 hash of the whole key string. Prefix is the key's public id.
+type Key struct {
+	Prefix   string    `json:"prefix"`
+	Hash     []byte    `json:"hash"` // SHA-256 of the full key
+	Customer string    `json:"customer"`
+	Created  time.Time `json:"created"`
+	// Revoked is when the key was revoked; nil while active.
+	Revoked *time.Time `json:"revoked,omitempty"`
+}
+
+// Active reports whether the key has not been revoked.
+func (k Key) Active() bool { return k.Revoked == nil }
+
+// Customer is a billed customer. Tier is the contracted minimum tier
+// (paygo unless agreed otherwise); the enterprise rates apply once the
+// customer reaches the enterprise tier (by volume or by contract).
+type Customer struct {
+	Name string `json:"name"`
+	Tier string `json:"tier"`
+	// EnterpriseSingleCents and EnterpriseSessionCents are the
+	// customer's custom enterprise rates in US cents; zero means the
+	// service default.
+	EnterpriseSingleCents  int64     `json:"enterprise_single_cents,omitempty"`
+	EnterpriseSessionCents int64     `json:"enterprise_session_cents,omitempty"`
+	Created                time.Time `json:"created"`
+}
+
+// UnmarshalJSON reads a customer, also as written before amounts were
+// whole cents: "enterprise_single" and "enterprise_session" in dollars
+// (float64) become the nearest whole number of cents where the cents
+// fields are absent.
+func (c *Customer) UnmarshalJSON(b []byte) error {
+	type plain Customer
+	var v struct {
+		plain
+		LegacySingle  *float64 `json:"enterprise_single"`
+		LegacySession *float64 `json:"enterprise_session"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Customer(v.plain)
+	if v.LegacySingle != nil && c.EnterpriseSingleCents == 0 {
+		c.EnterpriseSingleCents = dollarsToCents(*v.LegacySingle)
+	}
+	if v.LegacySession != nil && c.EnterpriseSessionCents == 0 {
+		c.EnterpriseSessionCents = dollarsToCents(*v.LegacySession)
+	}
+	return nil
+}
+
+// Event is one billable event in the append-only ledger.
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	Customer  string    `json:"customer"`
+	KeyPrefix string    `json:"key_prefix"`
+	// Service is "cardiac" or "usg".
+	Service string `json:"service"`
+	// CallType is "single" or "session" for cardiac, "usg" for USG.
+	CallType string `json:"call_type"`
+	UUID     string `json:"uuid,omitempty"`
+	Tier     string `json:"tier"`
+	// RateCents is the amount charged, in US cents.
+	RateCents int64 `json:"rate_cents"`
+	// MonthlyUsage is the customer's billable count in the month including
+	// this event.
+	MonthlyUsage int `json:"monthly_usage"`
+}
+
+// UnmarshalJSON reads an event, also as written before amounts were
+// whole cents: a "rate" in dollars (a float64) without "rate_cents"
+// becomes the nearest whole number of cents.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var v struct {
+		plain
+		RateCents  *int64   `json:"rate_cents"` // shadows plain's
+		LegacyRate *float64 `json:"rate"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Event(v.plain)
+	switch {
+	case v.RateCents != nil:
+		e.RateCents = *v.RateCents
+	case v.LegacyRate != nil:
+		e.RateCents = dollarsToCents(*v.LegacyRate)
+	}
+	return nil
+}
+
+// dollarsToCents rounds a legacy float64 dollar amount to cents.
+func dollarsToCents(d float64) int64 { return int64(math.Round(d * 100)) }
+
+// BillState is what a billing decision needs, read inside the same
+// transaction that appends the event.
+type BillState struct {
+	// MonthlyUsage is the customer's billable events in Month so far
+	// (excluding the one being decided).
+	MonthlyUsage int
+	// LastBilled is when the (customer, RecheckUUID) pair was last billed;
+	// zero when never or when no uuid was given.
+	LastBilled time.Time
+}
+
+// BillRequest identifies whose state a decision reads.
+type BillRequest struct {
+	Customer string
+	// Month is the billing period, "YYYY-MM" (UTC).
+	Month string
+	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
+	// event records the time for the pair.
+	RecheckUUID string
+	// USGLog, when set, is appended to the USG prediction log in the same
+	// transaction (its Seq is filled in), so a USG call costs one commit.
+	USGLog *USGLogEntry
+}
+
+// Decide decides from the state whether to append ev; Seq and
+// MonthlyUsage are filled in by the store.
+type Decide func(BillState) (ev Event, bill bool, err error)
+
+// HistoryEntry is one measurement kept for a (customer, uuid) pair.
+type HistoryEntry struct {
+	Time time.Time `json:"time"`
+	// VHS and VLAS are the values in effect: the clinician's when the
+	// landmarks were edited, else the model's.
+	VHS  *float64 `json:"vhs"`
+	VLAS *float64 `json:"vlas"`
+
+	// The fields below are kept for measurements saved from the desktop
+	// (older records and API records leave them empty).
+
+	// Source is "api" or "desktop"; empty means api.
+	Source string `json:"source,omitempty"`
+	// Kind is how the values were obtained: "model", "edited" (the
+	// model's landmarks corrected by the clinician) or "manual" (placed
+	// by hand). Empty in records written before it existed: those read
+	// as "edited" when Edited is set, else "model" (app.EntryKind).
+	Kind string `json:"kind,omitempty"`
+	// Edited is set when the values are the clinician's (kinds edited
+	// and manual, so that older versions still mark them); ModelVHS and
+	// ModelVLAS then hold the model's own values (nil where it had none).
+	Edited    bool     `json:"edited,omitempty"`
+	ModelVHS  *float64 `json:"model_vhs,omitempty"`
+	ModelVLAS *float64 `json:"model_vlas,omitempty"`
+	// Code and Confidence are the model's result code and confidence.
+	Code       int    `json:"code,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+	// ModelVersion is the cardiac model version that measured it.
+	ModelVersion string `json:"model_version,omitempty"`
+	// Landmarks are the 7 landmarks in effect, [x, y] in pixels of the
+	// measured image, in the spec's class order.
+	Landmarks [][2]float64 `json:"landmarks,omitempty"`
+}
+
+// PatientEntry is a history entry with the customer it was recorded for.
+type PatientEntry struct {
+	Customer string `json:"customer"`
+	HistoryEntry
+}
+
+// USGLogEntry is one logged USG prediction.
+type USGLogEntry struct {
+	Seq          uint64          `json:"seq"`
+	Time         time.Time       `json:"time"`
+	Customer     string          `json:"customer"`
+	KeyPrefix    string          `json:"key_prefix"`
+	ClinicCode   string          `json:"clinic_code,omitempty"`
+	UUID         string          `json:"uuid,omitempty"`
+	Inputs       json.RawMessage `json:"inputs"`
+	Outputs      json.RawMessage `json:"outputs"`
+	ModelVersion string          `json:"model_version"`
+}

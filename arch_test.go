@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// goPackage is the part of `go list -json` the layering rules read.
+type goPackage struct {
+	ImportPath string
+	Deps       []string // every package it depends on, directly or not
+}
+
+// listPackages runs `go list -json` over the module's packages (their
+// non-test dependencies, as linked into the binary).
+func listPackages(t *testing.T) map[string]goPackage {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(gobin, "list", "-json=ImportPath,Deps", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]goPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+// under reports whether path is pkg or one of its subpackages.
+func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path, pkg+"/") }
+
+// TestLayering checks the direction of calls (README, Architecture):
+//
+//   - engine/... (the measurement engines) depends on nothing of app,
+//     platform, ui or cli;
+//   - app and its subpackages (the domain, its use cases and ports)
+//     depend on no platform package (adapters plug into app's ports);
+//   - ui and the HTTP adapter reach storage only through app: they do not
+//     depend on platform/store.
+//
+// Dependencies are transitive and exclude tests, as `go list -deps`
+// shows them.
+func TestLayering(t *testing.T) {
+	pkgs := listPackages(t)
+	// The listing must be the real graph: the composition root (cli)
+	// links the store, and each rule has packages to check.
+	if !contains(pkgs["vetlens/cli"].Deps, "vetlens/platform/store") {
+		t.Fatalf("go list gave no dependency graph: cli deps %v", pkgs["vetlens/cli"].Deps)
+	}
+	rules := []struct {
+		name      string
+		from      func(string) bool
+		forbidden []string
+	}{
+		{"engine depends on nothing above it", func(p string) bool { return under(p, "vetlens/engine") },
+			[]string{"vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
+		{"app depends on no platform package", func(p string) bool { return under(p, "vetlens/app") },
+			[]string{"vetlens/platform"}},
+		{"ui and the HTTP adapter do not depend on the store", func(p string) bool { return p == "vetlens/ui" || p == "vetlens/platform/httpapi" },
+			[]string{"vetlens/platform/store"}},
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			checked := 0
+			for path, p := range pkgs {
+				if !r.from(path) {
+					continue
+				}
+				checked++
+				for _, d := range p.Deps {
+					for _, f := range r.forbidden {
+						if under(d, f) {
+							t.Errorf("%s depends on %s", path, d)
+						}
+					}
+				}
+			}
+			if checked == 0 {
+				t.Fatal("no package to check")
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
