@@ -194,7 +194,7 @@ func TestPredictCLI(t *testing.T) {
 // the guard exactly when the result is 4 or 5.
 func TestPredictCLIExplainsWithheld(t *testing.T) {
 	models := testModelsDir(t)
-	src := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_3_1024x1024.jpg")
+	src := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_3_1024x1024.jpg")
 	f, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)

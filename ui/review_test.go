@@ -19,7 +19,7 @@ import (
 	"vetlens/engine/cardiac"
 )
 
-var phantom1 = filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png")
+var phantom1 = filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
 
 // phantomTruth reads the true landmarks and VHS of a test phantom.
 func phantomTruth(t *testing.T, file string) (cardiac.Landmarks, float64) {
@@ -102,7 +102,7 @@ func TestReviewHandPlacementFlow(t *testing.T) {
 	if !strings.Contains(r.vhs.Text, "not measured") || !r.save.Disabled() || !r.export.Disabled() || r.reset.Disabled() {
 		t.Fatalf("before placing: %q save %v export %v reset %v", r.vhs.Text, r.save.Disabled(), r.export.Disabled(), r.reset.Disabled())
 	}
-	truth, truthVHS := phantomTruth(t, "phantom_1_640x480.png")
+	truth, truthVHS := phantomTruth(t, "xraysim_1_640x480.png")
 	steps := []string{
 		"Carina", "2/7 Apex (heart_bottom)", "3/7 Cranial end of the short axis (heart_right)", "4/7 Caudal end of the short axis (heart_left)",
 		"5/7 VLAS: the caudal border of the left atrium where it meets the caudal vena cava", "6/7 Vertebra A: midpoint of T4's cranial endplate",

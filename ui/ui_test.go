@@ -95,7 +95,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	u, w, done := newTestUI(t, true)
 	r := u.review
 	u.SelectTab("Review")
-	if err := u.OpenFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png")); err != nil {
+	if err := u.OpenFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")); err != nil {
 		t.Fatal(err)
 	}
 	wait(t, done)
@@ -267,7 +267,7 @@ func TestBloodwork(t *testing.T) {
 
 func TestDropFiles(t *testing.T) {
 	u, _, done := newTestUI(t, true)
-	u.Dropped([]fyne.URI{storage.NewFileURI(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "phantom_1_640x480.png"))})
+	u.Dropped([]fyne.URI{storage.NewFileURI(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png"))})
 	wait(t, done)
 	if u.tabs.Selected().Text != "Review" || u.ReviewMeasurement() == nil {
 		t.Fatalf("dropped image not measured: tab %q", u.tabs.Selected().Text)

@@ -190,8 +190,12 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Radiographs++
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
-			if err := dumpEnc.Encode(dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code),
-				PredVHS: res.VHS, PredVLAS: res.VLAS, Spread: res.Spread, Landmarks: res.Landmarks}); err != nil {
+			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
+				PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
+			if !math.IsNaN(res.Spread) && !math.IsInf(res.Spread, 0) {
+				line.Spread = &res.Spread
+			}
+			if err := dumpEnc.Encode(line); err != nil {
 				return fmt.Errorf("dump: %w", err)
 			}
 		}
@@ -266,9 +270,10 @@ type dumpLine struct {
 	VHS       float64           `json:"vhs"`
 	VLAS      float64           `json:"vlas"`
 	Code      int               `json:"code"`
+	Guard     string            `json:"guard,omitempty"`
 	PredVHS   *float64          `json:"pred_vhs"`
 	PredVLAS  *float64          `json:"pred_vlas"`
-	Spread    float64           `json:"spread"`
+	Spread    *float64          `json:"spread"` // null when not finite (a rejected image has none)
 	Landmarks cardiac.Landmarks `json:"landmarks"`
 }
 

@@ -79,7 +79,7 @@ func TestDecide(t *testing.T) {
 		{"VLAS at MaxVLAS", with(func(e *Evidence) { e.VLAS = MaxVLAS }), CodeHighConfidence, GuardNone},
 		{"VLAS above MaxVLAS", with(func(e *Evidence) { e.VLAS = MaxVLAS + 0.01 }), CodeNoVLAS, GuardVLASOutOfRange},
 		{"VLAS NaN", with(func(e *Evidence) { e.VLAS = math.NaN() }), CodeNoVLAS, GuardVLASOutOfRange},
-		{"VLAS missing beats review", with(func(e *Evidence) { e.VLAS = 7; e.Spread = 0.02 }), CodeNoVLAS, GuardVLASOutOfRange},
+		{"VLAS missing beats review", with(func(e *Evidence) { e.VLAS = 7; e.Spread = (SpreadGoodBelow + MaxSpreadForVHS) / 2 }), CodeNoVLAS, GuardVLASOutOfRange},
 	}
 	for _, tc := range cases {
 		if got, guard := Decide(tc.e); got != tc.want || guard != tc.guard {

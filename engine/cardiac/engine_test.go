@@ -90,7 +90,7 @@ func resized(img image.Image, w, h int) image.Image {
 
 func TestPredictSizes(t *testing.T) {
 	e := testEngine(t)
-	src := testPhantom(t, "phantom_3_1024x1024.jpg")
+	src := testPhantom(t, "xraysim_3_1024x1024.jpg")
 	for _, sz := range [][2]int{{1024, 1024}, {1600, 900}, {700, 1100}, {3000, 2000}, {32, 32}} {
 		r, err := e.Predict(context.Background(), resized(src, sz[0], sz[1]), PredictOptions{Render: true})
 		if err != nil {

@@ -85,11 +85,11 @@ func TestPredictBadInput(t *testing.T) {
 	for i := range pal.Pix {
 		pal.Pix[i] = uint8(i % 200)
 	}
-	good, err := os.ReadFile("testdata/phantoms/phantom_2_480x720.jpg")
+	good, err := os.ReadFile("testdata/phantoms/xraysim_2_480x720.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	goodPNG, err := os.ReadFile("testdata/phantoms/phantom_1_640x480.png")
+	goodPNG, err := os.ReadFile("testdata/phantoms/xraysim_1_640x480.png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestPredictImageTooSmall(t *testing.T) {
 // mistake in the letterbox mapping would not).
 func TestPredictScaleInvariant(t *testing.T) {
 	e := testEngine(t)
-	b, err := os.ReadFile("testdata/phantoms/phantom_4_1400x900.jpg")
+	b, err := os.ReadFile("testdata/phantoms/xraysim_2_480x720.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +171,9 @@ func TestPredictScaleInvariant(t *testing.T) {
 	if !ok {
 		t.Fatalf("phantom decodes to %T", full)
 	}
-	half := image.NewGray(image.Rect(0, 0, 700, 450))
-	for y := 0; y < 450; y++ {
-		for x := 0; x < 700; x++ {
+	half := image.NewGray(image.Rect(0, 0, 240, 360))
+	for y := 0; y < 360; y++ {
+		for x := 0; x < 240; x++ {
 			s := int(g.GrayAt(2*x, 2*y).Y) + int(g.GrayAt(2*x+1, 2*y).Y) + int(g.GrayAt(2*x, 2*y+1).Y) + int(g.GrayAt(2*x+1, 2*y+1).Y)
 			half.SetGray(x, y, color.Gray{uint8((s + 2) / 4)})
 		}
@@ -204,7 +204,7 @@ func TestPredictScaleInvariant(t *testing.T) {
 
 func TestPredictConcurrentAndCancelled(t *testing.T) {
 	e := testEngine(t)
-	img := testPhantom(t, "phantom_5_900x1300.jpg")
+	img := testPhantom(t, "xraysim_5_900x1300.jpg")
 	ref, err := e.Predict(context.Background(), img, PredictOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func cpuTime() time.Duration {
 
 // bench1024 is a 1024x1024 held-out phantom radiograph (grayscale JPEG).
 func bench1024(b *testing.B) []byte {
-	data, err := os.ReadFile("testdata/phantoms/phantom_3_1024x1024.jpg")
+	data, err := os.ReadFile("testdata/phantoms/xraysim_3_1024x1024.jpg")
 	if err != nil {
 		b.Fatal(err)
 	}

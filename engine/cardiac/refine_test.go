@@ -145,7 +145,7 @@ func TestRefinementImprovesLandmarks(t *testing.T) {
 // give no crop (not finite) come back unchanged, peaks included.
 func TestRefineStageKeepsFirstStageWithoutBox(t *testing.T) {
 	e := refiningEngine(t)
-	img := testPhantom(t, "phantom_1_640x480.png")
+	img := testPhantom(t, "xraysim_1_640x480.png")
 	var l Landmarks
 	for k := range l {
 		l[k] = Point{math.NaN(), 10}

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Screen-photo (picture-of-picture, PoP) composites with exact truth.
 
-SYNTHETIC DATA. A phantom radiograph (phantom.py) is shown on a monitor,
+SYNTHETIC DATA. A simulated radiograph (xraysim.py, the physically based
+simulator; phantom.py before v3.1) is shown on a monitor,
 either full screen or inside a viewer window with toolbars and side panels,
 and "photographed": bezel, room background, perspective (camera yaw/pitch up
 to about 35 degrees), roll, screen glare and window reflections, moire,
@@ -47,6 +48,7 @@ from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
 import phantom
+import xraysim
 
 POP_TRAIN_SEED_BASE = 30_000_000
 POP_HELDOUT_SEED_BASE = 40_000_000
@@ -183,7 +185,7 @@ def make_content(rng, seed, heldout_phantom=False):
         img, vp = _viewer(rng, cw, ch)
         mode = "viewer"
     pw, ph = vp[2] - vp[0], vp[3] - vp[1]
-    ph_img, truth, meta = phantom.generate(seed, pw, ph, heldout=heldout_phantom)
+    ph_img, truth, meta = xraysim.generate(seed, pw, ph, heldout=heldout_phantom, present_opts={"lightbox": False})
     img.paste(ph_img.convert("RGB"), (vp[0], vp[1]))
     lm = {k: [float(v[0]) + vp[0], float(v[1]) + vp[1]] for k, v in truth.items()}
     return img, vp, lm, meta, mode
@@ -403,8 +405,8 @@ def radiograph_export(seed):
     long_side = int(rng.integers(300, 2000))
     asp = rng.uniform(0.7, 1.6)
     w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-    im, truth, meta = phantom.generate(seed, w, h)
-    a = np.asarray(im, np.float32) / 255.0
+    im, truth, meta = xraysim.generate(seed, w, h, present_opts={"tint": "grey"})
+    a = np.asarray(im.convert("L"), np.float32) / 255.0
     variant = {}
     if rng.random() < 0.5:  # tight crop: the frame cuts through the body
         cw, ch = int(w * rng.uniform(0.7, 0.95)), int(h * rng.uniform(0.7, 0.95))
@@ -480,7 +482,7 @@ def _job(args):
         long_side = int(rng.integers(512, 2048))
         asp = rng.uniform(0.7, 1.6)
         w, h = (long_side, int(long_side / asp)) if asp >= 1 else (int(long_side * asp), long_side)
-        im, truth, meta = phantom.generate(seed, w, h)
+        im, truth, meta = xraysim.generate(seed, w, h, present_opts={"lightbox": False})
         fmt = "png" if i % 3 == 0 else "jpg"
         if i % 2:
             # PACS exports are often RGB even for grey images.

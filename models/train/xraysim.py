@@ -964,7 +964,7 @@ def _present(g, truth, r, heldout, opts, thumbnail_ok=True):
     if film:
         g = _film_scan(g, r)
     rgb = _tint(g, tint, r)
-    lightbox = heldout and r.random() < 0.1
+    lightbox = heldout and r.random() < 0.1 and opts.get("lightbox", True)
     if lightbox:
         rgb = _lightbox_photo(rgb, r, truth)
     im = Image.fromarray(rgb, "RGB")

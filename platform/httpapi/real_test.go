@@ -24,8 +24,8 @@ var phantoms = filepath.Join("..", "..", "engine", "cardiac", "testdata", "phant
 func TestV3PredictRealModels(t *testing.T) {
 	eng := testmodels.Cardiac(t)
 	a := newAPI(t, apiOpts{cardiac: eng})
-	img1 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_1_640x480.png")))
-	img2 := b64(fileBytes(t, filepath.Join(phantoms, "phantom_3_1024x1024.jpg")))
+	img1 := b64(fileBytes(t, filepath.Join(phantoms, "xraysim_1_640x480.png")))
+	img2 := b64(fileBytes(t, filepath.Join(phantoms, "xraysim_3_1024x1024.jpg")))
 	billed := 0
 	resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"image": img1, "render": true, "uuid": "rex"})
 	m := obj(t, b)
@@ -108,7 +108,7 @@ func TestConcurrentRealCardiac(t *testing.T) {
 	}
 	eng := testmodels.Cardiac(t)
 	a := newAPI(t, apiOpts{cardiac: eng})
-	img := b64(fileBytes(t, filepath.Join(phantoms, "phantom_2_480x720.jpg")))
+	img := b64(fileBytes(t, filepath.Join(phantoms, "xraysim_2_480x720.jpg")))
 	var mu sync.Mutex
 	billed, maxUsage := 0, 0
 	var wg sync.WaitGroup
