@@ -45,27 +45,39 @@ type Summary struct {
 	Radiographs          int                `json:"radiographs"`
 	Negatives            int                `json:"negatives"`
 	VHSMeasured          int                `json:"vhs_measured"`
-	VHSMAE               float64            `json:"vhs_mae"`
-	VHSMedianAE          float64            `json:"vhs_median_ae"`
-	VHSP95AE             float64            `json:"vhs_p95_ae"`
+	VHSMAE               num            `json:"vhs_mae"`
+	VHSMedianAE          num            `json:"vhs_median_ae"`
+	VHSP95AE             num            `json:"vhs_p95_ae"`
 	VLASMeasured         int                `json:"vlas_measured"`
-	VLASMAE              float64            `json:"vlas_mae"`
-	ClassAccuracy        float64            `json:"class_accuracy"`
-	NegativesRejected    float64            `json:"negatives_rejected"`
-	RadiographsRejected  float64            `json:"radiographs_rejected"`
-	LandmarkErrPctMedian float64            `json:"landmark_err_pct_median"`
-	PerLandmarkPct       map[string]float64 `json:"per_landmark_err_pct_median"`
+	VLASMAE              num            `json:"vlas_mae"`
+	ClassAccuracy        num            `json:"class_accuracy"`
+	NegativesRejected    num            `json:"negatives_rejected"`
+	RadiographsRejected  num            `json:"radiographs_rejected"`
+	LandmarkErrPctMedian num            `json:"landmark_err_pct_median"`
+	PerLandmarkPct       map[string]num     `json:"per_landmark_err_pct_median"`
 	Codes                map[int]int        `json:"result_codes"`
 	ByConfidence         map[string]agg     `json:"by_confidence"`
-	LatencyMedianMs      float64            `json:"latency_median_ms"`
-	Square1024MedianMs   float64            `json:"latency_1024_median_ms"`
+	LatencyMedianMs      num            `json:"latency_median_ms"`
+	Square1024MedianMs   num            `json:"latency_1024_median_ms"`
+}
+
+// num is a figure that may be undefined (NaN: nothing measured); it is
+// written to JSON as null.
+type num float64
+
+// MarshalJSON writes NaN and infinities as null.
+func (n num) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(n))
 }
 
 type agg struct {
 	N             int     `json:"n"`
-	MedianVHSErr  float64 `json:"median_vhs_err"`
-	MeanVHSErr    float64 `json:"mean_vhs_err"`
-	MedianSpread  float64 `json:"median_spread"`
+	MedianVHSErr  num `json:"median_vhs_err"`
+	MeanVHSErr    num `json:"mean_vhs_err"`
+	MedianSpread  num `json:"median_spread"`
 	errs, spreads []float64
 }
 
@@ -233,30 +245,33 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.ByConfidence[level] = a
 	}
 	for k, a := range s.ByConfidence {
-		a.MedianVHSErr = median(a.errs)
-		a.MeanVHSErr = mean(a.errs)
-		a.MedianSpread = median(a.spreads)
+		a.MedianVHSErr = num(median(a.errs))
+		a.MeanVHSErr = num(mean(a.errs))
+		a.MedianSpread = num(median(a.spreads))
 		s.ByConfidence[k] = a
 	}
 	s.VHSMeasured, s.VLASMeasured = len(vhsErr), len(vlasErr)
-	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = mean(vhsErr), median(vhsErr), quantile(vhsErr, 0.95)
-	s.VLASMAE = mean(vlasErr)
+	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(mean(vhsErr)), num(median(vhsErr)), num(quantile(vhsErr, 0.95))
+	s.VLASMAE = num(mean(vlasErr))
 	if s.VHSMeasured > 0 {
-		s.ClassAccuracy = float64(correctClass) / float64(s.VHSMeasured)
+		s.ClassAccuracy = num(float64(correctClass) / float64(s.VHSMeasured))
 	}
 	if s.Negatives > 0 {
-		s.NegativesRejected = float64(rejectedNeg) / float64(s.Negatives)
+		s.NegativesRejected = num(float64(rejectedNeg) / float64(s.Negatives))
 	}
 	if s.Radiographs > 0 {
-		s.RadiographsRejected = float64(rejectedPos) / float64(s.Radiographs)
+		s.RadiographsRejected = num(float64(rejectedPos) / float64(s.Radiographs))
 	}
-	s.LandmarkErrPctMedian = median(lmErr)
-	s.PerLandmarkPct = map[string]float64{}
+	s.LandmarkErrPctMedian = num(median(lmErr))
+	s.PerLandmarkPct = map[string]num{}
 	for k, v := range perLandmark {
-		s.PerLandmarkPct[k] = median(v)
+		s.PerLandmarkPct[k] = num(median(v))
 	}
-	s.LatencyMedianMs, s.Square1024MedianMs = median(lat), median(lat1024)
-	out, _ := json.MarshalIndent(s, "", " ")
+	s.LatencyMedianMs, s.Square1024MedianMs = num(median(lat)), num(median(lat1024))
+	out, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
 	fmt.Println(string(out))
 	if card != "" {
 		return writeCard(card, section, tf.Generator, s)
