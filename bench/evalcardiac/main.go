@@ -42,21 +42,21 @@ type truthFile struct {
 // Summary is what the evaluation found; it is printed as JSON and rendered
 // into the model card.
 type Summary struct {
-	Radiographs          int                `json:"radiographs"`
-	Negatives            int                `json:"negatives"`
-	VHSMeasured          int                `json:"vhs_measured"`
+	Radiographs          int            `json:"radiographs"`
+	Negatives            int            `json:"negatives"`
+	VHSMeasured          int            `json:"vhs_measured"`
 	VHSMAE               num            `json:"vhs_mae"`
 	VHSMedianAE          num            `json:"vhs_median_ae"`
 	VHSP95AE             num            `json:"vhs_p95_ae"`
-	VLASMeasured         int                `json:"vlas_measured"`
+	VLASMeasured         int            `json:"vlas_measured"`
 	VLASMAE              num            `json:"vlas_mae"`
 	ClassAccuracy        num            `json:"class_accuracy"`
 	NegativesRejected    num            `json:"negatives_rejected"`
 	RadiographsRejected  num            `json:"radiographs_rejected"`
 	LandmarkErrPctMedian num            `json:"landmark_err_pct_median"`
-	PerLandmarkPct       map[string]num     `json:"per_landmark_err_pct_median"`
-	Codes                map[int]int        `json:"result_codes"`
-	ByConfidence         map[string]agg     `json:"by_confidence"`
+	PerLandmarkPct       map[string]num `json:"per_landmark_err_pct_median"`
+	Codes                map[int]int    `json:"result_codes"`
+	ByConfidence         map[string]agg `json:"by_confidence"`
 	LatencyMedianMs      num            `json:"latency_median_ms"`
 	Square1024MedianMs   num            `json:"latency_1024_median_ms"`
 }
@@ -74,7 +74,7 @@ func (n num) MarshalJSON() ([]byte, error) {
 }
 
 type agg struct {
-	N             int     `json:"n"`
+	N             int `json:"n"`
 	MedianVHSErr  num `json:"median_vhs_err"`
 	MeanVHSErr    num `json:"mean_vhs_err"`
 	MedianSpread  num `json:"median_spread"`
