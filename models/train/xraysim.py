@@ -53,10 +53,11 @@ import math
 import os
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
-LANDMARKS = ["heart_top", "heart_bottom", "heart_right", "heart_left", "VLAS", "Vertebra A", "Vertebra B"]
+from phantom import LANDMARKS, _font, measure  # one landmark order, one font loader, one VHS formula
+
 GENERATOR = "xraysim"
 
 # Seeds at or above this are only ever used for held-out evaluation sets.
@@ -66,17 +67,6 @@ HELDOUT_SEED_BASE = 20_000_000
 # (generalisation to a condition family the models never saw).
 TRAIN_TINTS = ("grey", "blue", "sepia")
 HELDOUT_ONLY_TINTS = ("green",)
-
-FONT_DIR = "/usr/share/fonts/truetype/dejavu"
-
-
-def _font(size):
-    for name in ("DejaVuSans-Bold.ttf", "DejaVuSans.ttf"):
-        p = os.path.join(FONT_DIR, name)
-        if os.path.exists(p):
-            return ImageFont.truetype(p, max(6, int(size)))
-    return ImageFont.load_default()
-
 
 def _rot(axis, ang):
     """3x3 rotation about a coordinate axis (0=x, 1=y, 2=z)."""
@@ -613,15 +603,6 @@ def heart_landmarks(scene, parts, carina, cvc_y, res=0.02):
     kk = np.argmax(np.where(cand, px * (-n[0]) + py * (-n[1]), -np.inf))  # most caudal along -n
     vl = np.array([px[kk], cvc_v])
     return top, bottom, right, left, vl
-
-
-def measure(truth):
-    """VHS and VLAS from landmark coordinates (pixels or any unit)."""
-    p = {k: np.asarray(truth[k], dtype=float) for k in LANDMARKS}
-    v = np.linalg.norm(p["Vertebra A"] - p["Vertebra B"]) / 6.0
-    vhs = (np.linalg.norm(p["heart_top"] - p["heart_bottom"]) + np.linalg.norm(p["heart_right"] - p["heart_left"])) / v
-    vlas = np.linalg.norm(p["heart_top"] - p["VLAS"]) / v
-    return float(vhs), float(vlas)
 
 
 # ---------------------------------------------------------------------------
