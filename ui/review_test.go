@@ -76,14 +76,22 @@ func typeKey(t *testing.T, w fyne.Window, k fyne.KeyName) {
 	f.TypedKey(&fyne.KeyEvent{Name: k})
 }
 
-func TestReviewHandPlacementFlow(t *testing.T) {
+// openInReview starts a test UI with the shipped models, opens file in the
+// Review tab and waits until it is measured.
+func openInReview(t *testing.T, file string) (*UI, fyne.Window) {
+	t.Helper()
 	u, w, done := newTestUI(t, true)
-	r := u.review
 	u.SelectTab("Review")
-	if err := u.OpenFile(phantom1); err != nil {
+	if err := u.OpenFile(file); err != nil {
 		t.Fatal(err)
 	}
 	wait(t, done)
+	return u, w
+}
+
+func TestReviewHandPlacementFlow(t *testing.T) {
+	u, w := openInReview(t, phantom1)
+	r := u.review
 	model := r.m.Result
 	if model.VHS == nil || !r.view.Complete() {
 		t.Fatalf("phantom not measured: %q", r.status.Text)
@@ -199,13 +207,8 @@ func TestReviewHandPlacementFlow(t *testing.T) {
 }
 
 func TestReviewNudgeUndoReset(t *testing.T) {
-	u, w, done := newTestUI(t, true)
+	u, w := openInReview(t, phantom1)
 	r := u.review
-	u.SelectTab("Review")
-	if err := u.OpenFile(phantom1); err != nil {
-		t.Fatal(err)
-	}
-	wait(t, done)
 	modelLm, modelVHS := r.view.Landmarks(), r.vhs.Text
 	apex := cardiac.HeartBottom
 
