@@ -838,16 +838,15 @@ def _field_of_view(pt, r, pts_body):
     return x0, y0, x1, y1
 
 
-def anatomy(seed, heldout=False):
-    """The exact landmarks of one simulated patient, in vertebral units of the
-    projected view frame (head left, y ventral), without rendering an image:
-    (dict name -> [x, y], meta). The same draw as generate(seed)."""
-    r = np.random.default_rng(seed)
+def _draw_patient(r, heldout):
+    """Draw a patient until its heart is plausible (VHS 6-15, VLAS 0.8-4.5):
+    (patient, coefficients, scene, landmarks in view-frame units, vhs, vlas)."""
     for _ in range(30):
         pt = Patient(r, heldout)
         mu = attenuation_coefficients(r)
         mu["lung"] = mu["soft"] * (0.32 - 0.14 * pt.resp)
         scene, parts, carina, meta = build(pt, r, mu)
+        scene.mu_soft = mu["soft"]
         lmh = heart_landmarks(scene, parts, carina, meta["cvc_y"])
         if lmh is None:
             continue
@@ -858,8 +857,16 @@ def anatomy(seed, heldout=False):
         pts["Vertebra A"], pts["Vertebra B"] = scene.view(A3)[:2], scene.view(B3)[:2]
         vhs, vlas = measure(pts)
         if 6.0 < vhs < 15.0 and 0.8 < vlas < 4.5:
-            return pts, {"vhs": vhs, "vlas": vlas, "kind": pt.kind, "pattern": pt.pattern}
-    raise RuntimeError(f"xraysim seed {seed}: no plausible heart")
+            return pt, mu, scene, pts, vhs, vlas
+    raise RuntimeError("xraysim: no plausible heart in 30 draws")
+
+
+def anatomy(seed, heldout=False):
+    """The exact landmarks of one simulated patient, in vertebral units of the
+    projected view frame (head left, y ventral), without rendering an image:
+    (dict name -> [x, y], meta). The same draw as generate(seed)."""
+    pt, _, _, pts, vhs, vlas = _draw_patient(np.random.default_rng(seed), heldout)
+    return pts, {"vhs": vhs, "vlas": vlas, "kind": pt.kind, "pattern": pt.pattern}
 
 
 def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None):
@@ -871,28 +878,7 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
     tinted ones. Truth landmarks are in output pixels.
     """
     r = np.random.default_rng(seed)
-    for _ in range(30):
-        pt = Patient(r, heldout)
-        mu = attenuation_coefficients(r)
-        mu["lung"] = mu["soft"] * (0.32 - 0.14 * pt.resp)
-        scene, parts, carina, meta = build(pt, r, mu)
-        scene.mu_soft = mu["soft"]
-        lmh = heart_landmarks(scene, parts, carina, meta["cvc_y"])
-        if lmh is None:
-            continue
-        top, bottom, right, left, vl = lmh
-        T = pt.endplate_x
-        gap4 = (T[4] - T[3])
-        A3 = pt.body_axis_point(T[3] + 0.075 * gap4, 0.5)
-        B3 = pt.body_axis_point(T[9] - 0.075 * (T[9] - T[8]), 0.5)
-        pts = {"heart_top": top, "heart_bottom": bottom, "heart_right": right, "heart_left": left, "VLAS": vl,
-               "Vertebra A": scene.view(A3)[:2], "Vertebra B": scene.view(B3)[:2]}
-        vhs, vlas = measure(pts)
-        if not (6.0 < vhs < 15.0 and 0.8 < vlas < 4.5):
-            continue
-        break
-    else:
-        raise RuntimeError(f"xraysim seed {seed}: no plausible heart")
+    pt, mu, scene, pts, vhs, vlas = _draw_patient(r, heldout)
     x0, y0, x1, y1 = _field_of_view(pt, r, pts)
     sized = (w, h) if w is not None and h is not None else None
     if sized is None:
