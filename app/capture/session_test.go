@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"vetlens/engine/cardiac"
 	"vetlens/engine/pop"
 )
@@ -161,7 +163,7 @@ func TestSessionRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, p := newTestManager()
 			st, err := m.Start()
-			if err != nil || st.Status != StatusReady || len(st.SessionID) != 32 {
+			if id, perr := uuid.Parse(st.SessionID); err != nil || st.Status != StatusReady || perr != nil || id.Version() != 4 || len(st.SessionID) != 36 {
 				t.Fatalf("start: %+v, %v", st, err)
 			}
 			defer func() {
