@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"vetlens/app/repo"
+	"vetlens/internal/pgtest"
+	"vetlens/platform/store/storetest"
+)
+
+// openTest opens a new, empty database (skipping without a cluster).
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestContract runs the storage contract (platform/store/storetest) on
+// PostgreSQL, each test in a new database.
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) repo.Repos { return openTest(t).Repos() })
+}
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	ms, err := Migrations()
+	if err != nil || len(ms) == 0 || ms[0].Version != 1 || ms[0].Name != "init" {
+		t.Fatalf("Migrations() = %+v, %v", ms, err)
+	}
+	dsn := pgtest.NewDatabase(t)
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.SchemaVersion(ctx); err != nil || v != len(ms) {
+		t.Fatalf("schema version %d, %v; want %d", v, err, len(ms))
+	}
+	// A second server opening the migrated database applies nothing.
+	s2, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	s2.Close()
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(ms) {
+		t.Fatalf("schema_migrations has %d rows, %v; want %d", n, err, len(ms))
+	}
+	// A database a newer VetLens migrated is refused, not written to.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future')`, len(ms)+1); err != nil {
+		t.Fatal(err)
+	}
+	if s3, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "newer") {
+		if s3 != nil {
+			s3.Close()
+		}
+		t.Fatalf("open of a newer schema: %v, want refusal", err)
+	}
+}
+
+// TestConcurrentMigrate: servers starting together on an empty database
+// migrate it once.
+func TestConcurrentMigrate(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(ctx, dsn)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLedgerAppendOnly: the database itself refuses to change or remove
+// ledger events and USG log entries.
+func TestLedgerAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	if _, _, _, err := s.Repos().Ledger.Bill(ctx, repo.BillRequest{Customer: "a", Month: "2026-03"},
+		func(repo.BillState) (repo.Event, bool, error) { return repo.Event{Time: time.Now(), RateCents: 300}, true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Repos().USGLog.Append(ctx, repo.USGLogEntry{Customer: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE ledger SET rate_cents = 0`, `DELETE FROM ledger`, `TRUNCATE ledger`,
+		`UPDATE usg_log SET customer = 'b'`, `DELETE FROM usg_log`, `TRUNCATE usg_log`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v, want the append-only refusal", q, err)
+		}
+	}
+	if evs, err := s.Repos().Ledger.Events(ctx); err != nil || len(evs) != 1 || evs[0].RateCents != 300 {
+		t.Fatalf("ledger after the refused changes: %+v, %v", evs, err)
+	}
+}
+
+// TestTwoStoresBillOneCustomer: two stores on one database (two servers)
+// bill one customer at once. The month's count hands out each rank once
+// and the 24-hour recheck bills a patient once, because the decision and
+// the append share one transaction under the customer's lock.
+func TestTwoStoresBillOneCustomer(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	now := time.Now().UTC()
+	// decide bills unless the patient was billed in the last 24 hours.
+	decide := func(st repo.BillState) (repo.Event, bool, error) {
+		if !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < 24*time.Hour {
+			return repo.Event{}, false, nil
+		}
+		return repo.Event{Time: now, RateCents: 300}, true, nil
+	}
+	const perStore, patients = 40, 5
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		ranks  = map[int]int{}
+		billed = map[string]int{}
+	)
+	for i := range stores {
+		for j := 0; j < perStore; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := fmt.Sprintf("dog-%d", j%patients)
+				ev, _, ok, err := stores[i].Repos().Ledger.Bill(ctx, repo.BillRequest{Customer: "group", Month: "2026-03", RecheckUUID: p, IdempotencyKey: repo.NewID()}, decide)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					ranks[ev.MonthlyUsage]++
+					billed[p]++
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for p, n := range billed {
+		if n != 1 {
+			t.Errorf("patient %s billed %d times within 24 hours", p, n)
+		}
+	}
+	if len(billed) != patients || len(ranks) != patients {
+		t.Fatalf("billed %v, ranks %v; want %d patients billed once, ranks 1..%d", billed, ranks, patients, patients)
+	}
+	for r := 1; r <= patients; r++ {
+		if ranks[r] != 1 {
+			t.Errorf("rank %d handed out %d times", r, ranks[r])
+		}
+	}
+	if n, err := stores[0].Repos().Ledger.MonthlyUsage(ctx, "group", "2026-03"); err != nil || n != patients {
+		t.Fatalf("usage %d, %v; want %d", n, err, patients)
+	}
+}
