@@ -89,4 +89,3 @@ func TestLegacyDollarAmounts(t *testing.T) {
 		}
 	}
 }
-

@@ -100,7 +100,9 @@ func TestLedgerAppendOnly(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	if _, _, _, err := s.Repos().Ledger.Bill(ctx, repo.BillRequest{Customer: "a", Month: "2026-03"},
-		func(repo.BillState) (repo.Event, bool, error) { return repo.Event{Time: time.Now(), RateCents: 300}, true, nil }); err != nil {
+		func(repo.BillState) (repo.Event, bool, error) {
+			return repo.Event{Time: time.Now(), RateCents: 300}, true, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Repos().USGLog.Append(ctx, repo.USGLogEntry{Customer: "a"}); err != nil {
