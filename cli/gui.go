@@ -34,6 +34,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
+	storeFlag := fs.String("store", "", storeUsage)
 	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT (default: the saved setting, then "+ui.DefaultListenAddr+")")
 	serve := fs.Bool("serve", false, "serve the LAN API over HTTPS from this process at start (default: as it was left)")
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
@@ -47,7 +48,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--store bbolt|postgres://...] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -69,7 +70,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
 		serveConfig: serveConfig{
-			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
+			dataDir: dir, store: storeSpec(*storeFlag), addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
 			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
 		}}
 	if c.screenshots != "" && c.camera == "" {

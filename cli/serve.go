@@ -21,7 +21,6 @@ import (
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
 	"vetlens/platform/httpapi"
-	"vetlens/platform/store"
 )
 
 // AdminSocket is the unix socket in the data dir through which `vetlens
@@ -35,6 +34,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "", "data directory: database, certificate, admin socket (required)")
+	storeFlag := fs.String("store", "", storeUsage)
 	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT")
 	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
 	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
@@ -56,12 +56,12 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if *dataDir == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
+		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--store bbolt|postgres://...] [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
-		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
+		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
@@ -77,6 +77,9 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
+	// store is the storage: "bbolt" (in dataDir) or a postgres:// URL
+	// (openRepos).
+	store string
 	// publicHost is the redirect's target host (publicHost()).
 	publicHost            string
 	inFlight, cardiacConc int
@@ -102,21 +105,21 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 }
 
 // openService builds the app.Service that serve and gui share: the store
-// in c.dataDir and whatever engines load from c.models (a missing ONNX
+// c.store names (bbolt in c.dataDir by default) and whatever engines load from c.models (a missing ONNX
 // Runtime or model is a warning: its endpoints answer 503). The PoP
 // sweeper runs until ctx ends. closeAll releases the engines and the store.
 func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, closeAll func(), err error) {
-	st, err := store.Open(c.dataDir, time.Second)
+	repos, closeStore, err := openRepos(ctx, c.store, c.dataDir, time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers := []func() error{st.Close}
+	closers := []func() error{closeStore}
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Repos: st.Repos()}
+	deps := app.Deps{Repos: repos}
 	if err := ort.Init(c.ortLib); err != nil {
 		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
 	} else {
