@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
+	"vetlens/app"
 	"vetlens/app/repo"
 	"vetlens/platform/store"
 	"vetlens/platform/store/postgres"
@@ -57,4 +61,89 @@ func openRepos(ctx context.Context, spec, dataDir string, lockTimeout time.Durat
 	default:
 		return repo.Repos{}, nil, fmt.Errorf("--store %q: want bbolt or a postgres:// URL", spec)
 	}
+}
+
+const storeCmdUsage = `usage: vetlens store migrate --store postgres://...
+       vetlens store copy [--data-dir DIR] --from bbolt|postgres://... --to bbolt|postgres://...`
+
+// StoreCmd runs `vetlens store`: migrate brings a PostgreSQL database
+// to this binary's schema (as serve would at start) and prints its
+// version; copy copies every record from one store into another, empty
+// one (app.CopyStore), for example a clinic's bbolt data directory into
+// a group's PostgreSQL database. The bbolt side is --data-dir, and must
+// not be held by a running server.
+func StoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, storeCmdUsage)
+		return ExitUsage
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "", "data directory of the bbolt side")
+	spec := fs.String("store", "", storeUsage)
+	from := fs.String("from", "bbolt", "the store to copy from (copy)")
+	to := fs.String("to", "", "the store to copy into, empty (copy)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, storeCmdUsage)
+		return ExitUsage
+	}
+	switch sub {
+	case "migrate":
+		dsn := storeSpec(*spec)
+		if !postgres.IsDSN(dsn) {
+			fmt.Fprintln(stderr, "vetlens store migrate: --store (or $"+StoreEnv+") must be a postgres:// URL; bbolt needs no migration")
+			return ExitUsage
+		}
+		st, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens store migrate: %v\n", err)
+			return ExitInternal
+		}
+		defer st.Close()
+		v, err := st.SchemaVersion(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens store migrate: %v\n", err)
+			return ExitInternal
+		}
+		fmt.Fprintf(stdout, "schema version %d\n", v)
+	case "copy":
+		if *to == "" || postgres.IsDSN(*from) == postgres.IsDSN(*to) {
+			fmt.Fprintln(stderr, "vetlens store copy: one side bbolt (--data-dir), the other a postgres:// URL")
+			fmt.Fprintln(stderr, storeCmdUsage)
+			return ExitUsage
+		}
+		src, closeSrc, err := openRepos(ctx, *from, *dataDir, time.Second)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens store copy: from: %v\n", err)
+			return ExitInternal
+		}
+		defer closeSrc()
+		dst, closeDst, err := openRepos(ctx, *to, *dataDir, time.Second)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens store copy: to: %v\n", err)
+			return ExitInternal
+		}
+		defer closeDst()
+		n, err := app.CopyStore(ctx, src, dst)
+		if err != nil {
+			fmt.Fprintf(stderr, "vetlens store copy: %v\n", err)
+			if errors.Is(err, app.ErrStoreNotEmpty) {
+				return ExitRejected
+			}
+			return ExitInternal
+		}
+		fmt.Fprintf(stdout, "copied %d keys, %d customers, %d ledger events, %d history entries, %d USG log entries\n",
+			n.Keys, n.Customers, n.Events, n.History, n.USGLog)
+	default:
+		fmt.Fprintf(stderr, "vetlens store: unknown subcommand %q\n%s\n", sub, storeCmdUsage)
+		return ExitUsage
+	}
+	return ExitOK
 }

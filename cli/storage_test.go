@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/app"
 	"vetlens/internal/pgtest"
 	"vetlens/platform/store"
+	"vetlens/platform/store/postgres"
 )
 
 func TestStoreSpec(t *testing.T) {
@@ -73,5 +75,79 @@ func TestKeysOnPostgres(t *testing.T) {
 	out.Reset()
 	if code := Keys(ctx, []string{"list"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Clinic A") {
 		t.Fatalf("list via $%s: %d %q %s", StoreEnv, code, out.String(), errb.String())
+	}
+}
+
+// TestStoreCopyToPostgres: a clinic's bbolt data directory copied into a
+// PostgreSQL database: its keys authenticate there and its ledger is the
+// same; a second copy is refused (the database is no longer empty).
+func TestStoreCopyToPostgres(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := svc.CreateKey(ctx, "Clinic A", app.TierStarter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Authenticate(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"dog1", "dog2", "dog1"} {
+		svc.Meter(ctx, c, app.Charge{Service: "cardiac", CallType: app.CallSingle, Valid: true, UUID: u})
+	}
+	want, err := st.Repos().Ledger.Events(ctx)
+	st.Close()
+	if err != nil || len(want) != 2 {
+		t.Fatalf("source ledger %+v, %v", want, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"no subcommand", nil, ExitUsage, ""},
+		{"both bbolt", []string{"copy", "--data-dir", dir, "--to", "bbolt"}, ExitUsage, ""},
+		{"migrate needs postgres", []string{"migrate", "--store", "bbolt"}, ExitUsage, ""},
+		{"migrate", []string{"migrate", "--store", dsn}, ExitOK, "schema version 1"},
+		{"copy", []string{"copy", "--data-dir", dir, "--to", dsn}, ExitOK, "copied 1 keys, 1 customers, 2 ledger events, 0 history entries, 0 USG log entries"},
+		{"copy again", []string{"copy", "--data-dir", dir, "--to", dsn}, ExitRejected, ""},
+	} {
+		var out, errb strings.Builder
+		if code := StoreCmd(ctx, tc.args, &out, &errb); code != tc.code || !strings.Contains(out.String(), tc.out) {
+			t.Errorf("%s: exit %d, out %q, err %q; want %d and %q", tc.name, code, out.String(), errb.String(), tc.code, tc.out)
+		}
+	}
+	pg, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	got, err := pg.Repos().Ledger.Events(ctx)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("copied ledger %+v, %v", got, err)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || !g.Time.Equal(w.Time.Truncate(time.Microsecond)) || g.UUID != w.UUID || g.Tier != w.Tier || g.RateCents != w.RateCents || g.MonthlyUsage != w.MonthlyUsage {
+			t.Errorf("event %d: copied %+v, source %+v", i, g, w)
+		}
+	}
+	psvc, err := app.New(app.Deps{Repos: pg.Repos()}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc, err := psvc.Authenticate(ctx, key); err != nil || pc.Customer != "Clinic A" {
+		t.Fatalf("the clinic's key on PostgreSQL: %+v, %v", pc, err)
 	}
 }

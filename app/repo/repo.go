@@ -55,6 +55,22 @@ func NewID() string {
 	return id.String()
 }
 
+// NewIDAt returns a UUIDv7 whose time is t instead of now (random
+// otherwise): an id for a record made at t that had none, so it sorts
+// among the others by its own time.
+func NewIDAt(t time.Time) string {
+	id, err := uuid.NewRandom()
+	if err != nil {
+		panic(fmt.Sprintf("repo: new UUID: %v", err))
+	}
+	ms := uint64(t.UnixMilli())
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	id[6] = id[6]&0x0f | 0x70 // version 7; the variant bits are NewRandom's
+	return id.String()
+}
+
 // Repos is every repository the application needs.
 type Repos struct {
 	Keys      Keys

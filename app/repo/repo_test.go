@@ -58,3 +58,24 @@ func lens(p []string) []int {
 	}
 	return out
 }
+
+func TestNewIDAt(t *testing.T) {
+	for _, ts := range []time.Time{
+		time.Date(2024, 2, 29, 12, 0, 0, 987654321, time.UTC),
+		time.Unix(0, 0),
+		time.Date(2026, 11, 24, 3, 40, 0, 0, time.FixedZone("EET", 7200)),
+	} {
+		a, b := NewIDAt(ts), NewIDAt(ts)
+		id, err := uuid.Parse(a)
+		if err != nil || id.Version() != 7 || id.Variant() != uuid.RFC4122 || a == b {
+			t.Fatalf("NewIDAt(%v) = %q, %q: %v version %d", ts, a, b, err, id.Version())
+		}
+		sec, nsec := id.Time().UnixTime()
+		if got := time.Unix(sec, nsec); !got.Equal(ts.Truncate(time.Millisecond)) {
+			t.Errorf("NewIDAt(%v) carries %v", ts, got)
+		}
+	}
+	if early, late := NewIDAt(time.Unix(1000, 0)), NewIDAt(time.Unix(1000, 2e6)); early >= late {
+		t.Errorf("ids out of time order: %s, %s", early, late)
+	}
+}
