@@ -65,7 +65,7 @@ func TestOpenRepos(t *testing.T) {
 // TestKeysOnPostgres: `vetlens keys` with --store postgres://... needs
 // no data dir and works on the shared database, also while servers run.
 func TestKeysOnPostgres(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	ctx := context.Background()
 	var out, errb strings.Builder
 	if code := Keys(ctx, []string{"create", "--store", dsn, "--customer", "Clinic A"}, &out, &errb); code != ExitOK {
@@ -82,7 +82,7 @@ func TestKeysOnPostgres(t *testing.T) {
 // PostgreSQL database: its keys authenticate there and its ledger is the
 // same; a second copy is refused (the database is no longer empty).
 func TestStoreCopyToPostgres(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := store.Open(dir, time.Second)

@@ -191,7 +191,7 @@ func (b twoServerBodies) request(ctx context.Context, hc *http.Client, addr, key
 // killed with SIGKILL in the middle of a second burst: every
 // acknowledged USG prediction is in the ledger.
 func TestTwoServersOnePostgres(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	ctx := context.Background()
 	start := time.Now()
 	st, err := postgres.Open(ctx, dsn)

@@ -16,7 +16,7 @@ import (
 // openTest opens a new, empty database (skipping without a cluster).
 func openTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), pgtest.NewDatabase(t))
+	s, err := Open(context.Background(), pgtest.NewSchema(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil || len(ms) == 0 || ms[0].Version != 1 || ms[0].Name != "init" {
 		t.Fatalf("Migrations() = %+v, %v", ms, err)
 	}
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	s, err := Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestMigrations(t *testing.T) {
 // migrate it once.
 func TestConcurrentMigrate(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
@@ -127,7 +127,7 @@ func TestLedgerAppendOnly(t *testing.T) {
 // the append share one transaction under the customer's lock.
 func TestTwoStoresBillOneCustomer(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewSchema(t)
 	var stores [2]*Store
 	for i := range stores {
 		s, err := Open(ctx, dsn)
