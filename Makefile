@@ -72,7 +72,7 @@ test: deps test-go test-py test-gui
 PGCLUSTER := internal/pgtest/pgcluster.sh
 test-go:
 	$(GO) vet ./...
-	pg=$$(mktemp -d) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
 		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./...
 	$(MAKE) test-leaks
 	$(MAKE) fuzz FUZZTIME=5000x
@@ -81,7 +81,7 @@ test-go:
 # and PostgreSQL, the PostgreSQL adapter's own tests, and two `vetlens
 # serve` processes billing on one PostgreSQL database (cli).
 test-store: deps-apt
-	pg=$$(mktemp -d) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
 		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./platform/store/... ./cli/ -run 'Contract|Postgres|Migrat|Append|TwoStores|TwoServers|Store|OpenRepos'
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
