@@ -1,4 +1,4 @@
-// Package pgtest gives tests a PostgreSQL database of their own. The
+// Package pgtest gives tests a PostgreSQL schema of their own. The
 // cluster comes from outside: `make test` starts a throwaway one with
 // pgcluster.sh (beside this file) and passes its DSN in the environment
 // variable DSNEnv; without it the PostgreSQL tests skip and say why.

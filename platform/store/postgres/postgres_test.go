@@ -2,11 +2,17 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"vetlens/app/repo"
 	"vetlens/internal/pgtest"
@@ -188,5 +194,72 @@ func TestTwoStoresBillOneCustomer(t *testing.T) {
 	}
 	if n, err := stores[0].Repos().Ledger.MonthlyUsage(ctx, "group", "2026-03"); err != nil || n != patients {
 		t.Fatalf("usage %d, %v; want %d", n, err, patients)
+	}
+}
+
+// TestRetryable: which failures Bill runs again.
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, true},
+		{"deadlock", fmt.Errorf("append: %w", &pgconn.PgError{Code: "40P01"}), true},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"append-only refusal", &pgconn.PgError{Code: "P0001"}, false},
+		{"connection reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
+		{"unexpected EOF", fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), true},
+		{"a decision's error", errDecide{errors.New("no")}, false},
+		{"canceled", context.Canceled, false},
+	} {
+		if got := retryable(tc.err); got != tc.want {
+			t.Errorf("%s: retryable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSameKeyFromTwoStores: one idempotency key billed at once through
+// two stores (a retry racing its own first attempt on another
+// connection) appends one event; both calls answer it.
+func TestSameKeyFromTwoStores(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewSchema(t)
+	a, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for round := 0; round < 20; round++ {
+		req := repo.BillRequest{Customer: "c", Month: "2026-03", IdempotencyKey: repo.NewID()}
+		var (
+			wg  sync.WaitGroup
+			evs [2]repo.Event
+		)
+		for i, s := range []*Store{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ev, _, billed, err := s.Repos().Ledger.Bill(ctx, req, func(repo.BillState) (repo.Event, bool, error) {
+					return repo.Event{Time: time.Now(), RateCents: 300}, true, nil
+				})
+				if err != nil || !billed {
+					t.Errorf("round %d store %d: billed %v, %v", round, i, billed, err)
+				}
+				evs[i] = ev
+			}()
+		}
+		wg.Wait()
+		if evs[0].Seq != evs[1].Seq || evs[0].ID != req.IdempotencyKey || evs[0].MonthlyUsage != round+1 {
+			t.Fatalf("round %d: the two calls answered %+v and %+v", round, evs[0], evs[1])
+		}
+	}
+	if n, err := a.Repos().Ledger.MonthlyUsage(ctx, "c", "2026-03"); err != nil || n != 20 {
+		t.Fatalf("usage %d, %v; want 20 (one event per key)", n, err)
 	}
 }
