@@ -146,6 +146,8 @@ func (b twoServerBodies) request(ctx context.Context, hc *http.Client, addr, key
 	case 8:
 		o.kind, o.uuid = "cardiac-reject", fmt.Sprintf("stray-%d-%d", c, i)
 		path, body = "/v3/predict", `{"image":"`+b.blank+`","uuid":"`+o.uuid+`"}`
+	case 9:
+		o.kind, path, body = "cardiac-batch", "/v3/predict", `{"images":["`+b.radiograph+`"]}`
 	default:
 		o.kind, o.uuid = "usg", fmt.Sprintf("cat-%d-%d", c, i)
 		path, body = "/usg/v1/predict", usgBody(o.uuid)
@@ -183,8 +185,8 @@ func (b twoServerBodies) request(ctx context.Context, hc *http.Client, addr, key
 // TestTwoServersOnePostgres: two `vetlens serve` processes share one
 // PostgreSQL database. 20 clients (10 on each server) each send 50 mixed
 // requests for one customer: USG predictions (billed), bad USG requests
-// (400, not billed), radiographs without a uuid (billed), radiographs
-// for 10 shared patients (the first call per patient billed, the rest
+// (400, not billed), radiographs without a uuid (billed single), batches
+// (billed session), radiographs for 10 shared patients (the first call per patient billed, the rest
 // recheck_24h whichever server answers) and non-radiographs (not
 // billed). The ledger then holds exactly the billed responses, ranks
 // 1..N once each at the tier and rate of their rank. Then one server is
@@ -266,8 +268,10 @@ func TestTwoServersOnePostgres(t *testing.T) {
 			t.Errorf("%s request answered %d", o.kind, o.status)
 		case o.kind == "cardiac-reject" && (o.billed() || o.billing.Reason != app.ReasonNoValid):
 			t.Errorf("non-radiograph billed: %+v", *o.billing)
-		case o.kind == "cardiac" && !o.billed():
-			t.Errorf("radiograph without uuid not billed: %+v", *o.billing)
+		case o.kind == "cardiac" && (!o.billed() || o.billing.CallType != app.CallSingle):
+			t.Errorf("radiograph without uuid: %+v, want billed single", *o.billing)
+		case o.kind == "cardiac-batch" && (!o.billed() || o.billing.CallType != app.CallSession):
+			t.Errorf("batch: %+v, want billed session", *o.billing)
 		case o.kind == "cardiac-pool" && o.billed():
 			poolBilled[o.uuid]++
 		case o.kind == "cardiac-pool" && o.billing.Reason == app.ReasonRecheck:
