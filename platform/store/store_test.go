@@ -89,3 +89,12 @@ func TestLegacyDollarAmounts(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkBill(b *testing.B) {
+	s, err := Open(b.TempDir(), time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchmarkBill(b, s.Repos())
+}

@@ -263,3 +263,12 @@ func TestSameKeyFromTwoStores(t *testing.T) {
 		t.Fatalf("usage %d, %v; want 20 (one event per key)", n, err)
 	}
 }
+
+func BenchmarkBill(b *testing.B) {
+	s, err := Open(context.Background(), pgtest.NewSchema(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchmarkBill(b, s.Repos())
+}

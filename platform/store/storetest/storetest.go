@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -521,4 +522,20 @@ func testPartLimit(t *testing.T, r repo.Repos) {
 			t.Errorf("%s of %d bytes: %v, want the limit error", tc.name, len(long), err)
 		}
 	}
+}
+
+// BenchmarkBill measures billing one customer from 16 goroutines at once
+// (every call appends an event): the path each billable response takes.
+func BenchmarkBill(b *testing.B, r repo.Repos) {
+	ctx := context.Background()
+	b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, _, _, err := r.Ledger.Bill(ctx, repo.BillRequest{Customer: "bench", Month: "2026-03", RecheckUUID: "dog", IdempotencyKey: repo.NewID()},
+				billAll(repo.Event{Time: t0, Service: "cardiac", CallType: "single", Tier: "paygo", RateCents: 300})); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
