@@ -150,13 +150,19 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
-// migrate applies the migrations the database lacks, all in one
-// transaction under an advisory lock.
+// migrate applies the embedded migrations the database lacks.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	ms, err := Migrations()
 	if err != nil {
 		return err
 	}
+	return applyMigrations(ctx, pool, ms)
+}
+
+// applyMigrations applies those of ms (versions 1, 2, 3...) newer than
+// the database's version, all in one transaction under an advisory
+// lock: a failure leaves the schema as it was.
+func applyMigrations(ctx context.Context, pool *pgxpool.Pool, ms []Migration) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)

@@ -272,3 +272,51 @@ func BenchmarkBill(b *testing.B) {
 	defer s.Close()
 	storetest.BenchmarkBill(b, s.Repos())
 }
+
+// TestUpgrade: a database at version 1 gets only the newer migrations;
+// a failing migration changes nothing, not even the ones before it in
+// the same run.
+func TestUpgrade(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := len(ms) + 1
+	add := Migration{Version: next, Name: "customer_note", SQL: `ALTER TABLE customers ADD COLUMN note text NOT NULL DEFAULT ''`}
+	broken := Migration{Version: next + 1, Name: "broken", SQL: `CREATE TABLE half_done (x int); SELECT 1/0;`}
+	version := func() int {
+		v, err := s.SchemaVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	exists := func(table, column string) bool {
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = $1 AND ($2 = '' OR column_name = $2)`, table, column).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	if err := applyMigrations(ctx, s.pool, append(ms, add, broken)); err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Fatalf("a failing migration: %v", err)
+	}
+	if version() != len(ms) || exists("customers", "note") || exists("half_done", "") {
+		t.Fatalf("after a failed run: version %d, note column %v, half_done %v; want nothing changed", version(), exists("customers", "note"), exists("half_done", ""))
+	}
+	for i := 0; i < 2; i++ { // the second run finds nothing to do
+		if err := applyMigrations(ctx, s.pool, append(ms, add)); err != nil {
+			t.Fatal(err)
+		}
+		if version() != next || !exists("customers", "note") {
+			t.Fatalf("run %d: version %d, note column %v", i, version(), exists("customers", "note"))
+		}
+	}
+	// The stores work on the upgraded schema.
+	if err := s.Repos().Customers.Put(ctx, repo.Customer{Name: "a", Tier: "paygo", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+}
