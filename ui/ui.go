@@ -58,23 +58,33 @@ type Listener interface {
 
 // ListenerStatus is the listener's state.
 type ListenerStatus struct {
-	Running     bool
-	Addr        string
-	Fingerprint string
+	Running bool
+	// Addr is the address the listener is bound to, as the operating
+	// system reports it (for all interfaces, [::]:PORT).
+	Addr string
+	// Fingerprint is the certificate's SHA-256 fingerprint; PublicKeyPin
+	// its public key pin as curl's --pinnedpubkey takes it.
+	Fingerprint  string
+	PublicKeyPin string
 	// Err is why the listener stopped on its own, if it did.
 	Err error
+	// LANClients counts the open connections from other machines;
+	// LastLANActivity is when one last sent a request or connected.
+	LANClients      int
+	LastLANActivity time.Time
 }
 
-// Preference keys.
+// Preference keys (the window's own settings; the listener's live in the
+// data directory, where the listener saves them).
 const (
-	PrefDataDir       = "data_dir"
-	PrefCamera        = "camera"
+	PrefDataDir = "data_dir"
+	PrefCamera  = "camera"
+	// PrefListenAddr and PrefListenOnStart are where versions before the
+	// data directory's listener.json kept the listener setting; the gui
+	// command reads them once when the data directory has none.
 	PrefListenAddr    = "listen_addr"
 	PrefListenOnStart = "listen_on_start"
 )
-
-// DefaultListenAddr is the listener address when none is set.
-const DefaultListenAddr = "0.0.0.0:8443"
 
 // UI is the application's content: build it with New and put Content in
 // a window.

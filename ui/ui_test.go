@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,11 +314,13 @@ func TestKeysCreateRevoke(t *testing.T) {
 	}
 }
 
-// fakeListener is a test double of the in-process API listener.
+// fakeListener is a test double of the in-process API listener; like
+// the real one it reports a wildcard address bound dual-stack as [::].
 type fakeListener struct {
 	running bool
 	addr    string
 	fail    error
+	clients int
 }
 
 func (l *fakeListener) Start(addr string) error {
@@ -329,7 +332,11 @@ func (l *fakeListener) Start(addr string) error {
 }
 func (l *fakeListener) Stop() error { l.running = false; return nil }
 func (l *fakeListener) Status() ListenerStatus {
-	return ListenerStatus{Running: l.running, Addr: l.addr, Fingerprint: "AB:CD"}
+	bound := l.addr
+	if h, p, err := net.SplitHostPort(l.addr); err == nil && h == "0.0.0.0" {
+		bound = net.JoinHostPort("::", p)
+	}
+	return ListenerStatus{Running: l.running, Addr: bound, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients}
 }
 
 func TestServerListenerAndSettings(t *testing.T) {
@@ -348,37 +355,63 @@ func TestServerListenerAndSettings(t *testing.T) {
 	u := New(svc, Options{Listener: l, Prefs: prefs})
 	test.NewTempWindow(t, u.Content())
 	s := u.server
-	if s.addr.Text != DefaultListenAddr || s.listenOn.Checked {
-		t.Fatalf("initial addr %q, on %v", s.addr.Text, s.listenOn.Checked)
+	s.interfaceIPs = func() []net.IP {
+		return []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("192.168.7.9"), net.ParseIP("fe80::1"), net.ParseIP("2001:db8::9"), net.ParseIP("::1")}
 	}
-	s.addr.SetText("not an address")
-	test.Tap(s.listenOn)
-	if l.running || !strings.Contains(s.listenState.Text, "HOST:PORT") {
-		t.Fatalf("bad address started the listener: %q", s.listenState.Text)
+	if s.port.Text != "8443" || s.scope.Selected != ScopeOff || len(u.ListenerURLs()) != 0 || s.example.Text != "" {
+		t.Fatalf("initial port %q, scope %q, URLs %q", s.port.Text, s.scope.Selected, u.ListenerURLs())
 	}
-	s.addr.SetText("127.0.0.1:9443")
-	test.Tap(s.listenOn)
-	if !l.running || l.addr != "127.0.0.1:9443" || !s.listenOn.Checked || s.fingerprint.Text != "AB:CD" || !strings.Contains(s.listenState.Text, "Serving https://127.0.0.1:9443") {
-		t.Fatalf("after start: %+v, %q", l, s.listenState.Text)
+	s.port.SetText("not a port")
+	s.scope.SetSelected(ScopeLocal)
+	if l.running || s.scope.Selected != ScopeOff || !strings.Contains(s.listenState.Text, "port") {
+		t.Fatalf("bad port started the listener: %q", s.listenState.Text)
 	}
-	if prefs.String(PrefListenAddr) != "127.0.0.1:9443" || prefs.String(PrefListenOnStart) != "true" {
-		t.Fatalf("settings not kept: %q %q", prefs.String(PrefListenAddr), prefs.String(PrefListenOnStart))
+	for _, c := range []struct {
+		scope, addr, state string
+		urls               []string
+	}{
+		{ScopeLocal, "127.0.0.1:9443", "this computer only (bound to 127.0.0.1:9443)", []string{"https://127.0.0.1:9443"}},
+		{ScopeLAN, "0.0.0.0:9443", "clinic network (bound to [::]:9443)", []string{"https://192.168.7.9:9443", "https://[2001:db8::9]:9443"}},
+	} {
+		s.port.SetText("9443")
+		s.scope.SetSelected(c.scope)
+		if !l.running || l.addr != c.addr || s.scope.Selected != c.scope || s.fingerprint.Text != "AB:CD" || !strings.Contains(s.listenState.Text, c.state) {
+			t.Fatalf("%s: listener %+v, scope %q, state %q", c.scope, l, s.scope.Selected, s.listenState.Text)
+		}
+		if got := u.ListenerURLs(); strings.Join(got, " ") != strings.Join(c.urls, " ") || len(s.urls.Objects) != len(c.urls) {
+			t.Fatalf("%s: URLs %q (%d rows), want %q", c.scope, got, len(s.urls.Objects), c.urls)
+		}
+		want := "curl --insecure --pinnedpubkey 'sha256//PIN=' -H 'x-api-key: YOUR_API_KEY' " + c.urls[0] + "/v3/health"
+		if s.example.Text != want || s.copyExample.Disabled() {
+			t.Fatalf("%s: example %q, want %q", c.scope, s.example.Text, want)
+		}
+		test.Tap(s.copyExample)
+		if got := fyne.CurrentApp().Clipboard().Content(); got != want {
+			t.Fatalf("clipboard %q", got)
+		}
 	}
-	test.Tap(s.listenOn)
-	if l.running || s.listenOn.Checked || prefs.String(PrefListenOnStart) != "false" {
-		t.Fatalf("after stop: %+v", l)
+	// The tab shows what the listener reports, whatever was asked for:
+	// a listener started elsewhere (--addr) on one LAN address.
+	l.addr = "192.168.7.9:8443"
+	s.refresh()
+	if s.scope.Selected != ScopeLAN || s.port.Text != "8443" || strings.Join(u.ListenerURLs(), " ") != "https://192.168.7.9:8443" {
+		t.Fatalf("specific address: scope %q, port %q, URLs %q", s.scope.Selected, s.port.Text, u.ListenerURLs())
+	}
+	s.scope.SetSelected(ScopeOff)
+	if l.running || s.scope.Selected != ScopeOff || len(u.ListenerURLs()) != 0 || !strings.Contains(s.listenState.Text, "Not serving") {
+		t.Fatalf("after stop: %+v, %q", l, s.listenState.Text)
 	}
 	l.fail = fmt.Errorf("address already in use")
-	test.Tap(s.listenOn)
-	if s.listenOn.Checked || !strings.Contains(s.listenState.Text, "already in use") {
-		t.Fatalf("failed start: checked %v, %q", s.listenOn.Checked, s.listenState.Text)
+	s.scope.SetSelected(ScopeLAN)
+	if s.scope.Selected != ScopeOff || !strings.Contains(s.listenState.Text, "already in use") {
+		t.Fatalf("failed start: scope %q, %q", s.scope.Selected, s.listenState.Text)
 	}
-	// A new window reads the saved settings back.
+	// A new window reads the saved data directory back.
 	s.dataDir.SetText("/srv/vetlens")
 	test.Tap(s.saveDir)
 	u2 := New(svc, Options{Listener: &fakeListener{}, Prefs: prefs})
-	if u2.server.addr.Text != "127.0.0.1:9443" || u2.server.dataDir.Text != "/srv/vetlens" {
-		t.Fatalf("reloaded settings %q %q", u2.server.addr.Text, u2.server.dataDir.Text)
+	if u2.server.dataDir.Text != "/srv/vetlens" {
+		t.Fatalf("reloaded settings %q", u2.server.dataDir.Text)
 	}
 }
 
