@@ -43,6 +43,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
+	// window); nil: the current Fyne app's Quit.
+	Quit func()
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -131,6 +134,7 @@ func New(svc *app.Service, opts Options) *UI {
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+		u.installWindow(opts.Window)
 	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {

@@ -321,6 +321,7 @@ type fakeListener struct {
 	addr    string
 	fail    error
 	clients int
+	last    time.Time
 }
 
 func (l *fakeListener) Start(addr string) error {
@@ -336,7 +337,7 @@ func (l *fakeListener) Status() ListenerStatus {
 	if h, p, err := net.SplitHostPort(l.addr); err == nil && h == "0.0.0.0" {
 		bound = net.JoinHostPort("::", p)
 	}
-	return ListenerStatus{Running: l.running, Addr: bound, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients}
+	return ListenerStatus{Running: l.running, Addr: bound, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients, LastLANActivity: l.last}
 }
 
 func TestServerListenerAndSettings(t *testing.T) {
