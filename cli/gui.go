@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -132,6 +133,18 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// A quiet terminal: complete what Fyne expects of the environment,
+	// and turn its reports about the machine into one line each.
+	cleanupEnv, err := prepareDesktopEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
+	}
+	defer cleanupEnv()
+	logFilter := newFyneLogFilter(stderr)
+	prevLog := stdlog.Writer()
+	stdlog.SetOutput(logFilter)
+	defer func() { logFilter.Close(); stdlog.SetOutput(prevLog) }()
+
 	// The app ID (preferences, storage) and icon are the application
 	// metadata, from FyneApp.toml (set by package main).
 	a := fyneapp.New()
