@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"image"
 	"image/color"
 	"sync"
@@ -220,10 +221,21 @@ func (c *captureTab) showProgress(o app.FrameOutcome, cfg app.SessionConfig) {
 	switch o.Status {
 	case app.StatusContinue:
 		c.progress.SetValue(min(1, float64(o.GoodFrames)/goodFramesNeeded))
-		c.status.SetText(fmt.Sprintf("%d of %d good frames (frame %d of at most %d). %s", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, cfg.MaxFrames, o.Reason))
+		c.status.SetText(progressText(o, cfg.MaxFrames))
 	case app.StatusComplete:
 		c.progress.SetValue(1)
 	}
+}
+
+// progressText is a session's progress: the good frames, the frame
+// count, and why the last frame was not good. The outcome's reason starts
+// with the same count ("2 of 3 good frames: why"), which is said once.
+func progressText(o app.FrameOutcome, maxFrames int) string {
+	text := fmt.Sprintf("%d of %d good frames (frame %d of at most %d).", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, maxFrames)
+	if _, why, ok := strings.Cut(o.Reason, ": "); ok && why != "" {
+		text += " Last frame: " + why
+	}
+	return text
 }
 
 // finish runs on the UI goroutine when the loop ended.
