@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -445,5 +446,86 @@ func TestTrendPlot(t *testing.T) {
 	p.SetPoints(nil)
 	if !r.empty.Visible() || len(r.dots) != 0 {
 		t.Fatal("empty plot shows points")
+	}
+}
+
+func TestDateTicks(t *testing.T) {
+	utc := time.UTC
+	d := func(y int, m time.Month, day, h int) time.Time { return time.Date(y, m, day, h, 0, 0, 0, utc) }
+	for _, c := range []struct {
+		name     string
+		t0, t1   time.Time
+		max      int
+		want     []string
+		wantTick time.Time // the first tick
+	}{
+		{"three days", d(2026, 1, 1, 9), d(2026, 1, 3, 17), 8, []string{"2026-01-02", "2026-01-03"}, d(2026, 1, 2, 0)},
+		{"a week, daily", d(2026, 1, 1, 0), d(2026, 1, 7, 0), 8, []string{"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05", "2026-01-06", "2026-01-07"}, d(2026, 1, 1, 0)},
+		{"a week, room for 4", d(2026, 1, 1, 0), d(2026, 1, 7, 0), 4, []string{"2026-01-01", "2026-01-03", "2026-01-05", "2026-01-07"}, d(2026, 1, 1, 0)},
+		{"a year", d(2025, 3, 15, 0), d(2026, 3, 1, 0), 5, []string{"2025-04", "2025-07", "2025-10", "2026-01"}, d(2025, 4, 1, 0)},
+		{"one day", d(2026, 1, 1, 8), d(2026, 1, 1, 20), 6, []string{"01-01 09:00", "01-01 12:00", "01-01 15:00", "01-01 18:00"}, d(2026, 1, 1, 9)},
+		{"one point", d(2026, 5, 5, 5), d(2026, 5, 5, 5), 6, []string{"2026-05-05"}, d(2026, 5, 5, 5)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ticks, labels := DateTicks(c.t0, c.t1, c.max, utc)
+			if strings.Join(labels, " ") != strings.Join(c.want, " ") || len(ticks) != len(labels) || !ticks[0].Equal(c.wantTick) {
+				t.Fatalf("ticks %v labels %q, want %q from %v", ticks, labels, c.want, c.wantTick)
+			}
+			for i, tk := range ticks {
+				if tk.Before(c.t0) || tk.After(c.t1) || i > 0 && !tk.After(ticks[i-1]) {
+					t.Fatalf("tick %v outside %v-%v or out of order", tk, c.t0, c.t1)
+				}
+			}
+		})
+	}
+}
+
+// TestTrendPlotAxes: a plot of many dated measurements gets dated ticks
+// between the first and last date, no two of its labels overlap, and
+// crowded value labels are left out rather than drawn over each other.
+func TestTrendPlotAxes(t *testing.T) {
+	test.NewTempApp(t)
+	p := NewTrendPlot("VHS", 8.5, 10.5)
+	w := test.NewTempWindow(t, p)
+	w.Resize(fyne.NewSize(420, 240))
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.Local)
+	var pts []TrendPoint
+	for i := range 30 { // a month of daily rechecks, values close together
+		pts = append(pts, TrendPoint{Time: t0.AddDate(0, 0, i), Value: 10 + 0.01*float64(i%3)})
+	}
+	p.SetPoints(pts)
+	ticks, labels := p.DateTicks()
+	if len(ticks) < 3 {
+		t.Fatalf("only %d date ticks (%q) across a month", len(ticks), labels)
+	}
+	for i, tk := range ticks {
+		if tk.Before(pts[0].Time) || tk.After(pts[len(pts)-1].Time) || labels[i] != tk.Format("2006-01-02") {
+			t.Fatalf("tick %v %q", tk, labels[i])
+		}
+	}
+	r := test.WidgetRenderer(p).(*plotRenderer)
+	var texts []*canvas.Text
+	for _, o := range r.Objects() {
+		if tx, ok := o.(*canvas.Text); ok && tx.Visible() && tx.Text != "" && tx != r.title && tx != r.empty {
+			texts = append(texts, tx)
+		}
+	}
+	shown := 0
+	for _, v := range r.values {
+		if v.Visible() {
+			shown++
+		}
+	}
+	if shown == 0 || shown == len(pts) {
+		t.Fatalf("%d of %d value labels shown: crowded labels are not thinned", shown, len(pts))
+	}
+	for i, a := range texts {
+		for _, b := range texts[i+1:] {
+			ba := box{a.Position().X, a.Position().Y, a.MinSize().Width, a.MinSize().Height}
+			bb := box{b.Position().X, b.Position().Y, b.MinSize().Width, b.MinSize().Height}
+			if ba.overlaps(bb) {
+				t.Fatalf("labels %q at %v and %q at %v overlap", a.Text, a.Position(), b.Text, b.Position())
+			}
+		}
 	}
 }
