@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -526,6 +527,25 @@ func TestTrendPlotAxes(t *testing.T) {
 			if ba.overlaps(bb) {
 				t.Fatalf("labels %q at %v and %q at %v overlap", a.Text, a.Position(), b.Text, b.Position())
 			}
+		}
+	}
+}
+
+// TestPatientsPanelKeepsWidth: with long measurement lines on the right,
+// the Patients tab's search box keeps a readable width in a normal and in
+// a narrow window.
+func TestPatientsPanelKeepsWidth(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	u.SelectTab("Patients")
+	// A history line as wide as a long record's.
+	u.patients.cardiac.Objects = []fyne.CanvasObject{widget.NewLabel(strings.Repeat("2026-01-01 10:00   VHS 10.00   VLAS 2.00   ", 6))}
+	u.patients.cardiac.Refresh()
+	for _, width := range []float32{1200, 900} {
+		w.Resize(fyne.NewSize(width, 800))
+		q := u.patients.query
+		ph := fyne.MeasureText(q.PlaceHolder, theme.TextSize(), fyne.TextStyle{}).Width
+		if q.Size().Width < ph || q.Size().Width < patientsListWidth-20 {
+			t.Fatalf("window %v: search box %v wide, its placeholder needs %v", width, q.Size().Width, ph)
 		}
 	}
 }
