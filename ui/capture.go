@@ -12,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -94,23 +93,14 @@ func (c *captureTab) chooseFile() {
 	if c.u.opts.Window == nil {
 		return
 	}
-	dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err == nil && rc != nil {
-			c.source.SetText(rc.URI().Path())
-			rc.Close()
-		}
-	}, c.u.opts.Window)
+	c.u.newFilePicker("Capture from a video or image file", pickOpen, nil, "", func(path string) { c.source.SetText(path) }).Show()
 }
 
 func (c *captureTab) chooseFolder() {
 	if c.u.opts.Window == nil {
 		return
 	}
-	dialog.ShowFolderOpen(func(l fyne.ListableURI, err error) {
-		if err == nil && l != nil {
-			c.source.SetText(l.Path())
-		}
-	}, c.u.opts.Window)
+	c.u.newFilePicker("Capture from a folder of images", pickFolder, nil, "", func(path string) { c.source.SetText(path) }).Show()
 }
 
 // StartCapture opens the source spec and runs its live preview; with

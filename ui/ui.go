@@ -107,6 +107,8 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// lastPicker is the file dialog opened last (tests).
+	lastPicker *FilePicker
 }
 
 // New builds the UI for svc without needing a real window.
