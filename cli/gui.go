@@ -195,9 +195,13 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mu.Lock()
 		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
-		if c.serve && c.screenshots == "" {
-			if err := listener.start(c.addr); err != nil {
-				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+		addr := c.addr
+		if c.screenshots != "" { // the screenshot run serves this computer on a free port
+			c.serve, addr = true, "127.0.0.1:0"
+		}
+		if c.serve {
+			if err := listener.start(addr); err != nil {
+				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", addr, "err", err)
 			}
 		}
 		var u *ui.UI
