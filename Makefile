@@ -85,7 +85,8 @@ test-leaks:
 
 # The real binary under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
-# panel is screened, and every screen is written as PNG to $(SHOTS);
+# panel is screened, every screen is written as PNG to $(SHOTS), and the
+# in-process listener must answer on every URL the Server tab shows;
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots.
 SHOTS ?= test-output/screenshots
