@@ -148,6 +148,7 @@ func (l *apiListener) stop() error {
 func (l *apiListener) Status() ui.ListenerStatus {
 	l.mu.Lock()
 	st := l.status
+	st.Requested = l.addr
 	l.mu.Unlock()
 	st.LANClients, st.LastLANActivity = l.clients.count()
 	return st

@@ -179,6 +179,9 @@ func (s *serverTab) showListener(st ListenerStatus) {
 	switch {
 	case !st.Running:
 		s.scope.SetSelected(ScopeOff)
+		if p, err := lanaddr.Port(st.Requested); err == nil && p > 0 {
+			s.port.SetText(strconv.Itoa(p)) // where it would listen
+		}
 		if st.Err != nil {
 			s.listenState.SetText("Not serving: " + st.Err.Error())
 		} else {

@@ -63,8 +63,9 @@ type Listener interface {
 type ListenerStatus struct {
 	Running bool
 	// Addr is the address the listener is bound to, as the operating
-	// system reports it (for all interfaces, [::]:PORT).
-	Addr string
+	// system reports it (for all interfaces, [::]:PORT); Requested the
+	// address last asked for (while stopped, where it would listen).
+	Addr, Requested string
 	// Fingerprint is the certificate's SHA-256 fingerprint; PublicKeyPin
 	// its public key pin as curl's --pinnedpubkey takes it.
 	Fingerprint  string

@@ -339,7 +339,10 @@ func (l *fakeListener) Status() ListenerStatus {
 	if h, p, err := net.SplitHostPort(l.addr); err == nil && h == "0.0.0.0" {
 		bound = net.JoinHostPort("::", p)
 	}
-	return ListenerStatus{Running: l.running, Addr: bound, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients, LastLANActivity: l.last}
+	if !l.running {
+		bound = ""
+	}
+	return ListenerStatus{Running: l.running, Addr: bound, Requested: l.addr, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients, LastLANActivity: l.last}
 }
 
 func TestServerListenerAndSettings(t *testing.T) {
@@ -408,6 +411,12 @@ func TestServerListenerAndSettings(t *testing.T) {
 	s.scope.SetSelected(ScopeLAN)
 	if s.scope.Selected != ScopeOff || !strings.Contains(s.listenState.Text, "already in use") {
 		t.Fatalf("failed start: scope %q, %q", s.scope.Selected, s.listenState.Text)
+	}
+	// Stopped, the port field keeps the port it would listen on.
+	l.addr, l.running, l.fail = "0.0.0.0:7443", false, nil
+	s.refresh()
+	if s.port.Text != "7443" || s.scope.Selected != ScopeOff {
+		t.Fatalf("stopped: port %q, scope %q", s.port.Text, s.scope.Selected)
 	}
 	// A new window reads the saved data directory back.
 	s.dataDir.SetText("/srv/vetlens")
