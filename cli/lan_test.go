@@ -14,9 +14,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"vetlens/app"
 	"vetlens/internal/lanaddr"
-	"vetlens/platform/store"
 	"vetlens/ui"
 )
 
@@ -30,15 +28,7 @@ import (
 func TestListenerAnswersWhereShown(t *testing.T) {
 	test.NewTempApp(t)
 	dir := t.TempDir()
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newBareService(t, dir)
 	key, _, err := svc.CreateKey(t.Context(), "Clinic LAN", "")
 	if err != nil {
 		t.Fatal(err)

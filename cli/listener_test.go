@@ -14,17 +14,24 @@ import (
 	"vetlens/platform/store"
 )
 
-func TestAPIListenerOnOff(t *testing.T) {
-	dir := t.TempDir()
+// newBareService is a service without engines on a store in dir.
+func newBareService(t *testing.T, dir string) *app.Service {
+	t.Helper()
 	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+func TestAPIListenerOnOff(t *testing.T) {
+	dir := t.TempDir()
+	svc := newBareService(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := newAPIListener(ctx, svc, serveConfig{dataDir: dir, inFlight: 4}, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -9,8 +9,6 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"vetlens/app"
-	"vetlens/platform/store"
 )
 
 // recWindow is a test window that records its canvas shortcuts and its
@@ -48,16 +46,7 @@ func (w *recWindow) press(t *testing.T, s fyne.Shortcut) {
 // close intercept), with listener l and a counted Quit.
 func newMenuTestUI(t *testing.T, l Listener) (*UI, *recWindow, *int) {
 	t.Helper()
-	test.NewTempApp(t)
-	st, err := store.Open(t.TempDir(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newBareService(t)
 	tw := test.NewTempWindow(t, widget.NewLabel(""))
 	tw.Resize(fyne.NewSize(1000, 700))
 	w := &recWindow{Window: tw, canvas: &recCanvas{Canvas: tw.Canvas(), shortcuts: map[string]func(fyne.Shortcut){}}}
@@ -177,29 +166,37 @@ func TestQuitAsksWhileLANClientsConnected(t *testing.T) {
 	}
 }
 
+// walkObjects calls fn on o and everything inside it (containers and
+// widgets' rendered objects).
+func walkObjects(o fyne.CanvasObject, fn func(fyne.CanvasObject)) {
+	if o == nil {
+		return
+	}
+	fn(o)
+	switch v := o.(type) {
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			walkObjects(c, fn)
+		}
+	case *widget.Label, *widget.RichText, *widget.Button:
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(v).Objects() {
+			walkObjects(c, fn)
+		}
+	}
+}
+
 // overlayText is the text of every label and rich text in o.
 func overlayText(o fyne.CanvasObject) string {
 	var b strings.Builder
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
+	walkObjects(o, func(o fyne.CanvasObject) {
 		switch v := o.(type) {
 		case *widget.Label:
 			b.WriteString(v.Text + " ")
 		case *widget.RichText:
 			b.WriteString(v.String() + " ")
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(v).Objects() {
-				walk(c)
-			}
-		case *fyne.Container:
-			for _, c := range v.Objects {
-				walk(c)
-			}
 		}
-	}
-	if o != nil {
-		walk(o)
-	}
+	})
 	return b.String()
 }
 
@@ -207,24 +204,11 @@ func overlayText(o fyne.CanvasObject) string {
 func tapButton(t *testing.T, o fyne.CanvasObject, text string) {
 	t.Helper()
 	var found *widget.Button
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch v := o.(type) {
-		case *widget.Button:
-			if v.Text == text {
-				found = v
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(v).Objects() {
-				walk(c)
-			}
-		case *fyne.Container:
-			for _, c := range v.Objects {
-				walk(c)
-			}
+	walkObjects(o, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == text {
+			found = b
 		}
-	}
-	walk(o)
+	})
 	if found == nil {
 		t.Fatalf("no %q button", text)
 	}

@@ -345,7 +345,10 @@ func (l *fakeListener) Status() ListenerStatus {
 	return ListenerStatus{Running: l.running, Addr: bound, Requested: l.addr, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients, LastLANActivity: l.last}
 }
 
-func TestServerListenerAndSettings(t *testing.T) {
+// newBareService is a service on a fresh store without engines, in a
+// fresh test app.
+func newBareService(t *testing.T) *app.Service {
+	t.Helper()
 	test.NewTempApp(t)
 	st, err := store.Open(t.TempDir(), time.Second)
 	if err != nil {
@@ -356,6 +359,11 @@ func TestServerListenerAndSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+func TestServerListenerAndSettings(t *testing.T) {
+	svc := newBareService(t)
 	l := &fakeListener{}
 	prefs := fyne.CurrentApp().Preferences()
 	u := New(svc, Options{Listener: l, Prefs: prefs})
@@ -427,11 +435,17 @@ func TestServerListenerAndSettings(t *testing.T) {
 	}
 }
 
-func TestTrendPlot(t *testing.T) {
+// newTestPlot is a VHS plot in a test window width wide.
+func newTestPlot(t *testing.T, width float32) *TrendPlot {
+	t.Helper()
 	test.NewTempApp(t)
 	p := NewTrendPlot("VHS", 8.5, 10.5)
-	w := test.NewTempWindow(t, p)
-	w.Resize(fyne.NewSize(400, 240))
+	test.NewTempWindow(t, p).Resize(fyne.NewSize(width, 240))
+	return p
+}
+
+func TestTrendPlot(t *testing.T) {
+	p := newTestPlot(t, 400)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p.SetPoints([]TrendPoint{{t0.Add(48 * time.Hour), 11.5, false}, {t0, 9, true}, {t0.Add(24 * time.Hour), 10, false}})
 	pts := p.Points()
@@ -494,10 +508,7 @@ func TestDateTicks(t *testing.T) {
 // between the first and last date, no two of its labels overlap, and
 // crowded value labels are left out rather than drawn over each other.
 func TestTrendPlotAxes(t *testing.T) {
-	test.NewTempApp(t)
-	p := NewTrendPlot("VHS", 8.5, 10.5)
-	w := test.NewTempWindow(t, p)
-	w.Resize(fyne.NewSize(420, 240))
+	p := newTestPlot(t, 420)
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.Local)
 	var pts []TrendPoint
 	for i := range 30 { // a month of daily rechecks, values close together
