@@ -116,12 +116,21 @@ func (l *apiListener) start(addr string) error {
 		if err == nil {
 			err = errors.New("listener stopped at once")
 		}
-		return err
+		return l.failed(err)
 	case <-time.After(startTimeout):
 		cancel()
 		<-stopped
-		return fmt.Errorf("listener did not open within %s", startTimeout)
+		return l.failed(fmt.Errorf("listener did not open within %s", startTimeout))
 	}
+}
+
+// failed records why a start failed (the Server tab shows it) and
+// returns it.
+func (l *apiListener) failed(err error) error {
+	l.mu.Lock()
+	l.status = ui.ListenerStatus{Err: err}
+	l.mu.Unlock()
+	return err
 }
 
 // stop stops serving (in-flight requests get the server's shutdown grace)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,8 +78,8 @@ func TestAPIListenerOnOff(t *testing.T) {
 	if err := l.Start(busy.Addr().String()); err == nil {
 		t.Fatal("started on an address in use")
 	}
-	if l.Status().Running {
-		t.Fatal("running after a failed start")
+	if st := l.Status(); st.Running || st.Err == nil || !strings.Contains(st.Err.Error(), "in use") {
+		t.Fatalf("after a failed start: %+v", st)
 	}
 	if err := l.Stop(); err != nil {
 		t.Fatal(err)
