@@ -192,5 +192,7 @@ func (u *UI) ShowAbout() {
 	if u.opts.Window == nil {
 		return
 	}
-	dialog.ShowCustom(MenuAbout, "Close", newValueLabel(u.AboutText()), u.opts.Window)
+	d := dialog.NewCustom(MenuAbout, "Close", newValueLabel(u.AboutText()), u.opts.Window)
+	d.Resize(fyne.NewSize(560, 340)) // a wrapping label has no width of its own
+	d.Show()
 }

@@ -214,3 +214,16 @@ func tapButton(t *testing.T, o fyne.CanvasObject, text string) {
 	}
 	test.Tap(found)
 }
+
+// TestAboutNamesModelVersions: with the shipped models loaded, About
+// names the cardiac and USG model versions from their manifests.
+func TestAboutNamesModelVersions(t *testing.T) {
+	u, _, _ := newTestUI(t, true)
+	c, g := realEngines(t)
+	text := u.AboutText()
+	for _, want := range []string{"Cardiac models (VHS, VLAS): " + c.ModelVersion(), "USG model (feline bloodwork): " + g.ModelVersion(), "synthetic data"} {
+		if c.ModelVersion() == "" || g.ModelVersion() == "" || !strings.Contains(text, want) {
+			t.Fatalf("About %q lacks %q", text, want)
+		}
+	}
+}
