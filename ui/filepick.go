@@ -28,12 +28,12 @@ const (
 	pickFolder                 // a folder
 )
 
-// FilePicker is VetLens's file dialog: a path field that takes a typed or
+// filePicker is VetLens's file dialog: a path field that takes a typed or
 // pasted path (Enter: a folder is listed, a file is picked), the
 // folder's subfolders and files with the accepted extensions in a list
 // wide enough for long names, Up, and Escape to close. It opens in the
 // folder last picked in (PrefLastFolder).
-type FilePicker struct {
+type filePicker struct {
 	u      *UI
 	mode   pickMode
 	exts   []string // lower case, with the dot; empty: every file
@@ -73,8 +73,8 @@ func (e *pickPathEntry) TypedKey(k *fyne.KeyEvent) {
 
 // newFilePicker builds a dialog (not shown) picking with mode among files
 // with extensions exts (any case), calling onPick with the path chosen.
-func (u *UI) newFilePicker(title string, mode pickMode, exts []string, name string, onPick func(string)) *FilePicker {
-	p := &FilePicker{u: u, mode: mode, onPick: onPick, status: newValueLabel("")}
+func (u *UI) newFilePicker(title string, mode pickMode, exts []string, name string, onPick func(string)) *filePicker {
+	p := &filePicker{u: u, mode: mode, onPick: onPick, status: newValueLabel("")}
 	for _, e := range exts {
 		p.exts = append(p.exts, strings.ToLower(e))
 	}
@@ -146,7 +146,7 @@ func isDir(p string) bool {
 
 // Show shows the dialog, sized to the window (up to 1000x700) so names
 // are not cut off, with the path field focused.
-func (p *FilePicker) Show() {
+func (p *filePicker) Show() {
 	w := p.u.opts.Window
 	if p.dlg == nil || w == nil {
 		return
@@ -168,7 +168,7 @@ func (p *FilePicker) Show() {
 }
 
 // restoreKeys gives the window its own key handler back.
-func (p *FilePicker) restoreKeys() {
+func (p *filePicker) restoreKeys() {
 	if w := p.u.opts.Window; w != nil && !p.closed {
 		w.Canvas().SetOnTypedKey(p.prevKey)
 	}
@@ -176,7 +176,7 @@ func (p *FilePicker) restoreKeys() {
 }
 
 // Close closes the dialog without picking.
-func (p *FilePicker) Close() {
+func (p *filePicker) Close() {
 	if p.dlg != nil {
 		p.dlg.Hide()
 	}
@@ -184,10 +184,10 @@ func (p *FilePicker) Close() {
 }
 
 // Dir is the folder listed.
-func (p *FilePicker) Dir() string { return p.dir }
+func (p *filePicker) Dir() string { return p.dir }
 
 // Names are the listed names, folders first (with a trailing separator).
-func (p *FilePicker) Names() []string {
+func (p *filePicker) Names() []string {
 	out := make([]string, len(p.entries))
 	for i, e := range p.entries {
 		out[i] = e.name
@@ -199,7 +199,7 @@ func (p *FilePicker) Names() []string {
 }
 
 // Navigate lists folder dir.
-func (p *FilePicker) Navigate(dir string) {
+func (p *filePicker) Navigate(dir string) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		p.status.SetText("Cannot list the folder: " + err.Error())
@@ -236,17 +236,17 @@ func (p *FilePicker) Navigate(dir string) {
 	}
 }
 
-func (p *FilePicker) accepts(name string) bool {
+func (p *filePicker) accepts(name string) bool {
 	return len(p.exts) == 0 || slices.Contains(p.exts, strings.ToLower(filepath.Ext(name)))
 }
 
 // SetPath types path into the path field (tests, drops).
-func (p *FilePicker) SetPath(path string) { p.path.SetText(path) }
+func (p *filePicker) SetPath(path string) { p.path.SetText(path) }
 
 // Submit acts on the path field: a folder is listed (in folder mode,
 // picked); a file is picked when the mode and extension allow it, else
 // the dialog says why. A picked path's folder is remembered.
-func (p *FilePicker) Submit() {
+func (p *filePicker) Submit() {
 	path := strings.TrimSpace(p.path.Text)
 	if path == "" {
 		return
@@ -282,7 +282,7 @@ func (p *FilePicker) Submit() {
 	}
 }
 
-func (p *FilePicker) pick(path, folder string) {
+func (p *filePicker) pick(path, folder string) {
 	p.u.setPref(PrefLastFolder, folder)
 	p.Close()
 	if p.onPick != nil {

@@ -32,7 +32,7 @@ func TestFilePicker(t *testing.T) {
 	dir, long := pickTree(t)
 	u.setPref(PrefLastFolder, dir)
 	var picked []string
-	open := func() *FilePicker {
+	open := func() *filePicker {
 		p := u.newFilePicker("Open a radiograph", pickOpen, radiographExts, "", func(p string) { picked = append(picked, p) })
 		p.Show()
 		return p

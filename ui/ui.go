@@ -109,7 +109,7 @@ type UI struct {
 	// prediction's result has been shown.
 	workDone func()
 	// lastPicker is the file dialog opened last (tests).
-	lastPicker *FilePicker
+	lastPicker *filePicker
 }
 
 // New builds the UI for svc without needing a real window.
