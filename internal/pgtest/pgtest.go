@@ -76,4 +76,3 @@ func NewSchema(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
-
