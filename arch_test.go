@@ -52,8 +52,10 @@ func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path
 
 // TestLayering checks the direction of calls (README, Architecture):
 //
-//   - engine/... (the measurement engines) depends on nothing of app,
-//     platform, ui or cli;
+//   - engine/... (the measurement engines) depends on nothing of api,
+//     app, platform, ui or cli;
+//   - api (the specs' wire bodies) depends on nothing of app, platform,
+//     ui or cli;
 //   - app and its subpackages (the domain, its use cases and ports)
 //     depend on no platform package (adapters plug into app's ports);
 //   - ui and the HTTP adapter reach storage only through app: they do not
@@ -74,6 +76,8 @@ func TestLayering(t *testing.T) {
 		forbidden []string
 	}{
 		{"engine depends on nothing above it", func(p string) bool { return under(p, "vetlens/engine") },
+			[]string{"vetlens/api", "vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
+		{"the wire bodies depend on the engines' types only", func(p string) bool { return under(p, "vetlens/api") },
 			[]string{"vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
 		{"app depends on no platform package", func(p string) bool { return under(p, "vetlens/app") },
 			[]string{"vetlens/platform"}},

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"vetlens/api"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 )
@@ -40,20 +41,20 @@ type FrameResult struct {
 // FrameBody is the /v3/pop-session response; which fields are set
 // depends on SessionStatus (continue, complete, failed) as in the spec.
 type FrameBody struct {
-	SessionID         string            `json:"session_id"`
-	SessionStatus     string            `json:"session_status"`
-	Reason            string            `json:"reason,omitempty"`
-	FrameIndex        int               `json:"frame_index"`
-	FramesProcessed   *int              `json:"frames_processed,omitempty"`
-	GoodFrames        *int              `json:"good_frames,omitempty"`
-	ResultCode        *cardiac.Code     `json:"result_code,omitempty"`
-	ResultDescription string            `json:"result_description,omitempty"`
-	FrameResult       *FrameResult      `json:"frame_result,omitempty"`
-	RectifiedImage    string            `json:"rectified_image,omitempty"`
-	Prediction        *cardiac.Response `json:"prediction,omitempty"`
-	Error             string            `json:"error,omitempty"`
-	ModelVersion      string            `json:"model_version,omitempty"`
-	Billing           *Billing          `json:"billing,omitempty"`
+	SessionID         string               `json:"session_id"`
+	SessionStatus     string               `json:"session_status"`
+	Reason            string               `json:"reason,omitempty"`
+	FrameIndex        int                  `json:"frame_index"`
+	FramesProcessed   *int                 `json:"frames_processed,omitempty"`
+	GoodFrames        *int                 `json:"good_frames,omitempty"`
+	ResultCode        *cardiac.Code        `json:"result_code,omitempty"`
+	ResultDescription string               `json:"result_description,omitempty"`
+	FrameResult       *FrameResult         `json:"frame_result,omitempty"`
+	RectifiedImage    string               `json:"rectified_image,omitempty"`
+	Prediction        *api.CardiacResponse `json:"prediction,omitempty"`
+	Error             string               `json:"error,omitempty"`
+	ModelVersion      string               `json:"model_version,omitempty"`
+	Billing           *Billing             `json:"billing,omitempty"`
 }
 
 func (s *Service) modelVersion() string {
@@ -341,7 +342,7 @@ func NewFrameBody(sessionID string, out FrameOutcome, modelVersion string) (*Fra
 		}
 		r := *out.Result
 		r.Rendered = out.Rendered
-		resp := cardiac.NewResponse(&r, modelVersion)
+		resp := api.NewCardiacResponse(&r, modelVersion)
 		body.Prediction = &resp
 		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
 	case StatusFailed:

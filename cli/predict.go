@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"vetlens/api"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
@@ -124,7 +125,7 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // withheld VHS or VLAS (cardiac.Result.Guard). A nil response means the
 // file could not be measured; a response with an error means rendering
 // failed.
-func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, cardiac.Guard, error) {
+func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*api.CardiacResponse, cardiac.Guard, error) {
 	b, err := readLimited(file, MaxInputFileBytes)
 	if err != nil {
 		return nil, cardiac.GuardNone, err
@@ -136,7 +137,7 @@ func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut strin
 		return nil, cardiac.GuardNone, err
 	}
 	r := s.Result
-	resp := cardiac.NewResponse(r, eng.ModelVersion())
+	resp := api.NewCardiacResponse(r, eng.ModelVersion())
 	resp.RenderedImage = "" // written to renderOut instead of stdout
 	if renderOut != "" && r.Rendered != nil {
 		if err := os.WriteFile(renderOut, r.Rendered, 0o644); err != nil {
