@@ -54,9 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "predict":
 		return cli.Predict(ctx, args[1:], stdout, stderr)
 	case "corners":
-		return cli.Corners(args[1:], stdout, stderr)
+		return cli.Corners(ctx, args[1:], stdout, stderr)
 	case "preprocess":
-		return cli.Preprocess(args[1:], stdout, stderr)
+		return cli.Preprocess(ctx, args[1:], stdout, stderr)
 	case "capture":
 		return cli.Capture(ctx, args[1:], stdout, stderr)
 	case "usg":
@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Keys(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
+		fmt.Fprintln(stdout)
+		cli.PrintExitCodes(stdout)
 		return cli.ExitOK
 	default:
 		fmt.Fprintf(stderr, "vetlens: unknown command %q\n\n%s", args[0], usage)

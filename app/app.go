@@ -190,6 +190,31 @@ const (
 	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
 )
 
+// Status is the HTTP status the cardiac spec answers for an error of
+// kind k (500 for KindInternal), the one mapping the HTTP adapter and the
+// command line (which prints it in its error lines) share.
+func (k Kind) Status() int {
+	switch k {
+	case KindInvalid:
+		return 400
+	case KindTooLarge:
+		return 413
+	case KindUnauthorized:
+		return 403
+	case KindUnavailable, KindBusy:
+		return 503
+	case KindNotFound:
+		return 404
+	case KindUnprocessable:
+		return 422
+	case KindConflict:
+		return 409
+	case KindTooMany:
+		return 429
+	}
+	return 500
+}
+
 // Error is a use-case error with its Kind.
 type Error struct {
 	Kind Kind

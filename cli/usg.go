@@ -12,16 +12,7 @@ import (
 	"os"
 	"time"
 
-	"vetlens/engine/ort"
 	"vetlens/engine/usg"
-)
-
-// Exit statuses of the subcommands.
-const (
-	ExitOK       = 0 // result printed
-	ExitRejected = 1 // the request was rejected; the error body is printed
-	ExitUsage    = 2 // bad command line
-	ExitInternal = 3 // models or ONNX Runtime unusable; internal_error body printed
 )
 
 // usgFlags maps each feature flag to its canonical request key.
@@ -35,7 +26,8 @@ var usgFlags = []struct{ flag, key, help string }{
 
 // USG runs `vetlens usg`: it validates one request given as flags or as a
 // JSON body (--json FILE, or - for stdin), predicts with the shipped USG
-// model, and prints the spec's {result, meta} body or its error body to
+// model through app.Service.PredictUSGLocal (the use case of
+// /usg/v1/predict, without logging or billing), and prints the spec's {result, meta} body or its error body to
 // stdout. It returns the process exit status.
 func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	received := time.Now()
@@ -105,15 +97,12 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printError(stdout, stderr, err)
 	}
 	req.Received = received
-	if err := ort.Init(*ortLib); err != nil {
-		return printError(stdout, stderr, err)
-	}
-	eng, err := usg.Load(ModelsDir(*models))
+	svc, closeAll, err := openLocal(ModelsDir(*models), *ortLib, localNeeds{usg: true})
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
-	defer eng.Close()
-	resp, err := eng.Predict(ctx, req)
+	defer closeAll()
+	resp, err := svc.PredictUSGLocal(ctx, req)
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
