@@ -15,6 +15,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/internal/membudget"
+	"vetlens/internal/stats"
 )
 
 // ErrCardiacUnavailable means the cardiac models are not loaded (503).
@@ -537,15 +538,8 @@ func batchConfidence(medianSpread float64, std *float64, bound float64) string {
 	return string(c)
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is the one median rule (stats.Median).
+func median(v []float64) float64 { return stats.Median(v) }
 
 func stdOf(v []float64) *float64 {
 	if len(v) < 2 {

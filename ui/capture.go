@@ -147,7 +147,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 		}
 		cfg.Sink = sess
 		cfg.OnProgress = func(o app.FrameOutcome) { fyne.Do(func() { c.showProgress(o, sess.Config) }) }
-		c.status.SetText(fmt.Sprintf("Hold the camera on the radiograph: %d good frames that agree are needed.", goodFramesNeeded))
+		c.status.SetText(fmt.Sprintf("Hold the camera on the radiograph: %d good frames that agree are needed.", sess.Config.GoodFramesNeeded))
 	} else {
 		c.status.SetText("Previewing " + spec)
 	}
@@ -172,9 +172,6 @@ func (u *UI) StartCapture(spec string, session bool) error {
 // maxOutlineAge is how many frames old an outline may be and still be
 // drawn on the preview (about half a second at 15 fps).
 const maxOutlineAge = 8
-
-// goodFramesNeeded is shown to the user; the session engine decides.
-const goodFramesNeeded = 3
 
 // StopCapture stops the running preview or session and waits for it.
 func (u *UI) StopCapture() {
@@ -219,8 +216,8 @@ func (c *captureTab) onPreview(p live.Preview) {
 func (c *captureTab) showProgress(o app.FrameOutcome, cfg app.SessionConfig) {
 	switch o.Status {
 	case app.StatusContinue:
-		c.progress.SetValue(min(1, float64(o.GoodFrames)/goodFramesNeeded))
-		c.status.SetText(fmt.Sprintf("%d of %d good frames (frame %d of at most %d). %s", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, cfg.MaxFrames, o.Reason))
+		c.progress.SetValue(min(1, float64(o.GoodFrames)/float64(max(1, cfg.GoodFramesNeeded))))
+		c.status.SetText(fmt.Sprintf("%d of %d good frames (frame %d of at most %d). %s", o.GoodFrames, cfg.GoodFramesNeeded, o.FramesProcessed, cfg.MaxFrames, o.Reason))
 	case app.StatusComplete:
 		c.progress.SetValue(1)
 	}

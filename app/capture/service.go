@@ -98,6 +98,7 @@ func (s *Service) StartSession(ctx context.Context) (app.Session, error) {
 	cfg := s.m.Config()
 	return app.Session{ID: o.SessionID, Config: app.SessionConfig{
 		MaxFrames: cfg.MaxFrames, MaxConsecutiveFailures: cfg.MaxConsecutiveFailures, SessionTTLSeconds: cfg.TTLSeconds,
+		GoodFramesNeeded: cfg.GoodFramesNeeded,
 	}}, nil
 }
 
