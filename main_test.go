@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"vetlens/cli"
+	"vetlens/internal/config"
 )
 
 // TestHelpListsExitCodes: `vetlens help` and docs/cli.md list the one
@@ -33,5 +34,25 @@ func TestHelpListsExitCodes(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"bogus"}, nil, &out, &errb); code != cli.ExitUsage {
 		t.Errorf("unknown command: exit %d, want %d", code, cli.ExitUsage)
+	}
+}
+
+// TestHelpConfig: `vetlens help config` lists every setting of
+// internal/config with its flag, environment variable and default.
+func TestHelpConfig(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"help", "config"}, nil, &out, &errb); code != cli.ExitOK {
+		t.Fatalf("help config: exit %d", code)
+	}
+	for _, s := range config.All() {
+		if s.Flag != "" && !strings.Contains(out.String(), "--"+s.Flag+" ") {
+			t.Errorf("help config lacks --%s", s.Flag)
+		}
+		if s.Env != "" && !strings.Contains(out.String(), "$"+s.Env) {
+			t.Errorf("help config lacks $%s", s.Env)
+		}
+		if !strings.Contains(out.String(), s.Default) {
+			t.Errorf("help config lacks the default of %s%s: %q", s.Flag, s.Env, s.Default)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"vetlens/app/live"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 	"vetlens/platform/camera"
 )
 
@@ -61,13 +62,13 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, captureUsage) }
-	spec := fs.String("camera", "device:0", "frame source: device:N, a video file, an image folder or an image")
+	spec := config.Camera.String(fs, config.DefaultCamera)
 	maxSeconds := fs.Float64("max-seconds", 0, "give up after this many seconds (0: no limit)")
 	loop := fs.Bool("loop", false, "replay a file source from its start")
 	rectOut := fs.String("o", "", "write the rectified best frame here (and leave it out of the JSON)")
 	render := fs.String("render", "", "write the annotated best frame here")
-	modelsFlag := fs.String("models", "", "models directory")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library")
+	modelsFlag := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -80,7 +81,7 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 
-	if err := ort.Init(*ortLib); err != nil {
+	if err := ort.Init(*ortLib, config.ORTLibraryCandidates()...); err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: %v\n", err)
 		return ExitInternal
 	}

@@ -16,6 +16,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
+	"vetlens/internal/config"
 	"vetlens/ui"
 )
 
@@ -33,12 +34,12 @@ type guiConfig struct {
 func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
-	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT (default: the saved setting, then "+ui.DefaultListenAddr+")")
-	serve := fs.Bool("serve", false, "serve the LAN API over HTTPS from this process at start (default: as it was left)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
+	dataDir := config.DataDir.String(fs, "")
+	addr := config.Addr.String(fs, "")
+	serve := config.Serve.Bool(fs, false)
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	cam := config.Camera.String(fs, "")
 	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,7 +71,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
 		serveConfig: serveConfig{
 			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
-			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
+			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
 		}}
 	if c.screenshots != "" && c.camera == "" {
 		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")

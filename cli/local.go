@@ -10,6 +10,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 )
 
 // localNeeds says what a one-shot command loads.
@@ -33,7 +34,7 @@ func openLocal(models, ortLib string, n localNeeds) (svc *app.Service, closeAll 
 	}
 	var d app.Deps
 	if n.cardiac || n.usg {
-		if err := ort.Init(ortLib); err != nil {
+		if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 			return nil, nil, err
 		}
 	}

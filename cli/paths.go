@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 
 	"vetlens/engine/manifest"
+	"vetlens/internal/config"
 )
-
-// ModelsEnv is the environment variable naming the models directory.
-const ModelsEnv = "VETLENS_MODELS"
 
 // ModelsDir resolves the models directory, first match wins: flagValue
 // (--models), $VETLENS_MODELS, a models/ folder holding manifest.json beside
@@ -20,7 +18,7 @@ func ModelsDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := os.Getenv(ModelsEnv); v != "" {
+	if v := config.Models.FromEnv(); v != "" {
 		return v
 	}
 	if exe, err := os.Executable(); err == nil {

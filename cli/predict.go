@@ -14,6 +14,7 @@ import (
 	"vetlens/api"
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/internal/config"
 )
 
 // MaxInputFileBytes is the largest file `vetlens predict` reads. The HTTP
@@ -60,8 +61,8 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, predictUsage) }
 	render := fs.String("render", "", "write the annotated image to this JPEG file")
-	modelsFlag := fs.String("models", "", "models directory")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library")
+	modelsFlag := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK

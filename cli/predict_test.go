@@ -22,6 +22,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // testModelsDir is the shipped models directory, or $VETLENS_TEST_MODELS
@@ -302,14 +303,14 @@ func TestPredictCLIBadLibrary(t *testing.T) {
 }
 
 func TestModelsDir(t *testing.T) {
-	t.Setenv(ModelsEnv, "")
+	t.Setenv(config.Models.Env, "")
 	if got := ModelsDir("/opt/m"); got != "/opt/m" {
 		t.Errorf("flag: %s", got)
 	}
 	if got := ModelsDir(""); got != "models" {
 		t.Errorf("fallback: %s", got)
 	}
-	t.Setenv(ModelsEnv, "/env/models")
+	t.Setenv(config.Models.Env, "/env/models")
 	if got := ModelsDir(""); got != "/env/models" {
 		t.Errorf("env: %s", got)
 	}

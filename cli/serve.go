@@ -20,6 +20,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 )
@@ -34,21 +35,21 @@ const AdminSocket = "admin.sock"
 func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate, admin socket (required)")
-	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT")
-	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
-	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
-	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
-	public := fs.String("public-host", "", "host name or address clients use, the HTTP redirect's target (default: the --addr host, or the machine's host name for 0.0.0.0)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
+	dataDir := config.DataDir.String(fs, "")
+	addr := config.Addr.String(fs, config.DefaultAddr)
+	certPath := config.Cert.String(fs, "")
+	keyPath := config.Key.String(fs, "")
+	redirect := config.RedirectAddr.String(fs, "")
+	public := config.PublicHost.String(fs, "")
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	inFlight := config.MaxInFlight.Int(fs, config.DefaultMaxInFlight)
 	usgRate := dollarsFlag(app.DefaultUSGRate)
-	fs.Var(&usgRate, "usg-rate", "flat price of one USG prediction, dollars with at most 2 decimals")
-	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
-	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
-	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
-	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
+	config.USGRate.Var(fs, &usgRate)
+	cardiacConc := config.CardiacConcurrency.Int(fs, config.DefaultCardiacConcurrency)
+	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
+	pixelWait := config.PixelWait.Duration(fs, 0)
+	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -117,7 +118,7 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 		}
 	}
 	deps := app.Deps{Repos: st.Repos()}
-	if err := ort.Init(c.ortLib); err != nil {
+	if err := ort.Init(c.ortLib, config.ORTLibraryCandidates()...); err != nil {
 		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
 	} else {
 		if e, err := usg.Load(c.models); err != nil {

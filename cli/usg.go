@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 )
 
 // usgFlags maps each feature flag to its canonical request key.
@@ -45,8 +46,8 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	jsonFile := fs.String("json", "", "read the request body (spec usg-v1) from FILE, or stdin for -")
 	clinic := fs.String("clinic-code", "", "optional clinic code (logged only)")
 	uuid := fs.String("uuid", "", "optional patient identifier (logged only)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search, see engine/ort)")
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK

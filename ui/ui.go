@@ -20,6 +20,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/app/live"
+	"vetlens/internal/config"
 )
 
 // predictTimeout bounds one prediction started from the UI.
@@ -74,7 +75,7 @@ const (
 )
 
 // DefaultListenAddr is the listener address when none is set.
-const DefaultListenAddr = "0.0.0.0:8443"
+const DefaultListenAddr = config.DefaultAddr
 
 // UI is the application's content: build it with New and put Content in
 // a window.

@@ -22,6 +22,7 @@ import (
 	"vetlens/cli"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 type item struct {
@@ -154,7 +155,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 	if err := json.Unmarshal(b, &tf); err != nil {
 		return fmt.Errorf("parse held-out truth: %w", err)
 	}
-	if err := ort.Init(lib); err != nil {
+	if err := ort.Init(lib, config.ORTLibraryCandidates()...); err != nil {
 		return err
 	}
 	eng, err := cardiac.Load(modelsDir, opts)

@@ -12,13 +12,14 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/internal/config"
 )
 
 // measurer runs the cardiac engine for VHS and session figures.
 type measurer struct{ eng *cardiac.Engine }
 
 func newMeasurer(models, ortLib string) (*measurer, error) {
-	if err := ort.Init(ortLib); err != nil {
+	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return nil, err
 	}
 	eng, err := cardiac.Load(models, cardiac.DefaultOptions())
