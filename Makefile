@@ -78,17 +78,21 @@ test-leaks:
 	$(GO) vet -tags matprofile $(LEAK_PKGS)
 	$(GO) test -tags matprofile -count=1 -run 'Leak' $(LEAK_PKGS)
 
-# The real binary under Xvfb with the test video as its camera: a capture
+# The desktop app under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
 # panel is screened, and every screen is written as PNG to $(SHOTS);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
-# copies them into docs/screenshots.
+# copies them into docs/screenshots. The driver (bench/screenshots) runs
+# the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
+# the screenshot run and its XWD decoder do not ship in vetlens.
 SHOTS ?= test-output/screenshots
 TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
-test-gui: build
+SHOTS_BIN := build/vetlens-screenshots
+test-gui: deps
+	mkdir -p build && $(GO) build -o $(SHOTS_BIN) ./bench/screenshots
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
 	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
-		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --screenshots $(SHOTS); \
+		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
 	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server
 

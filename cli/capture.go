@@ -85,7 +85,7 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vetlens capture: %v\n", err)
 		return ExitInternal
 	}
-	dir := ModelsDir(*modelsFlag)
+	dir := config.ModelsDir(*modelsFlag)
 	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: load cardiac models from %s: %v\n", dir, err)

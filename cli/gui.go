@@ -23,9 +23,8 @@ import (
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
 	serveConfig
-	serve       bool   // start the HTTPS API in-process
-	camera      string // capture source spec
-	screenshots string // screenshot run's output folder
+	serve  bool   // start the HTTPS API in-process
+	camera string // capture source spec
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -40,7 +39,6 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	models := config.Models.String(fs, "")
 	ortLib := config.ORTLib.String(fs, "")
 	cam := config.Camera.String(fs, "")
-	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -48,7 +46,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -68,15 +66,11 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	}
 	c = guiConfig{
 		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)),
 		serveConfig: serveConfig{
-			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
+			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: config.ModelsDir(*models), ortLib: *ortLib,
 			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
 		}}
-	if c.screenshots != "" && c.camera == "" {
-		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
-		return c, ExitUsage, false
-	}
 	return c, ExitOK, true
 }
 
@@ -107,6 +101,19 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return GUIDriven(ctx, args, stdout, stderr, nil)
+}
+
+// Driver drives the window once the screens are up, as a clinician would
+// (the screenshot tool, bench/screenshots: test tooling that is not part
+// of the product binary). camera is the --camera source. The window closes
+// when it returns; an error makes the exit status ExitInternal.
+type Driver func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error
+
+// GUIDriven is GUI with a driver (nil: the window is the clinician's until
+// it is closed). With a driver the HTTPS API is not started and --camera
+// is required.
+func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, drive Driver) int {
 	// The app ID (preferences, storage) and icon are the application
 	// metadata, from FyneApp.toml (set by package main).
 	a := fyneapp.New()
@@ -117,6 +124,10 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
+	}
+	if drive != nil && c.camera == "" {
+		fmt.Fprintln(stderr, "vetlens gui: a driven run needs --camera")
+		return ExitUsage
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "vetlens gui: data dir: %v\n", err)
@@ -147,7 +158,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fail(err)
 			fyne.Do(func() {
 				w.SetContent(ui.LoadingScreen("VetLens could not start: "+err.Error(), false))
-				if c.screenshots != "" {
+				if drive != nil {
 					a.Quit()
 				}
 			})
@@ -157,7 +168,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mu.Lock()
 		closeAll = func() { listener.Stop(); closeSvc() }
 		mu.Unlock()
-		if c.serve && c.screenshots == "" {
+		if c.serve && drive == nil {
 			if err := listener.Start(c.addr); err != nil {
 				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
 			}
@@ -172,9 +183,9 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			w.SetContent(u.Content())
 		})
-		if c.screenshots != "" {
-			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
-				fail(fmt.Errorf("screenshots: %w", err))
+		if drive != nil {
+			if err := drive(ctx, u, w, c.camera, stdout); err != nil {
+				fail(fmt.Errorf("driven run: %w", err))
 			}
 			fyne.Do(a.Quit)
 		}

@@ -22,7 +22,6 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
-	"vetlens/internal/config"
 )
 
 // testModelsDir is the shipped models directory, or $VETLENS_TEST_MODELS
@@ -299,23 +298,6 @@ func TestPredictCLIBadLibrary(t *testing.T) {
 		if out.Len() != 0 || strings.Contains(msg, "\n") || !strings.Contains(msg, lib) {
 			t.Errorf("%s: stdout %q, stderr %q: want one line naming the library", lib, out.String(), msg)
 		}
-	}
-}
-
-func TestModelsDir(t *testing.T) {
-	t.Setenv(config.Models.Env, "")
-	if got := ModelsDir("/opt/m"); got != "/opt/m" {
-		t.Errorf("flag: %s", got)
-	}
-	if got := ModelsDir(""); got != "models" {
-		t.Errorf("fallback: %s", got)
-	}
-	t.Setenv(config.Models.Env, "/env/models")
-	if got := ModelsDir(""); got != "/env/models" {
-		t.Errorf("env: %s", got)
-	}
-	if got := ModelsDir("/flag"); got != "/flag" {
-		t.Errorf("flag over env: %s", got)
 	}
 }
 

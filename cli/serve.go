@@ -63,7 +63,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
-		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
+		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -12,6 +13,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -353,15 +355,43 @@ func TestConcurrentFramesOneSession(t *testing.T) {
 	}
 }
 
+// TestUniqueIDs: session ids are 128 random bits (32 lowercase hex
+// digits), unique, and unguessable: across 2,000 ids every bit is set
+// about half the time (a counter, a clock or a truncated source would
+// leave bits fixed or skewed), and each id opens its own session.
 func TestUniqueIDs(t *testing.T) {
 	m, _, _ := newTestManager()
+	const n = 2000
 	seen := map[string]bool{}
-	for range 1000 {
-		st, _ := m.Start()
-		if seen[st.SessionID] {
-			t.Fatal("duplicate session id")
+	var ones [128]int
+	hexID := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	for range n {
+		st, err := m.Start()
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[st.SessionID] = true
+		id := st.SessionID
+		if !hexID.MatchString(id) {
+			t.Fatalf("session id %q is not 32 lowercase hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate session id %s", id)
+		}
+		seen[id] = true
+		b, _ := hex.DecodeString(id)
+		for i := range ones {
+			ones[i] += int(b[i/8] >> (7 - i%8) & 1)
+		}
+	}
+	// Binomial(2000, 0.5): sd 22; 4.5 sd either side fails by chance
+	// about once in 150,000 runs of all 128 bits.
+	for i, c := range ones {
+		if c < n/2-100 || c > n/2+100 {
+			t.Errorf("bit %d set in %d of %d ids: not uniformly random", i, c, n)
+		}
+	}
+	if m.Len() != n {
+		t.Errorf("%d sessions open, want %d", m.Len(), n)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"vetlens/cli"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
@@ -140,7 +139,7 @@ func main() {
 	}
 	opts := cardiac.DefaultOptions()
 	opts.FirstStageOnly = *firstStage
-	if err := run(*data, cli.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
+	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}

@@ -87,3 +87,22 @@ func TestRegisterAndPrint(t *testing.T) {
 		t.Errorf("%d lines for %d settings:\n%s", lines, len(All()), out.String())
 	}
 }
+
+func TestModelsDir(t *testing.T) {
+	cases := []struct {
+		name, env, flag, want string
+	}{
+		{"fallback", "", "", "models"},
+		{"flag", "", "/opt/m", "/opt/m"},
+		{"environment", "/env/models", "", "/env/models"},
+		{"flag over environment", "/env/models", "/flag", "/flag"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(Models.Env, tc.env)
+			if got := ModelsDir(tc.flag); got != tc.want {
+				t.Errorf("ModelsDir(%q) with $%s=%q: %s, want %s", tc.flag, Models.Env, tc.env, got, tc.want)
+			}
+		})
+	}
+}

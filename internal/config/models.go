@@ -1,14 +1,10 @@
-// Package cli implements VetLens's command-line subcommands. main.go
-// dispatches to them; each takes its arguments and output streams and
-// returns the process exit status.
-package cli
+package config
 
 import (
 	"os"
 	"path/filepath"
 
 	"vetlens/engine/manifest"
-	"vetlens/internal/config"
 )
 
 // ModelsDir resolves the models directory, first match wins: flagValue
@@ -18,7 +14,7 @@ func ModelsDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := config.Models.FromEnv(); v != "" {
+	if v := Models.FromEnv(); v != "" {
 		return v
 	}
 	if exe, err := os.Executable(); err == nil {
