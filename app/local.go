@@ -17,10 +17,10 @@ import (
 var ErrNoStorage = errors.New("no storage: a local service keeps no records")
 
 // NewLocal builds a Service for the one-shot command-line front doors
-// (`vetlens predict`, `usg`, `corners`, `preprocess`): the same use cases
-// and rules as the API with no storage behind them. Its local use cases
-// (PredictLocal, PredictUSGLocal, DetectCorners, Rectify, Preprocess)
-// bill, log and record nothing; a use case that needs storage fails with
+// (`vetlens predict`, `usg`, `corners`, `preprocess`, `capture`): the same
+// use cases and rules as the API with no storage behind them. Its local
+// use cases (PredictLocal, PredictUSGLocal, DetectCorners, Rectify,
+// Preprocess, StartLocalSession) bill, log and record nothing; a use case that needs storage fails with
 // ErrNoStorage.
 func NewLocal(d Deps, cfg Config) (*Service, error) {
 	d.Repos = noRepos()
@@ -49,6 +49,36 @@ func (s *Service) PredictLocal(ctx context.Context, img []byte, o cardiac.Predic
 // it.
 func (s *Service) PredictUSGLocal(ctx context.Context, req *usg.Request) (*usg.Response, error) {
 	return s.predictUSG(ctx, req)
+}
+
+// localCaller owns a local service's capture sessions.
+var localCaller = Caller{Customer: "local", KeyPrefix: "local"}
+
+// LocalSession is a PoP capture session of a one-shot command (`vetlens
+// capture`): the API's session use case (the same pipeline, states,
+// errors and bodies) with nothing billed or recorded. Frame implements
+// the live runner's frame sink.
+type LocalSession struct {
+	svc *Service
+	// Start is the /v3/pop-session/start body of the session.
+	Start *SessionStart
+}
+
+// StartLocalSession opens a capture session on the service's PoP
+// pipeline, as StartSession does for an API key.
+func (s *Service) StartLocalSession(ctx context.Context) (*LocalSession, error) {
+	st, err := s.StartSession(ctx, localCaller)
+	if err != nil {
+		return nil, err
+	}
+	return &LocalSession{svc: s, Start: st}, nil
+}
+
+// Frame feeds one frame (JPEG or PNG) to the session: the outcome the
+// API's SessionFrame gives, without billing.
+func (l *LocalSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
+	_, out, err := l.svc.sessionFrame(ctx, localCaller, l.Start.SessionID, jpeg, "", sessionLocal)
+	return out, err
 }
 
 // noRepos are repositories that store nothing. Each embeds its interface

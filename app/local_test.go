@@ -327,3 +327,42 @@ func TestDesktopSession(t *testing.T) {
 		t.Errorf("a session result reached the history before it was saved: %+v", rec.Cardiac)
 	}
 }
+
+// TestLocalSession: `vetlens capture`'s session runs the API's use case
+// on a local service: the start body, the outcomes in order, the API's
+// errors (a frame after the end is KindConflict), nothing billed.
+func TestLocalSession(t *testing.T) {
+	ctx := context.Background()
+	p := &sessionScript{outs: []FrameOutcome{
+		{Status: StatusContinue, FramesProcessed: 1, GoodFrames: 1},
+		{Status: StatusComplete, FramesProcessed: 2, GoodFrames: 3, Result: syntheticResult(cardiac.CodeHighConfidence), Rectified: codeImage(t, 1)},
+	}, errs: []error{nil, nil, ErrSessionClosed}}
+	s, err := NewLocal(Deps{Cardiac: fakeCardiac{}, PoP: p}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.svc = s
+	l, err := s.StartLocalSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Start; st.SessionID != "sess-1" || st.SessionStatus != StatusReady || st.ModelVersion != "fake-1" || st.SessionConfig.MaxFrames != 20 {
+		t.Fatalf("start body %+v", st)
+	}
+	for i, want := range []string{StatusContinue, StatusComplete} {
+		out, err := l.Frame(ctx, codeImage(t, 1))
+		if err != nil || out.Status != want {
+			t.Fatalf("frame %d: %s %v, want %s", i, out.Status, err, want)
+		}
+	}
+	if _, err := l.Frame(ctx, codeImage(t, 1)); KindOf(err) != KindConflict {
+		t.Fatalf("frame after the end: %v, want KindConflict", err)
+	}
+	if _, err := l.Frame(ctx, []byte("no image")); KindOf(err) != KindInvalid {
+		t.Fatalf("a frame that is no image: %v, want KindInvalid", err)
+	}
+	noPoP, _ := NewLocal(Deps{}, DefaultConfig())
+	if _, err := noPoP.StartLocalSession(ctx); !errors.Is(err, ErrPoPUnavailable) {
+		t.Fatalf("no pipeline: %v", err)
+	}
+}

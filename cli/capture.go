@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
 	"vetlens/app/live"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
 	"vetlens/internal/config"
 	"vetlens/platform/camera"
 )
@@ -81,17 +78,12 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 
-	if err := ort.Init(*ortLib, config.ORTLibraryCandidates()...); err != nil {
+	svc, closeAll, err := openLocal(config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
+	if err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: %v\n", err)
 		return ExitInternal
 	}
-	dir := config.ModelsDir(*modelsFlag)
-	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
-	if err != nil {
-		fmt.Fprintf(stderr, "vetlens capture: load cardiac models from %s: %v\n", dir, err)
-		return ExitInternal
-	}
-	defer eng.Close()
+	defer closeAll()
 
 	fail := func(err error) int {
 		if werr := writeLine(stdout, captureError{Error: err.Error(), Camera: *spec}); werr != nil {
@@ -114,16 +106,14 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*maxSeconds*float64(time.Second)))
 		defer cancel()
 	}
-	pipeline := capture.NewService(capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now), eng, capture.PoP{})
-	sink, err := live.PoPSink(ctx, pipeline)
+	// The API's session use case on a local service: the same pipeline,
+	// states, errors and bodies as /v3/pop-session, nothing billed.
+	sink, err := svc.StartLocalSession(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	id, version := sink.Session.ID, eng.ModelVersion()
-	start := app.SessionStart{SessionID: id, SessionStatus: app.StatusReady, PopPipelineEnabled: true,
-		ModelsLoaded: eng.LandmarkModels(), PopModelsLoaded: pipeline.ModelsLoaded(), ModelVersion: version,
-		SessionConfig: sink.Session.Config}
-	if err := writeLine(stdout, start); err != nil {
+	id, version := sink.Start.SessionID, sink.Start.ModelVersion
+	if err := writeLine(stdout, sink.Start); err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: write output: %v\n", err)
 		return ExitRejected
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
@@ -68,7 +69,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.File, err)
 			}
-			if out.Status == capture.StatusComplete {
+			if out.Status == app.StatusComplete {
 				done = i + 1
 				if out.Best.VHS != nil {
 					best = *out.Best.VHS
