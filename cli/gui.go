@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"vetlens/app"
 	"vetlens/assets"
 	"vetlens/internal/config"
+	"vetlens/internal/lanaddr"
 	"vetlens/ui"
 )
 
@@ -64,11 +66,36 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		}
 		dir = filepath.Join(base, "vetlens")
 	}
+	// The listener: the setting saved in the data dir, else one saved by
+	// an older version in the window's preferences, else the default;
+	// flags given override it for this run (and are not saved).
+	ls, found, err := loadListenSetting(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v (using the default)\n", err)
+	}
+	if !found {
+		ls = defaultListenSetting()
+		if a := pref(ui.PrefListenAddr); a != "" {
+			ls = listenSetting{Serve: pref(ui.PrefListenOnStart) == "true", Addr: a}
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "serve":
+			ls.Serve = *serve
+		case "addr":
+			ls.Addr = *addr
+		}
+	})
+	if _, err := lanaddr.Port(ls.Addr); err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: --addr: %v\n", err)
+		return c, ExitUsage, false
+	}
 	c = guiConfig{
-		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
+		serve:  ls.Serve,
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)),
 		serveConfig: serveConfig{
-			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: config.ModelsDir(*models), ortLib: *ortLib,
+			dataDir: dir, addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
 			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
 		}}
 	return c, ExitOK, true
@@ -111,9 +138,22 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type Driver func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error
 
 // GUIDriven is GUI with a driver (nil: the window is the clinician's until
-// it is closed). With a driver the HTTPS API is not started and --camera
-// is required.
+// it is closed). With a driver --camera is required, and the HTTPS API
+// serves this computer on a free port (the Server tab then shows a live
+// listener without taking the clinic's port).
 func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, drive Driver) int {
+	// A quiet terminal: complete what Fyne expects of the environment,
+	// and turn its reports about the machine into one line each.
+	cleanupEnv, err := prepareDesktopEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
+	}
+	defer cleanupEnv()
+	logFilter := newFyneLogFilter(stderr)
+	prevLog := stdlog.Writer()
+	stdlog.SetOutput(logFilter)
+	defer func() { logFilter.Close(); stdlog.SetOutput(prevLog) }()
+
 	// The app ID (preferences, storage) and icon are the application
 	// metadata, from FyneApp.toml (set by package main).
 	a := fyneapp.New()
@@ -166,11 +206,15 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
 		mu.Lock()
-		closeAll = func() { listener.Stop(); closeSvc() }
+		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
-		if c.serve && drive == nil {
-			if err := listener.Start(c.addr); err != nil {
-				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+		addr := c.addr
+		if drive != nil { // a driven run serves this computer on a free port
+			c.serve, addr = true, "127.0.0.1:0"
+		}
+		if c.serve {
+			if err := listener.start(addr); err != nil {
+				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", addr, "err", err)
 			}
 		}
 		var u *ui.UI

@@ -20,7 +20,6 @@ import (
 
 	"vetlens/app"
 	"vetlens/app/live"
-	"vetlens/internal/config"
 )
 
 // predictTimeout bounds one prediction started from the UI.
@@ -44,6 +43,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
+	// window); nil: the current Fyne app's Quit.
+	Quit func()
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -59,23 +61,34 @@ type Listener interface {
 
 // ListenerStatus is the listener's state.
 type ListenerStatus struct {
-	Running     bool
-	Addr        string
-	Fingerprint string
+	Running bool
+	// Addr is the address the listener is bound to, as the operating
+	// system reports it (for all interfaces, [::]:PORT); Requested the
+	// address last asked for (while stopped, where it would listen).
+	Addr, Requested string
+	// Fingerprint is the certificate's SHA-256 fingerprint; PublicKeyPin
+	// its public key pin as curl's --pinnedpubkey takes it.
+	Fingerprint  string
+	PublicKeyPin string
 	// Err is why the listener stopped on its own, if it did.
 	Err error
+	// LANClients counts the open connections from other machines;
+	// LastLANActivity is when one last sent a request or connected.
+	LANClients      int
+	LastLANActivity time.Time
 }
 
-// Preference keys.
+// Preference keys (the window's own settings; the listener's live in the
+// data directory, where the listener saves them).
 const (
-	PrefDataDir       = "data_dir"
-	PrefCamera        = "camera"
+	PrefDataDir = "data_dir"
+	PrefCamera  = "camera"
+	// PrefListenAddr and PrefListenOnStart are where versions before the
+	// data directory's listener.json kept the listener setting; the gui
+	// command reads them once when the data directory has none.
 	PrefListenAddr    = "listen_addr"
 	PrefListenOnStart = "listen_on_start"
 )
-
-// DefaultListenAddr is the listener address when none is set.
-const DefaultListenAddr = config.DefaultAddr
 
 // UI is the application's content: build it with New and put Content in
 // a window.
@@ -95,6 +108,8 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// lastPicker is the file dialog opened last (tests).
+	lastPicker *filePicker
 }
 
 // New builds the UI for svc without needing a real window.
@@ -122,6 +137,7 @@ func New(svc *app.Service, opts Options) *UI {
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+		u.installWindow(opts.Window)
 	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {

@@ -14,13 +14,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"vetlens/internal/lanaddr"
 )
 
 // Defaults that more than one package needs, declared once.
 const (
-	// DefaultAddr is where the HTTPS API listens: `vetlens serve`, and
-	// the desktop's in-process API when neither --addr nor the Server tab
-	// set an address.
+	// DefaultAddr is where `vetlens serve` listens (the desktop's default
+	// is this computer only: lanaddr.Local(lanaddr.DefaultPort)).
 	DefaultAddr = "0.0.0.0:8443"
 	// DefaultMaxInFlight is how many requests one API key may have in
 	// flight before 429.
@@ -60,10 +61,10 @@ var (
 		Default: "serve, keys: required; gui: the saved setting, then the user config dir's vetlens folder",
 		Help:    "data directory: database, certificate, admin socket"}
 	Addr = Setting{Flag: "addr", Commands: []string{"gui", "serve"},
-		Default: "serve: " + DefaultAddr + "; gui: the saved setting, then " + DefaultAddr,
-		Help:    "HTTPS listen address HOST:PORT"}
-	Serve = Setting{Flag: "serve", Commands: []string{"gui"}, Default: "as the Server tab was left",
-		Help: "serve the LAN API over HTTPS from the desktop process at start"}
+		Default: "serve: " + DefaultAddr + "; gui: as the Server tab left it in the data dir, then " + lanaddr.Local(lanaddr.DefaultPort),
+		Help:    "HTTPS listen address HOST:PORT (127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network; gui: for this run, not saved)"}
+	Serve = Setting{Flag: "serve", Commands: []string{"gui"}, Default: "as the Server tab left it in the data dir, then on",
+		Help: "serve the HTTPS API from the desktop process at start; --serve=false: do not"}
 	Cert = Setting{Flag: "cert", Commands: []string{"serve"}, Default: "self-signed, generated into the data dir",
 		Help: "TLS certificate PEM"}
 	Key          = Setting{Flag: "key", Commands: []string{"serve"}, Default: "with --cert", Help: "TLS private key PEM"}
@@ -96,6 +97,8 @@ var (
 		Help: "how long an image waits for room in the pixel budget before 503"}
 	MaxPoPSessions = Setting{Flag: "max-pop-sessions", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxPoPSessions),
 		Help: "open PoP capture sessions per API key before 429"}
+	XDGRuntimeDir = Setting{Env: "XDG_RUNTIME_DIR", Default: "gui: a private temporary directory for the run when unset or not a directory",
+		Help: "the desktop session's runtime directory (Wayland, D-Bus), read by the window's libraries"}
 	TestModels = Setting{Env: "VETLENS_TEST_MODELS", Default: "the shipped models/",
 		Help: "tests only: the models directory the model-backed tests load (e.g. a test double)"}
 )
@@ -103,7 +106,7 @@ var (
 // All is every setting, in the order `vetlens help config` lists them.
 func All() []Setting {
 	return []Setting{DataDir, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
-		MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, TestModels}
+		MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels}
 }
 
 // FromEnv is the setting's environment variable's value ("" when it has
@@ -113,6 +116,18 @@ func (s Setting) FromEnv() string {
 		return ""
 	}
 	return os.Getenv(s.Env)
+}
+
+// SetEnv sets the setting's environment variable for this process (for
+// the libraries that read it themselves, such as XDG_RUNTIME_DIR).
+func (s Setting) SetEnv(v string) error {
+	if s.Env == "" {
+		return fmt.Errorf("setting --%s has no environment variable", s.Flag)
+	}
+	if err := os.Setenv(s.Env, v); err != nil {
+		return fmt.Errorf("set $%s: %w", s.Env, err)
+	}
+	return nil
 }
 
 // usage is the flag's usage text: the help, the default and the
