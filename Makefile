@@ -120,8 +120,10 @@ fuzz:
 bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
 
+# The trainers are one small package (models/train/pyproject.toml): run
+# from models/train, the tests import its modules without sys.path edits.
 test-py:
-	cd models/train && $(PY) -m unittest discover -s tests -v
+	cd models/train && $(PY) -m unittest discover -s tests -t . -v
 
 # ---- packaging ----------------------------------------------------------------
 # An installable Linux bundle made by the fyne tool from FyneApp.toml (app
@@ -152,7 +154,7 @@ train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
 train-usg:
-	$(PY) models/train/usg/train.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.train $(if $(DATA),--data $(abspath $(DATA)))
 	$(PY) models/train/make_manifest.py models
 
 manifest:
@@ -184,7 +186,7 @@ eval-pop:
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
 
 eval-usg:
-	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.eval $(if $(DATA),--data $(abspath $(DATA)))
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
