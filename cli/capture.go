@@ -78,7 +78,7 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 
-	svc, closeAll, err := openLocal(config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: %v\n", err)
 		return ExitInternal

@@ -51,7 +51,7 @@ func writeLine(w io.Writer, v any) error {
 // reads the file and opens the local service with the PoP geometry. ok
 // false means the command is over, with the returned exit status (usage
 // error or unreadable file; the error line is printed).
-func oneFile(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (file string, img []byte, svc *app.Service, code int, ok bool) {
+func oneFile(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (file string, img []byte, svc *app.Service, code int, ok bool) {
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -67,7 +67,7 @@ func oneFile(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (file st
 	if err != nil {
 		return files[0], nil, nil, reportFileError(stdout, stderr, files[0], err), false
 	}
-	svc, _, err = openLocal("", "", localNeeds{pop: true})
+	svc, _, err = openLocal(ctx, "", "", localNeeds{pop: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens %s: %v\n", fs.Name(), err)
 		return files[0], nil, nil, ExitInternal, false
@@ -81,7 +81,7 @@ func Corners(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("corners", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, cornersUsage) }
-	file, img, svc, code, ok := oneFile(fs, args, stdout, stderr)
+	file, img, svc, code, ok := oneFile(ctx, fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -114,7 +114,7 @@ func Preprocess(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, preprocessUsage) }
 	out := fs.String("o", "", "write the rectified JPEG here (and leave it out of the JSON)")
-	file, img, svc, code, ok := oneFile(fs, args, stdout, stderr)
+	file, img, svc, code, ok := oneFile(ctx, fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}

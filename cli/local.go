@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -25,40 +26,15 @@ type localNeeds struct {
 // loaded from models. Unlike serve, a part that does not load is an
 // error: the command cannot run without it. closeAll releases the
 // engines.
-func openLocal(models, ortLib string, n localNeeds) (svc *app.Service, closeAll func(), err error) {
-	var closers []func() error
-	closeAll = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
+func openLocal(ctx context.Context, models, ortLib string, n localNeeds) (svc *app.Service, closeAll func(), err error) {
+	d, closeAll, err := loadEngines(ctx, models, ortLib, n, func(part string, err error) error {
+		if part == partORT {
+			return err // names the library already
 		}
-	}
-	var d app.Deps
-	if n.cardiac || n.usg {
-		if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
-			return nil, nil, err
-		}
-	}
-	if n.usg {
-		e, err := usg.Load(models)
-		if err != nil {
-			return nil, nil, fmt.Errorf("load USG model from %s: %w", models, err)
-		}
-		closers = append(closers, e.Close)
-		d.USG = e
-	}
-	if n.cardiac {
-		e, err := cardiac.Load(models, cardiac.DefaultOptions())
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("load cardiac models from %s: %w", models, err)
-		}
-		closers = append(closers, e.Close)
-		d.Cardiac = e
-		d.PoP = capture.NewService(capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now), e, capture.PoP{})
-	} else if n.pop {
-		// Corners and rectification are geometry: no predictor, and no
-		// session is ever started on this pipeline.
-		d.PoP = capture.NewService(nil, nil, capture.PoP{})
+		return fmt.Errorf("load %s from %s: %w", part, models, err)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	svc, err = app.NewLocal(d, app.DefaultConfig())
 	if err != nil {
@@ -66,6 +42,76 @@ func openLocal(models, ortLib string, n localNeeds) (svc *app.Service, closeAll 
 		return nil, nil, err
 	}
 	return svc, closeAll, nil
+}
+
+// The parts loadEngines loads, as its onMissing callback names them.
+const (
+	partORT     = "ONNX Runtime"
+	partUSG     = "USG model"
+	partCardiac = "cardiac models"
+)
+
+// loadEngines loads ONNX Runtime and the engines n asks for from models,
+// and on the cardiac engine the PoP pipeline (its session sweeper runs
+// until ctx ends): the one wiring of the engines that serve, gui and the
+// one-shot commands share. A part that does not load is handed to
+// onMissing: serve and gui log it and go on (its endpoints answer 503),
+// a one-shot command stops with the error onMissing returns. closeAll
+// releases what loaded.
+func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMissing func(part string, err error) error) (d app.Deps, closeAll func(), err error) {
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(part string, err error) error {
+		if err := onMissing(part, err); err != nil {
+			closeAll()
+			return err
+		}
+		return nil
+	}
+	if n.cardiac || n.usg {
+		if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
+			if err := fail(partORT, err); err != nil {
+				return app.Deps{}, nil, err
+			}
+			n.cardiac, n.usg = false, false
+		}
+	}
+	if n.usg {
+		if e, err := usg.Load(models); err != nil {
+			if err := fail(partUSG, err); err != nil {
+				return app.Deps{}, nil, err
+			}
+		} else {
+			closers = append(closers, e.Close)
+			d.USG = e
+		}
+	}
+	if n.cardiac {
+		if e, err := cardiac.Load(models, cardiac.DefaultOptions()); err != nil {
+			if err := fail(partCardiac, err); err != nil {
+				return app.Deps{}, nil, err
+			}
+		} else {
+			closers = append(closers, e.Close)
+			d.Cardiac = e
+			// The PoP pipeline (classical geometry, no model files) needs
+			// the cardiac engine to measure rectified frames.
+			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
+			go mgr.RunSweeper(ctx, 30*time.Second)
+			d.PoP = capture.NewService(mgr, e, capture.PoP{})
+			return d, closeAll, nil
+		}
+	}
+	if n.pop {
+		// Corners and rectification are geometry: no predictor, and no
+		// session is ever started on this pipeline.
+		d.PoP = capture.NewService(nil, nil, capture.PoP{})
+	}
+	return d, closeAll, nil
 }
 
 // errorLine is the JSON line printed for an input that could not be

@@ -14,49 +14,31 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
-	"vetlens/engine/usg"
 	"vetlens/platform/httpapi"
-	"vetlens/platform/store"
 )
 
-// apiServer is the HTTP API over a fresh store with the shipped models,
-// wired as serve wires it, and a key for it.
+// apiServer is the HTTP API over a fresh store with the models, wired by
+// openService as serve and gui wire it, and a key for it.
 func apiServer(t *testing.T, models string) (url, key string) {
 	t.Helper()
-	if err := ort.Init(""); err != nil {
-		t.Fatalf("ONNX Runtime: %v", err)
-	}
-	st, err := store.Open(t.TempDir(), time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, closeAll, err := openService(ctx, serveConfig{dataDir: t.TempDir(), models: models, inFlight: 4, usgRate: app.DefaultUSGRate, cardiacConc: 1}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	ce, err := cardiac.Load(models, cardiac.DefaultOptions())
+	t.Cleanup(closeAll)
+	if svc.Cardiac() == nil || svc.USG() == nil || svc.PoP() == nil {
+		t.Fatal("the models did not load")
+	}
+	key, _, err = svc.CreateKey(ctx, "Parity clinic", app.TierPaygo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ce.Close() })
-	ue, err := usg.Load(models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ue.Close() })
-	mgr := capture.NewManager(capture.DefaultConfig(), ce, capture.PoP{}, time.Now)
-	svc, err := app.New(app.Deps{Repos: st.Repos(), Cardiac: ce, USG: ue, PoP: capture.NewService(mgr, ce, capture.PoP{})}, app.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err = svc.CreateKey(context.Background(), "Parity clinic", app.TierPaygo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Config{Logger: log}))
 	t.Cleanup(srv.Close)
 	return srv.URL, key
 }

@@ -75,7 +75,7 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	svc, closeAll, err := openLocal(config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens predict: %v\n", err)
 		return ExitInternal

@@ -17,10 +17,6 @@ import (
 	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
-	"vetlens/engine/usg"
 	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
@@ -121,28 +117,16 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Repos: st.Repos()}
-	if err := ort.Init(c.ortLib, config.ORTLibraryCandidates()...); err != nil {
-		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
-	} else {
-		if e, err := usg.Load(c.models); err != nil {
-			log.Warn("USG model not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.USG = e
-		}
-		if e, err := cardiac.Load(c.models, cardiac.DefaultOptions()); err != nil {
-			log.Warn("cardiac models not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.Cardiac = e
-			// The PoP pipeline (classical geometry, no model files) needs
-			// the cardiac engine to measure rectified frames.
-			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
-			go mgr.RunSweeper(ctx, 30*time.Second)
-			deps.PoP = capture.NewService(mgr, e, capture.PoP{})
-		}
+	deps, closeEngines, err := loadEngines(ctx, c.models, c.ortLib, localNeeds{cardiac: true, usg: true}, func(part string, err error) error {
+		log.Warn(part+" not loaded: its endpoints answer 503", "err", err)
+		return nil
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
+	closers = append(closers, func() error { closeEngines(); return nil })
+	deps.Repos = st.Repos()
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc

@@ -98,7 +98,7 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printError(stdout, stderr, err)
 	}
 	req.Received = received
-	svc, closeAll, err := openLocal(config.ModelsDir(*models), *ortLib, localNeeds{usg: true})
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*models), *ortLib, localNeeds{usg: true})
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
