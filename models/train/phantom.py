@@ -48,7 +48,6 @@ def load_font(size):
     return ImageFont.load_default()
 
 
-_font = load_font  # the old name, still imported by xraysim.py
 
 
 def _u(rng, lo_hi):
