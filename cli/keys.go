@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 	"vetlens/platform/store/postgres"
@@ -24,7 +25,7 @@ import (
 const keysUsage = `usage: vetlens keys create --data-dir DIR --customer NAME [--tier paygo|starter|professional|enterprise]
        vetlens keys list --data-dir DIR
        vetlens keys revoke --data-dir DIR PREFIX
-       (with --store postgres://... or $` + StoreEnv + ` instead of --data-dir: the keys in that database)`
+       (with --store postgres://... or $VETLENS_STORE instead of --data-dir: the keys in that database)`
 
 // keyAdmin is key administration, either on the database directly or
 // through a running server's admin socket.
@@ -45,8 +46,8 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory (required with the bbolt store)")
-	storeFlag := fs.String("store", "", storeUsage)
+	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
 	customer := fs.String("customer", "", "customer name (create)")
 	tier := fs.String("tier", "", "contracted tier (create; default paygo for a new customer)")
 	if err := fs.Parse(args[1:]); err != nil {

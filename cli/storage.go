@@ -6,29 +6,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"vetlens/app"
 	"vetlens/app/repo"
+	"vetlens/internal/config"
 	"vetlens/platform/store"
 	"vetlens/platform/store/postgres"
 )
 
-// StoreEnv is the environment variable selecting the storage when
-// --store is not given (docs/storage.md).
-const StoreEnv = "VETLENS_STORE"
-
-// storeUsage is the --store flag's help.
-const storeUsage = "storage: bbolt (the embedded database in the data dir, the default) or a postgres:// URL shared by several servers (default $" + StoreEnv + ")"
-
-// storeSpec resolves the storage: the flag, then $VETLENS_STORE, then
-// bbolt.
+// storeSpec resolves the storage (config.Store): the flag, then
+// $VETLENS_STORE, then bbolt.
 func storeSpec(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := os.Getenv(StoreEnv); v != "" {
+	if v := config.Store.FromEnv(); v != "" {
 		return v
 	}
 	return "bbolt"
@@ -80,8 +73,8 @@ func StoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	sub := args[0]
 	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory of the bbolt side")
-	spec := fs.String("store", "", storeUsage)
+	dataDir := config.DataDir.String(fs, "")
+	spec := config.Store.String(fs, "")
 	from := fs.String("from", "bbolt", "the store to copy from (copy)")
 	to := fs.String("to", "", "the store to copy into, empty (copy)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -98,7 +91,7 @@ func StoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "migrate":
 		dsn := storeSpec(*spec)
 		if !postgres.IsDSN(dsn) {
-			fmt.Fprintln(stderr, "vetlens store migrate: --store (or $"+StoreEnv+") must be a postgres:// URL; bbolt needs no migration")
+			fmt.Fprintln(stderr, "vetlens store migrate: --store (or $"+config.Store.Env+") must be a postgres:// URL; bbolt needs no migration")
 			return ExitUsage
 		}
 		st, err := postgres.Open(ctx, dsn)

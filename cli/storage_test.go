@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/config"
 	"vetlens/internal/pgtest"
 	"vetlens/platform/store"
 	"vetlens/platform/store/postgres"
@@ -22,9 +23,9 @@ func TestStoreSpec(t *testing.T) {
 		{"bbolt", "postgres://db/vetlens", "bbolt"},
 		{"postgresql://h/x", "", "postgresql://h/x"},
 	} {
-		t.Setenv(StoreEnv, tc.env)
+		t.Setenv(config.Store.Env, tc.env)
 		if got := storeSpec(tc.flag); got != tc.want {
-			t.Errorf("storeSpec(%q) with $%s=%q = %q, want %q", tc.flag, StoreEnv, tc.env, got, tc.want)
+			t.Errorf("storeSpec(%q) with $%s=%q = %q, want %q", tc.flag, config.Store.Env, tc.env, got, tc.want)
 		}
 	}
 }
@@ -71,10 +72,10 @@ func TestKeysOnPostgres(t *testing.T) {
 	if code := Keys(ctx, []string{"create", "--store", dsn, "--customer", "Clinic A"}, &out, &errb); code != ExitOK {
 		t.Fatalf("create: %d %s", code, errb.String())
 	}
-	t.Setenv(StoreEnv, dsn)
+	t.Setenv(config.Store.Env, dsn)
 	out.Reset()
 	if code := Keys(ctx, []string{"list"}, &out, &errb); code != ExitOK || !strings.Contains(out.String(), "Clinic A") {
-		t.Fatalf("list via $%s: %d %q %s", StoreEnv, code, out.String(), errb.String())
+		t.Fatalf("list via $%s: %d %q %s", config.Store.Env, code, out.String(), errb.String())
 	}
 }
 

@@ -10,22 +10,23 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"vetlens/internal/config"
 )
 
 // DSNEnv names the environment variable holding the DSN of a PostgreSQL
-// cluster the tests may create and drop databases in.
-const DSNEnv = "VETLENS_TEST_POSTGRES"
+// cluster the tests may create and drop schemas in (config.TestPostgres).
+var DSNEnv = config.TestPostgres.Env
 
 // AdminDSN returns the cluster's DSN, or skips the test when DSNEnv is
 // unset.
 func AdminDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(DSNEnv)
+	dsn := config.TestPostgres.FromEnv()
 	if dsn == "" {
 		t.Skipf("PostgreSQL tests skipped: %s is not set (make test starts a throwaway cluster and sets it; "+
 			"by hand: internal/pgtest/pgcluster.sh start DIR prints the DSN)", DSNEnv)
