@@ -264,7 +264,7 @@ func (s *Service) record(ctx context.Context, c Caller, uuid string, valid bool,
 	if uuid == "" || !valid {
 		return nil
 	}
-	if err := s.repos.History.Add(ctx, c.Customer, uuid, repo.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}); err != nil {
+	if _, err := s.repos.History.Add(ctx, c.Customer, uuid, repo.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}, nil); err != nil {
 		return fmt.Errorf("record history: %w", err)
 	}
 	return nil

@@ -17,6 +17,8 @@ var ErrUSGUnavailable = &Error{Kind: KindUnavailable, Msg: "USG model not loaded
 type usgLogInputs struct {
 	Features map[string]float64 `json:"features"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Entered are the values as entered at the desktop, with units.
+	Entered []EnteredValue `json:"entered,omitempty"`
 }
 
 // PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
@@ -27,6 +29,12 @@ type usgLogInputs struct {
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
+	return s.predictUSG(ctx, c, req, nil)
+}
+
+// predictUSG is PredictUSG, logging entered (the desktop form's values as
+// entered) beside the inputs.
+func (s *Service) predictUSG(ctx context.Context, c Caller, req *usg.Request, entered []EnteredValue) (*usg.Response, error) {
 	if s.usg == nil {
 		return nil, ErrUSGUnavailable
 	}
@@ -41,7 +49,7 @@ func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*
 	if err != nil {
 		return nil, fmt.Errorf("usg predict: %w", err)
 	}
-	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings}
+	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings, Entered: entered}
 	for i, f := range usg.Features() {
 		in.Features[f] = req.Values[i]
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Printer prints reports (CUPS lp); nil: Print is disabled and says
+	// why.
+	Printer Printer
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -83,6 +86,7 @@ type UI struct {
 	opts Options
 
 	patient *widget.Entry
+	bar     *patientBar
 	tabs    *container.AppTabs
 
 	capture  *captureTab
@@ -94,6 +98,8 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// printerState caches whether a printer is set up.
+	printerState *printerState
 }
 
 // New builds the UI for svc without needing a real window.
@@ -104,8 +110,9 @@ func New(svc *app.Service, opts Options) *UI {
 		}
 	}
 	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
-	u.patient.SetPlaceHolder("patient ID (for history and the 24 h recheck)")
+	u.patient.SetPlaceHolder("patient ID")
 	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
+	u.bar = newPatientBar(u)
 	u.review = newReview(u)
 	u.capture = newCaptureTab(u)
 	u.blood = newBloodwork(u)
@@ -119,6 +126,10 @@ func New(svc *app.Service, opts Options) *UI {
 		container.NewTabItem("Server", u.server.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
+	u.patient.OnChanged = u.bar.idChanged
+	if last := u.pref(PrefLastPatient, ""); last != "" && app.CheckPatientID(last) == nil {
+		u.patient.SetText(last) // the last patient, kept across restarts
+	}
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
 	}
@@ -133,11 +144,18 @@ func New(svc *app.Service, opts Options) *UI {
 	return u
 }
 
-// Content returns the root object to show in a window: the patient field
-// above the tabs.
+// Content returns the root object to show in a window: the patient
+// record above the tabs.
 func (u *UI) Content() fyne.CanvasObject {
-	bar := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Patient ID", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, u.patient)
-	return container.NewBorder(bar, nil, nil, nil, u.tabs)
+	return container.NewBorder(u.bar.content, nil, nil, nil, u.tabs)
+}
+
+// patientChanged follows a change of the patient (id or details): the
+// Review tab's ranges and its Save button follow.
+func (u *UI) patientChanged() {
+	if u.review != nil {
+		u.review.update()
+	}
 }
 
 // Tabs names the screens in order (for screenshots and tests).
