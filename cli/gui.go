@@ -16,6 +16,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
+	"vetlens/platform/printing"
 	"vetlens/ui"
 )
 
@@ -163,7 +164,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {
