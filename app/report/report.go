@@ -477,7 +477,10 @@ func WritePDF(w io.Writer, r Report) error {
 		x := margin + float64(i%4)*colW
 		pdf.SetFillColor(it.Color.R, it.Color.G, it.Color.B)
 		pdf.SetStrokeColor(0, 0, 0)
-		pdf.Oval(x, y-8, x+9, y+1)
+		pdf.SetLineWidth(0.5)
+		if err := pdf.Rectangle(x, y-8, x+9, y+1, "FD", 4.5, 8); err != nil {
+			return fmt.Errorf("report: legend: %w", err)
+		}
 		pdf.SetFillColor(0, 0, 0)
 		name := fmt.Sprintf("%d %s", it.Number, it.Name)
 		for p.width(regular, 8, name) > colW-16 && len([]rune(name)) > 1 {
