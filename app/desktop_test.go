@@ -385,7 +385,7 @@ func TestReading(t *testing.T) {
 	}{
 		{nil, nil, dog, "No heart size"},
 		{f(9.5), f(2.0), dog, "within the dog range. The left atrium size is normal."},
-		{f(11.2), f(2.7), dog, "larger than the dog range (VHS above 10.7), consistent with cardiomegaly. The left atrium appears enlarged (VLAS 2.3 or more)."},
+		{f(11.2), f(2.7), dog, "larger than the dog range (VHS above 10.7), consistent with cardiomegaly. The left atrium appears enlarged (VLAS 2.5 or more)."},
 		{f(8.0), nil, dog, "smaller than the dog range (VHS below 8.7). The left atrium could not be measured."},
 		{f(11.2), f(2.0), boxer, "within the breed range"},
 		{f(8.4), f(2.0), cat, "larger than the cat range (VHS above 8.1)"},

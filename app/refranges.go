@@ -53,7 +53,7 @@ type RefRange struct {
 	Checked bool
 }
 
-// Describe is the range as a clinician reads it: "8.7-10.7" or "below 2.3".
+// Describe is the range as a clinician reads it: "8.7-10.7" or "below 2.5".
 func (r RefRange) Describe() string {
 	if r.Low <= 0 {
 		return fmt.Sprintf("below %.1f", r.High)
@@ -108,11 +108,13 @@ var vhsRanges = []RefRange{
 	meanSD(SpeciesDog, "Whippet", 11.0, 0.5, 44, SourceBavegems2005, false),
 }
 
-// vlasRanges is the VLAS table. Malcolm et al. 2018 give a cut-off for
-// left atrial enlargement in dogs (no breed figures); no feline VLAS
-// range is listed.
+// vlasRanges is the VLAS table: the canine cut-off for left atrial
+// enlargement of the cardiac v3 spec (below 2.5; 2.5 or more suggests
+// enlargement), from the study that introduced VLAS, Malcolm et al. 2018
+// (no breed figures). No feline VLAS range is listed: none is
+// established that we could cite with confidence.
 var vlasRanges = []RefRange{
-	{Species: SpeciesDog, High: 2.3, Source: SourceMalcolm2018, Checked: false},
+	{Species: SpeciesDog, High: 2.5, Source: SourceMalcolm2018, Checked: false},
 }
 
 // breedAliases maps other spellings to the table's breed names.

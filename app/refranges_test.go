@@ -15,14 +15,14 @@ func TestReferenceFor(t *testing.T) {
 		hasVLAS      bool
 		scope        string
 	}{
-		{SpeciesDog, "", "8.7-10.7", "below 2.3", "Buchanan", "", true, "dog range"},
+		{SpeciesDog, "", "8.7-10.7", "below 2.5", "Buchanan", "", true, "dog range"},
 		{SpeciesCat, "", "6.9-8.1", "", "Litster", "", false, "cat range"},
-		{SpeciesDog, "boxer", "10.0-13.2", "below 2.3", "Lamb", "", true, "breed range"},
-		{SpeciesDog, "CKCS", "9.6-11.6", "below 2.3", "Lamb", "", true, "breed range"},
-		{SpeciesDog, "English Bulldog", "9.3-16.1", "below 2.3", "Jepsen-Grant", "", true, "breed range"},
-		{SpeciesDog, "Whippet", "10.0-12.0", "below 2.3", "Bavegems", "", true, "breed range"},
-		{SpeciesDog, "Beagle", "8.7-10.7", "below 2.3", "Buchanan", "no published range for Beagle", true, "dog range"},
-		{SpeciesUnknown, "Boxer", "10.0-13.2", "below 2.3", "Lamb", "species not recorded", true, "breed range"},
+		{SpeciesDog, "boxer", "10.0-13.2", "below 2.5", "Lamb", "", true, "breed range"},
+		{SpeciesDog, "CKCS", "9.6-11.6", "below 2.5", "Lamb", "", true, "breed range"},
+		{SpeciesDog, "English Bulldog", "9.3-16.1", "below 2.5", "Jepsen-Grant", "", true, "breed range"},
+		{SpeciesDog, "Whippet", "10.0-12.0", "below 2.5", "Bavegems", "", true, "breed range"},
+		{SpeciesDog, "Beagle", "8.7-10.7", "below 2.5", "Buchanan", "no published range for Beagle", true, "dog range"},
+		{SpeciesUnknown, "Boxer", "10.0-13.2", "below 2.5", "Lamb", "species not recorded", true, "breed range"},
 		{SpeciesCat, "Boxer", "6.9-8.1", "", "Litster", "no published range for Boxer", false, "cat range"},
 	} {
 		ref := ReferenceFor(tc.sp, tc.breed)
@@ -70,8 +70,8 @@ func TestFindings(t *testing.T) {
 		{HeartSize(f(11.24), boxer).Line, "Heart size: normal (VHS 11.2; breed range 10.0-13.2)"},
 		{HeartSize(f(6.5), cat).Line, "Heart size: small (VHS 6.5; cat range 6.9-8.1)"},
 		{HeartSize(nil, cat).Line, "Heart size: not measured (cat range 6.9-8.1)"},
-		{LeftAtrium(f(2.4), boxer).Line, "Left atrium: enlarged (VLAS 2.4; reference below 2.3)"},
-		{LeftAtrium(f(1.9), boxer).Line, "Left atrium: normal (VLAS 1.9; reference below 2.3)"},
+		{LeftAtrium(f(2.6), boxer).Line, "Left atrium: enlarged (VLAS 2.6; reference below 2.5)"},
+		{LeftAtrium(f(1.9), boxer).Line, "Left atrium: normal (VLAS 1.9; reference below 2.5)"},
 		{LeftAtrium(f(1.9), cat).Line, "Left atrium: VLAS 1.9 (no published range for this species)"},
 	} {
 		if tc.got != tc.want {

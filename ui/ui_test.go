@@ -114,7 +114,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if !strings.HasPrefix(r.vhs.Text, "Heart size: ") || strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vhs.Text, "; dog range 8.7-10.7)") {
 		t.Fatalf("VHS label %q", r.vhs.Text)
 	}
-	if !strings.Contains(r.vlas.Text, "reference below 2.3") || r.reading.Text == "" || !strings.Contains(r.details.Text, "Model confidence") ||
+	if !strings.Contains(r.vlas.Text, "reference below 2.5") || r.reading.Text == "" || !strings.Contains(r.details.Text, "Model confidence") ||
 		!strings.Contains(r.rangeText.Text, "Buchanan & Bücheler 1995") {
 		t.Fatalf("labels %q %q %q %q", r.vlas.Text, r.reading.Text, r.details.Text, r.rangeText.Text)
 	}
