@@ -51,8 +51,8 @@ func newPatientBar(u *UI) *patientBar {
 	b.sex.PlaceHolder = "sex"
 	b.name.SetPlaceHolder("name")
 	b.breedPick.SetPlaceHolder("breed")
-	b.birth.SetPlaceHolder("born YYYY-MM-DD")
-	b.weight.SetPlaceHolder("weight kg")
+	b.birth.SetPlaceHolder("YYYY-MM-DD")
+	b.weight.SetPlaceHolder("kg")
 	b.owner.SetPlaceHolder("owner")
 	for _, e := range []*widget.Entry{b.name, b.birth, b.weight, b.owner} {
 		e.OnChanged = func(string) { b.changed() }
@@ -67,10 +67,13 @@ func newPatientBar(u *UI) *patientBar {
 	bold := func(s string) *widget.Label {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
+	field := func(label string, o fyne.CanvasObject) fyne.CanvasObject {
+		return container.NewBorder(nil, nil, widget.NewLabel(label), nil, o)
+	}
 	row1 := container.NewGridWithColumns(4,
 		container.NewBorder(nil, nil, bold("Patient ID"), nil, u.patient),
-		b.name, b.species, b.breedPick)
-	row2 := container.NewGridWithColumns(5, b.sex, b.birth, b.weight, b.owner, b.save)
+		field("Name", b.name), field("Species", b.species), field("Breed", b.breedPick))
+	row2 := container.NewGridWithColumns(5, field("Sex", b.sex), field("Born", b.birth), field("Weight (kg)", b.weight), field("Owner", b.owner), b.save)
 	b.content = container.NewVBox(row1, row2, b.status)
 	return b
 }

@@ -298,7 +298,15 @@ func (r *review) update() {
 	default:
 		r.print.SetText("Print report")
 	}
-	// Wrapped labels change height with their text: lay the panel out again.
+	// Empty notes take no room; wrapped labels change height with their
+	// text: lay the panel out again.
+	for _, l := range []*widget.Label{r.conf, r.kindText} {
+		if l.Text == "" {
+			l.Hide()
+		} else {
+			l.Show()
+		}
+	}
 	r.side.Refresh()
 }
 
