@@ -178,11 +178,18 @@ func writeReport(path string, rep report.Report) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// printTimeout bounds handing a report to the printing system.
+const printTimeout = 30 * time.Second
+
 // PrintReport prints the Review tab's report on the default printer
-// (Options.Printer: CUPS lp).
+// (Options.Printer: CUPS lp): the same PDF as Export, written to a
+// temporary file that lp spools.
 func (u *UI) PrintReport() error {
+	if err := u.reportReady(); err != nil {
+		return err
+	}
 	if ok, why := u.printerReady(); !ok {
-		return fmt.Errorf("print report: %s", why)
+		return fmt.Errorf("print report: %s; export the PDF report and print it from another program", why)
 	}
 	rep, err := u.reviewReport()
 	if err != nil {
@@ -197,7 +204,7 @@ func (u *UI) PrintReport() error {
 	if err := writeReport(path, rep); err != nil {
 		return fmt.Errorf("print report: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), printTimeout)
 	defer cancel()
 	job, err := u.opts.Printer.Print(ctx, path)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -115,27 +114,19 @@ func newReview(u *UI) *review {
 	return r
 }
 
+// radiographExts are the files the Open dialog lists as radiographs.
+var radiographExts = []string{".jpg", ".jpeg", ".png"}
+
 // chooseFile shows the file-open dialog (needs Options.Window).
 func (r *review) chooseFile() {
 	if r.u.opts.Window == nil {
 		return
 	}
-	d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-			return
-		}
-		if rc == nil {
-			return
-		}
-		path := rc.URI().Path()
-		rc.Close()
+	r.u.newFilePicker("Open a radiograph", pickOpen, radiographExts, "", func(path string) {
 		if err := r.u.OpenFile(path); err != nil {
 			dialog.ShowError(err, r.u.opts.Window)
 		}
-	}, r.u.opts.Window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".jpg", ".jpeg", ".png", ".JPG", ".JPEG", ".PNG"}))
-	d.Show()
+	}).Show()
 }
 
 // OpenFile reads a radiograph (JPEG or PNG; a photograph of a screen is
@@ -524,20 +515,6 @@ func (r *review) chooseReportFile() {
 	if r.u.opts.Window == nil {
 		return
 	}
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-		if err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-			return
-		}
-		if wc == nil {
-			return
-		}
-		path := wc.URI().Path()
-		wc.Close()
-		if err := r.u.ExportReport(path); err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-		}
-	}, r.u.opts.Window)
 	name := "vhs-report"
 	if id := r.u.PatientID(); id != "" {
 		name += "-" + strings.Map(func(c rune) rune {
@@ -547,6 +524,10 @@ func (r *review) chooseReportFile() {
 			return c
 		}, id)
 	}
-	d.SetFileName(name + "-" + time.Now().Format("2006-01-02") + ".pdf")
-	d.Show()
+	name += "-" + time.Now().Format("2006-01-02") + ".pdf"
+	r.u.newFilePicker("Export the PDF report", pickSave, []string{".pdf"}, name, func(path string) {
+		if err := r.u.ExportReport(path); err != nil {
+			dialog.ShowError(err, r.u.opts.Window)
+		}
+	}).Show()
 }
