@@ -333,3 +333,36 @@ func countColour(img image.Image, r image.Rectangle, c color.RGBA, tol int) int 
 	}
 	return n
 }
+
+// TestLastPatientKept: the patient in the bar opens again in the next
+// window (a restart), with its record.
+func TestLastPatientKept(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Tom-5")
+	u.bar.name.SetText("Tom")
+	u.bar.species.SetSelected("cat")
+	if u.bar.save.Disabled() {
+		t.Fatal("Save patient off after an edit")
+	}
+	if err := u.SavePatient(); err != nil {
+		t.Fatal(err)
+	}
+	if !u.bar.save.Disabled() || !strings.Contains(u.bar.status.Text, "Patient Tom-5 saved") {
+		t.Fatalf("after saving: save %v, status %q", u.bar.save.Disabled(), u.bar.status.Text)
+	}
+	if err := u.SavePatient(); err != nil || u.bar.status.Text != "No change to save." {
+		t.Fatalf("second save: %v %q", err, u.bar.status.Text)
+	}
+	next := New(u.svc, Options{}) // the same preferences: the next start
+	if next.PatientID() != "Tom-5" || next.bar.name.Text != "Tom" || next.bar.species.Selected != "cat" || !next.bar.save.Disabled() {
+		t.Fatalf("next start: %q %q %q", next.PatientID(), next.bar.name.Text, next.bar.species.Selected)
+	}
+	// A bad birth date is refused with the field named, nothing stored.
+	next.bar.birth.SetText("03/04/2020")
+	if err := next.SavePatient(); err == nil || !strings.Contains(err.Error(), "YYYY-MM-DD") {
+		t.Fatalf("bad date: %v", err)
+	}
+	if p, _, _ := u.svc.PatientDetails(t.Context(), "Tom-5"); p.BirthDate != "" {
+		t.Fatalf("stored %+v", p)
+	}
+}
