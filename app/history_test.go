@@ -206,3 +206,29 @@ func TestPrepareBloodwork(t *testing.T) {
 		})
 	}
 }
+
+// TestDesktopUseCountedNotCharged: the desktop's own measurements are
+// counted for the usage statistics at no charge; an API customer's call
+// is billed as before.
+func TestDesktopUseCountedNotCharged(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	m, err := s.MeasureDesktop(ctx, "Rex", codeImage(t, 1))
+	if err != nil || !m.Billing.Billable || m.Billing.Rate == nil || *m.Billing.Rate != 0 {
+		t.Fatalf("desktop measurement %+v %v", m, err)
+	}
+	lan := newCaller(t, s, "lan-pc", TierPaygo)
+	if _, err := s.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "Rex"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		customer string
+		usage    int
+		charges  Cents
+	}{{DesktopCustomer, 1, 0}, {"lan-pc", 1, 300}} {
+		st, err := s.MonthlyStatement(ctx, tc.customer)
+		if err != nil || st.Usage != tc.usage || st.Charges != tc.charges {
+			t.Errorf("%s: %+v %v, want %d calls, %s", tc.customer, st, err, tc.usage, tc.charges)
+		}
+	}
+}

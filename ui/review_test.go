@@ -200,7 +200,7 @@ func TestReviewHandPlacementFlow(t *testing.T) {
 	}
 	// Only the model's measurement was metered.
 	u.server.refresh()
-	if !strings.Contains(u.server.desktop.Text, "1 billable calls") {
+	if !strings.Contains(u.server.desktop.Text, ": 1 measurements and screenings counted") {
 		t.Fatalf("desktop usage %q", u.server.desktop.Text)
 	}
 }

@@ -214,7 +214,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	// This desktop's measurement was metered as the desktop customer.
 	u.server.refresh()
-	if !strings.Contains(u.server.desktop.Text, "1 billable calls") {
+	if !strings.Contains(u.server.desktop.Text, ": 1 measurements and screenings counted") {
 		t.Fatalf("desktop usage %q", u.server.desktop.Text)
 	}
 }
