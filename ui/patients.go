@@ -167,6 +167,10 @@ func (p *patientsTab) Open(id string) {
 	if len(rows) == 0 {
 		rows = append(rows, widget.NewLabel("No cardiac measurements."))
 	}
+	if !ref.HasVLAS && len(vlas) > 0 {
+		// No band: an empty one at the first value keeps the axis on the data.
+		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = vlas[0].Value, vlas[0].Value
+	}
 	p.vhsPlot.SetPoints(vhs)
 	p.vlasPlot.SetPoints(vlas)
 	p.cardiac.Objects = rows
