@@ -159,7 +159,6 @@ func (b *patientBar) idChanged(id string) {
 		b.fill(p)
 		b.saved, b.loaded = p, true
 		b.status.SetText("")
-		b.u.setPref(PrefLastPatient, id)
 	case b.loaded: // leaving a stored record: start empty
 		b.fill(repo.Patient{})
 		b.saved, b.loaded = repo.Patient{}, false
@@ -167,6 +166,9 @@ func (b *patientBar) idChanged(id string) {
 	}
 	if id != "" && !found {
 		b.status.SetText("New patient: fill in the details and press Save patient.")
+	}
+	if id != "" && app.CheckPatientID(id) == nil {
+		b.u.setPref(PrefLastPatient, id) // kept across restarts
 	}
 	if id == "" {
 		b.status.SetText("")

@@ -293,7 +293,9 @@ func usgLine(v app.USGVisit) string {
 		line += "\n    values: " + strings.Join(vals, ", ")
 	}
 	if len(v.Corrections) > 0 {
-		line += "\n    corrected: " + strings.Join(v.Corrections, "; ")
+		// API entries hold the spec's warnings, whose arrow the bundled
+		// font lacks.
+		line += "\n    corrected: " + strings.ReplaceAll(strings.Join(v.Corrections, "; "), "→", "to")
 	}
 	return line
 }
