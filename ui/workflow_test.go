@@ -366,3 +366,25 @@ func TestLastPatientKept(t *testing.T) {
 		t.Fatalf("stored %+v", p)
 	}
 }
+
+// TestUSGHistoryLine: a screening lists the values as entered with their
+// units; an API screening (no entered values) lists the model's values in
+// the spec's units, and its corrections render in the bundled font.
+func TestUSGHistoryLine(t *testing.T) {
+	desk := usgLine(app.USGVisit{Customer: app.DesktopCustomer, ProbabilityImpaired: 0.25, RiskLabel: "Low risk",
+		Entered: []app.EnteredValue{{Name: "Creatinine", Value: 160, Unit: app.UnitUmolL}, {Name: "Lymphocytes (absolute)", Value: 1.5, Unit: app.UnitThousandPerU}}})
+	api := usgLine(app.USGVisit{Customer: "lan-pc", ProbabilityImpaired: 0.7, RiskLabel: "High risk",
+		Features:    map[string]float64{"BUN": 30, "CREATININE": 3},
+		Corrections: []string{"Creatinine (mg/dL): 265 → 3 (converted from umol/L to mg/dL)"}})
+	for _, tc := range []struct{ got, want string }{
+		{desk, "values: Creatinine 160 µmol/L, Lymphocytes (absolute) 1.5 10³/µL"},
+		{desk, "25% chance of impaired concentration, Low risk   from this desktop"},
+		{api, "values: BUN 30 mg/dL, Creatinine 3 mg/dL"},
+		{api, "corrected: Creatinine (mg/dL): 265 to 3"},
+	} {
+		if !strings.Contains(tc.got, tc.want) {
+			t.Errorf("%q lacks %q", tc.got, tc.want)
+		}
+	}
+	checkGlyphs(t, desk, api)
+}
