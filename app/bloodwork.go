@@ -253,7 +253,7 @@ func (s *Service) lastScreening(ctx context.Context, id string, req *usg.Request
 	}
 	for i := len(logs) - 1; i >= 0; i-- {
 		l := logs[i]
-		if l.Customer != DesktopCustomer {
+		if l.Customer != DesktopCustomer || l.Hidden != nil {
 			continue
 		}
 		if s.clock.Now().Sub(l.Time) > repeatWindow {

@@ -387,6 +387,8 @@ type USGVisit struct {
 	Entered []EnteredValue
 	// Corrections are the auto-corrections applied, in words.
 	Corrections []string
+	// Hidden is set when the screening was removed from view, with why.
+	Hidden *repo.Hidden
 }
 
 // PatientRecord is everything kept for one patient id, across the desktop
@@ -463,7 +465,7 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 		rec.USG = append(rec.USG, USGVisit{
 			Seq: l.Seq, Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,
 			RiskTier: out.RiskTier, RiskLabel: out.RiskLabel, Classification: out.Classification, ConformalSet: out.ConformalSet,
-			ModelVersion: l.ModelVersion, Features: in.Features, Entered: in.Entered, Corrections: in.Warnings,
+			ModelVersion: l.ModelVersion, Features: in.Features, Entered: in.Entered, Corrections: in.Warnings, Hidden: l.Hidden,
 		})
 	}
 	return rec, nil

@@ -167,3 +167,44 @@ func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq
 	}
 	return h, nil
 }
+
+// HideScreening removes a bloodwork screening from the patient's view by
+// hiding it with the clinician's reason; the log entry (and its billing)
+// and an audit event are kept. Already hidden is KindConflict.
+func (s *Service) HideScreening(ctx context.Context, patientID string, seq uint64, reason string) (repo.USGLogEntry, error) {
+	id := strings.TrimSpace(patientID)
+	if err := CheckPatientID(id); err != nil {
+		return repo.USGLogEntry{}, err
+	}
+	reason = strings.Join(strings.Fields(reason), " ")
+	if len([]rune(reason)) < MinHideReasonLen {
+		return repo.USGLogEntry{}, errf(KindInvalid, "give a reason for removing the screening (at least %d characters)", MinHideReasonLen)
+	}
+	if err := ident.Check(reason); err != nil {
+		return repo.USGLogEntry{}, &Error{Kind: KindInvalid, Msg: "reason", Err: err}
+	}
+	logs, err := s.repos.USGLog.ListPatient(ctx, id)
+	if err != nil {
+		return repo.USGLogEntry{}, fmt.Errorf("usg log: %w", err)
+	}
+	var found *repo.USGLogEntry
+	for i := range logs {
+		if logs[i].Seq == seq {
+			found = &logs[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return repo.USGLogEntry{}, errf(KindNotFound, "patient %s has no screening %d", id, seq)
+	case found.Hidden != nil:
+		return *found, errf(KindConflict, "screening %d of %s was already removed on %s (%s)", seq, id, found.Hidden.Time.Format("2006-01-02"), found.Hidden.Reason)
+	}
+	now := s.clock.Now().UTC()
+	ev := repo.AuditEvent{Time: now, PatientID: id, Action: "hidden", Customer: found.Customer, Reason: reason,
+		Detail: fmt.Sprintf("bloodwork screening %d of %s removed from view", seq, found.Time.Format("2006-01-02 15:04"))}
+	e, err := s.repos.USGLog.Hide(ctx, seq, repo.Hidden{Time: now, Reason: reason}, ev)
+	if err != nil {
+		return e, fmt.Errorf("remove screening: %w", err)
+	}
+	return e, nil
+}

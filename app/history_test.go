@@ -145,6 +145,29 @@ func TestScreenBloodwork(t *testing.T) {
 	if out, err := s.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
 		t.Fatalf("next day %+v %v", out, err)
 	}
+	// Removing a screening hides it with the reason, once; the same
+	// values then screen anew.
+	if _, err := s.HideScreening(ctx, "Tom", v.Seq, "x"); KindOf(err) != KindInvalid {
+		t.Fatalf("short reason: %v", err)
+	}
+	if _, err := s.HideScreening(ctx, "Bella", v.Seq, "wrong patient"); KindOf(err) != KindNotFound {
+		t.Fatalf("other patient's screening: %v", err)
+	}
+	rec, _ = s.Patient(ctx, "Tom")
+	last := rec.USG[len(rec.USG)-1]
+	if h, err := s.HideScreening(ctx, "Tom", last.Seq, "entered twice"); err != nil || h.Hidden == nil || h.Hidden.Reason != "entered twice" {
+		t.Fatalf("hide %+v %v", h, err)
+	}
+	if _, err := s.HideScreening(ctx, "Tom", last.Seq, "again"); KindOf(err) != KindConflict {
+		t.Fatalf("hide twice: %v", err)
+	}
+	if out, err := s.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
+		t.Fatalf("after removal %+v %v", out, err)
+	}
+	rec, _ = s.Patient(ctx, "Tom")
+	if len(rec.USG) != 3 || rec.USG[1].Hidden == nil || rec.USG[2].Hidden != nil || rec.Audit[len(rec.Audit)-1].Reason != "entered twice" {
+		t.Fatalf("after removal %+v audit %+v", rec.USG, rec.Audit)
+	}
 	// A dog is refused, nothing logged.
 	if _, err := s.SavePatient(ctx, repoPatient("Rex", "dog")); err != nil {
 		t.Fatal(err)

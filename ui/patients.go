@@ -126,13 +126,19 @@ func (p *patientsTab) Open(id string) {
 		title += ": " + about
 	}
 	p.title.SetText(title)
-	hidden := 0
+	hidden, hiddenUSG := 0, 0
 	for _, e := range rec.Cardiac {
 		if e.Hidden != nil {
 			hidden++
 		}
 	}
-	status := fmt.Sprintf("%d cardiac measurements, %d bloodwork screenings.", len(rec.Cardiac)-hidden, len(rec.USG))
+	for _, v := range rec.USG {
+		if v.Hidden != nil {
+			hiddenUSG++
+		}
+	}
+	hidden += hiddenUSG
+	status := fmt.Sprintf("%d cardiac measurements, %d bloodwork screenings.", len(rec.Cardiac)-hidden+hiddenUSG, len(rec.USG)-hiddenUSG)
 	if hidden > 0 {
 		status += fmt.Sprintf(" %d removed (listed below, with the reason).", hidden)
 	}
@@ -177,7 +183,7 @@ func (p *patientsTab) Open(id string) {
 	p.cardiac.Refresh()
 	urows := []fyne.CanvasObject{}
 	for _, v := range rec.USG {
-		urows = append(urows, newValueLabel(usgLine(v)))
+		urows = append(urows, p.usgRow(rec.PatientID, v))
 	}
 	if len(urows) == 0 {
 		urows = append(urows, widget.NewLabel("No bloodwork screenings."))
@@ -256,26 +262,46 @@ func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObjec
 
 // askRemove asks for the reason and removes (hides) the entry.
 func (p *patientsTab) askRemove(id, customer string, seq uint64) {
+	p.askReason("Remove this measurement?", func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
+}
+
+// askReason asks why, then calls remove with the reason.
+func (p *patientsTab) askReason(title string, remove func(reason string) error) {
 	w := p.u.opts.Window
 	if w == nil {
 		return
 	}
 	reason := widget.NewEntry()
 	reason.SetPlaceHolder("why, e.g. wrong patient, duplicate, unusable image")
-	dialog.ShowForm("Remove this measurement?", "Remove", "Cancel",
+	dialog.ShowForm(title, "Remove", "Cancel",
 		[]*widget.FormItem{widget.NewFormItem("Reason", reason)}, func(ok bool) {
 			if !ok {
 				return
 			}
-			if err := p.u.RemoveMeasurement(id, customer, seq, reason.Text); err != nil {
+			if err := remove(reason.Text); err != nil {
 				dialog.ShowError(err, w)
 			}
 		}, w)
 }
 
+// usgRow is one screening with Remove... (hide it with a reason).
+func (p *patientsTab) usgRow(id string, v app.USGVisit) fyne.CanvasObject {
+	label := newValueLabel(usgLine(v))
+	if v.Hidden != nil {
+		return label
+	}
+	seq := v.Seq
+	return container.NewBorder(nil, nil, nil, widget.NewButton("Remove...", func() {
+		p.askReason("Remove this screening?", func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
+	}), label)
+}
+
 // usgLine is one screening with the values as entered.
 func usgLine(v app.USGVisit) string {
 	line := fmt.Sprintf("%s   %.0f%% chance of impaired concentration, %s   from %s", v.Time.Local().Format("2006-01-02 15:04"), 100*v.ProbabilityImpaired, v.RiskLabel, sourceName(v.Customer))
+	if v.Hidden != nil {
+		line = fmt.Sprintf("REMOVED %s (%s): %s", v.Hidden.Time.Local().Format("2006-01-02"), v.Hidden.Reason, line)
+	}
 	var vals []string
 	if len(v.Entered) > 0 {
 		for _, e := range v.Entered {
@@ -307,6 +333,18 @@ func (u *UI) RemoveMeasurement(id, customer string, seq uint64, reason string) e
 	defer cancel()
 	if _, err := u.svc.HideEntry(ctx, id, customer, seq, reason); err != nil {
 		return fmt.Errorf("remove measurement: %w", err)
+	}
+	u.patients.Open(id)
+	return nil
+}
+
+// RemoveScreening hides a bloodwork screening with a reason (kept in the
+// audit trail) and shows the patient again.
+func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
+	defer cancel()
+	if _, err := u.svc.HideScreening(ctx, id, seq, reason); err != nil {
+		return fmt.Errorf("remove screening: %w", err)
 	}
 	u.patients.Open(id)
 	return nil

@@ -330,6 +330,12 @@ func TestBloodwork(t *testing.T) {
 		t.Fatalf("history line %q", got)
 	}
 	checkGlyphs(t, rowText(u.patients.usg.Objects[0]))
+	if err := u.RemoveScreening("Tom-3", rec.USG[0].Seq, "entered for the wrong cat"); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowText(u.patients.usg.Objects[0]); !strings.HasPrefix(got, "REMOVED ") || !strings.Contains(got, "entered for the wrong cat") {
+		t.Fatalf("removed screening row %q", got)
+	}
 
 	// A dog is refused.
 	u.SetPatientID("Rex-9")

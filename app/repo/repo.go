@@ -105,6 +105,9 @@ type USGLog interface {
 	List(ctx context.Context) ([]USGLogEntry, error)
 	// ListPatient returns the uuid's entries in append order.
 	ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error)
+	// Hide marks the entry hidden and appends the audit event, in one
+	// transaction; ErrNotFound when there is no such entry.
+	Hide(ctx context.Context, seq uint64, h Hidden, audit AuditEvent) (USGLogEntry, error)
 }
 
 // Patients keeps patient records and finds patients across the records,
@@ -364,4 +367,7 @@ type USGLogEntry struct {
 	Inputs       json.RawMessage `json:"inputs"`
 	Outputs      json.RawMessage `json:"outputs"`
 	ModelVersion string          `json:"model_version"`
+	// Hidden is set once the screening was removed from the patient's
+	// view, with why (the entry and its billing stay).
+	Hidden *Hidden `json:"hidden,omitempty"`
 }

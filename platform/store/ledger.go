@@ -442,3 +442,29 @@ func (s *USGLogService) ListPatient(ctx context.Context, uuid string) ([]USGLogE
 	}
 	return out, nil
 }
+
+// Hide marks the USG log entry hidden and appends the audit event in one
+// transaction; ErrNotFound when there is no such entry.
+func (s *USGLogService) Hide(ctx context.Context, seq uint64, h Hidden, audit AuditEvent) (USGLogEntry, error) {
+	var e USGLogEntry
+	if err := ctxErr(ctx); err != nil {
+		return e, err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUSGLog)
+		v := b.Get(itob(seq))
+		if v == nil {
+			return fmt.Errorf("store: usg log entry %d: %w", seq, ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("store: decode usg log: %w", err)
+		}
+		e.Hidden = &h
+		if err := put(b, itob(seq), e); err != nil {
+			return err
+		}
+		_, err := appendAudit(tx, audit)
+		return err
+	})
+	return e, err
+}

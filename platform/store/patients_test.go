@@ -141,3 +141,26 @@ func TestPatientRecordsAndAudit(t *testing.T) {
 		t.Fatalf("audit of a prefix %+v", other)
 	}
 }
+
+func TestUSGLogHide(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	e, err := s.USGLog().Append(ctx, USGLogEntry{Customer: "desktop", UUID: "Tom", Inputs: []byte(`{}`), Outputs: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.USGLog().Hide(ctx, e.Seq, Hidden{Time: time.Unix(9, 0), Reason: "wrong cat"}, AuditEvent{PatientID: "Tom", Action: "hidden"})
+	if err != nil || h.Hidden == nil || h.Hidden.Reason != "wrong cat" {
+		t.Fatalf("hide %+v %v", h, err)
+	}
+	if _, err := s.USGLog().Hide(ctx, 99, Hidden{}, AuditEvent{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("hide unknown: %v", err)
+	}
+	got, err := s.USGLog().ListPatient(ctx, "Tom")
+	if err != nil || len(got) != 1 || got[0].Hidden == nil || string(got[0].Inputs) != `{}` {
+		t.Fatalf("after hide %+v %v", got, err)
+	}
+	if trail, _ := s.Audit().ListPatient(ctx, "Tom"); len(trail) != 1 {
+		t.Fatalf("audit %+v", trail)
+	}
+}
