@@ -259,9 +259,10 @@ func (s *Service) FindPatients(ctx context.Context, query string, limit int) ([]
 type PatientTags struct {
 	// PatientID is (0010,0020) Patient ID.
 	PatientID string
-	// Name is (0010,0010) Patient's Name, a DICOM person name; by the
-	// veterinary convention "ResponsibleFamilyName^AnimalName", so the
-	// animal's name is the second component when there is one.
+	// Name is (0010,0010) Patient's Name as read, a DICOM person name;
+	// by the veterinary convention "ResponsibleFamilyName^AnimalName", so
+	// the animal's name is the second component when there is one. A
+	// name without "^" (already formatted) is taken as it is.
 	Name string
 	// Species is (0010,2201) Patient Species Description ("Canine",
 	// "Feline", "Canis lupus familiaris").
@@ -273,12 +274,13 @@ type PatientTags struct {
 	// Neutered is (0010,2203) Patient's Sex Neutered: "ALTERED" or
 	// "UNALTERED".
 	Neutered string
-	// BirthDate is (0010,0030) Patient's Birth Date, YYYYMMDD.
+	// BirthDate is (0010,0030) Patient's Birth Date, YYYYMMDD (DICOM's DA;
+	// YYYY-MM-DD is read too).
 	BirthDate string
 	// WeightKg is (0010,1030) Patient's Weight in kg; 0 absent.
 	WeightKg float64
 	// ResponsiblePerson is (0010,2297) Responsible Person, a person name
-	// ("Family^Given").
+	// ("Family^Given"; a name without "^" is taken as it is).
 	ResponsiblePerson string
 }
 
@@ -311,8 +313,11 @@ func PatientFromTags(t PatientTags) repo.Patient {
 			p.Sex = SexFemaleSpayed
 		}
 	}
-	if d, err := time.Parse("20060102", strings.TrimSpace(t.BirthDate)); err == nil {
-		p.BirthDate = d.Format(birthDateLayout)
+	for _, layout := range []string{"20060102", birthDateLayout} {
+		if d, err := time.Parse(layout, strings.TrimSpace(t.BirthDate)); err == nil {
+			p.BirthDate = d.Format(birthDateLayout)
+			break
+		}
 	}
 	if t.WeightKg > 0 {
 		w := t.WeightKg

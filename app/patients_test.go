@@ -108,6 +108,7 @@ func TestPatientFromTags(t *testing.T) {
 		{PatientTags{Name: "Tom", Species: "Feline", Sex: "F", Neutered: "ALTERED"}, "Tom, cat, female spayed"},
 		{PatientTags{Name: "Bella^", Species: "Canis lupus familiaris", Sex: "O", BirthDate: "2021"}, "Bella, dog"},
 		{PatientTags{Species: "Equine"}, ""},
+		{PatientTags{Name: "Rex Smith", Species: "dog", BirthDate: "2021-01-15", ResponsiblePerson: "Jane Smith"}, "Rex Smith, dog, 2021-01-15, Jane Smith"},
 	} {
 		if s := patientSummary(PatientFromTags(tc.tags)); s != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.tags, s, tc.want)
