@@ -1,10 +1,11 @@
-// Package ui is the VetLens desktop interface (Fyne): Capture (live
-// camera or video, capture sessions), Review (cardiac measurement with
-// editable landmarks, hand placement, undo, save, PDF report), Bloodwork
-// (feline USG screening), Patients (history and trend plots) and Server
-// (listener, keys, usage, settings). Screens call app.Service use cases and pure
-// request parsing (usg.ParseRequest); they never touch the store, GoCV or
-// ONNX Runtime directly.
+// Package ui is the VetLens desktop interface (Fyne): the patient record
+// above the tabs, Capture (live camera or video, capture sessions), Review
+// (cardiac measurement against the species or breed range, editable
+// landmarks, hand placement, undo, save, PDF report, print), Bloodwork
+// (feline USG screening), Patients (records, history versions, trend
+// plots, audit trail) and Server (listener, keys, usage, settings).
+// Screens call app.Service use cases; they never touch the store, GoCV or
+// ONNX Runtime directly, and print through the Printer port.
 package ui
 
 import (
