@@ -97,6 +97,11 @@ func TestHistoryVersions(t *testing.T) {
 	if strings.Join(actions, ",") != "corrected:,hidden:wrong patient" {
 		t.Fatalf("audit %v", actions)
 	}
+	// The API's history of the desktop customer leaves out the superseded
+	// and the hidden entry.
+	if vhs, _, err := s.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != "[]" {
+		t.Fatalf("historic_vhs %s %v", vhs, err)
+	}
 	// API entries keep no image: they cannot be reopened.
 	lan := newCaller(t, s, "lan-pc", TierPaygo)
 	if _, err := s.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 2)}, UUID: "Rex"}); err != nil {

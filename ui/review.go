@@ -446,6 +446,9 @@ func (r *review) setValues(vhs, vlas *float64) {
 	if ref.Note != "" {
 		text += " " + strings.ToUpper(ref.Note[:1]) + ref.Note[1:] + "."
 	}
+	if ref.VHS.Species == app.SpeciesCat {
+		text += " The cardiac model was trained on canine radiographs: check the landmarks on a cat."
+	}
 	r.rangeText.SetText(text)
 }
 
