@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -255,6 +254,3 @@ func (u *UI) PrefillPatient(tags app.PatientTags) (app.Prefill, error) {
 	u.bar.status.SetText(strings.Join(notes, " "))
 	return res, nil
 }
-
-// errNoPatient is returned where a patient id is required.
-var errNoPatient = errors.New("enter the patient ID first")
