@@ -1,7 +1,10 @@
-// Package report writes the one-page cardiac report a clinician exports
-// from the desktop: the annotated radiograph, VHS and VLAS with their
-// normal ranges, the plain-words reading, confidence, date, patient and
-// model version, as an A4 PDF.
+// Package report writes the one-page cardiac report a clinic hands over,
+// exported from the desktop: the clinic's letterhead (name, address,
+// logo), the patient and owner, the findings in plain words with the
+// reference ranges used and their sources, how the values were obtained,
+// the model's confidence for model values, the annotated radiograph with
+// numbered landmarks and their legend, a signature line and the
+// decision-support notice, as an A4 PDF.
 //
 // The PDF is written with github.com/signintech/gopdf. Text is set in
 // DejaVu Sans, embedded (fonts/, subset into each file), so any patient ID
