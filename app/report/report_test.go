@@ -343,10 +343,25 @@ func TestWritePDF(t *testing.T) {
 // TestWritePDFTextInsidePage: text never runs past the right margin, even
 // for a 128-character patient ID and a long reading (pdftotext -bbox gives
 // each word's box).
+// TestWritePDFLogo: the clinic's logo is embedded beside the radiograph.
+func TestWritePDFLogo(t *testing.T) {
+	pdf := write(t, Report{Date: date, Image: stripes(300, 200, color.Gray{128}), Clinic: Clinic{Name: "Happy Paws", Logo: stripes(64, 32, color.RGBA{R: 255, B: 255, A: 255})}})
+	if _, imgs := embeddedImages(t, pdf); len(imgs) != 2 || imgs[0].Bounds().Dx() != 64 || imgs[1].Bounds().Dx() != 300 {
+		t.Fatalf("%d embedded images", len(imgs))
+	}
+	if _, imgs := embeddedImages(t, write(t, Report{Date: date, Image: stripes(300, 200, color.Gray{128})})); len(imgs) != 1 {
+		t.Fatalf("%d embedded images without a logo", len(imgs))
+	}
+}
+
 func TestWritePDFTextInsidePage(t *testing.T) {
+	long := strings.Repeat("Wolfeschlegelsteinhausen ", 6)
 	pdf := write(t, Report{PatientID: strings.Repeat("猫W", 64), Date: date, Image: stripes(50, 50, color.Gray{128}), Result: "Result 1", ModelVersion: "m",
 		Kind: "Model landmarks corrected by clinician", Clinician: true, ModelVHS: f(9.91),
-		Reading: strings.Repeat("The cardiac silhouette is enlarged. ", 20)})
+		Reading: strings.Repeat("The cardiac silhouette is enlarged. ", 20),
+		Clinic:  Clinic{Name: long, Address: long + "\n" + long, Logo: stripes(40, 20, color.Gray{200})},
+		Animal:  []Field{{Label: "Name", Value: long}, {Label: "Owner", Value: long}, {Label: "Species", Value: "dog, " + long}},
+		Legend:  []LegendItem{{Number: 1, Name: long}, {Number: 2, Name: "Cardiac apex"}}})
 	out := string(poppler(t, pdf, "pdftotext", "-bbox"))
 	words := regexp.MustCompile(`<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">`).FindAllStringSubmatch(out, -1)
 	if len(words) < 50 {
