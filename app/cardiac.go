@@ -248,7 +248,7 @@ func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawM
 	vhs, vlas := [][2]any{}, [][2]any{}
 	superseded := map[uint64]bool{}
 	for _, h := range hs {
-		if h.Supersedes != 0 {
+		if h.Supersedes != 0 && h.Hidden == nil { // a removed correction replaces nothing
 			superseded[h.Supersedes] = true
 		}
 	}

@@ -446,7 +446,7 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 	}
 	supersededBy := map[key]uint64{}
 	for _, h := range hs {
-		if h.Supersedes != 0 {
+		if h.Supersedes != 0 && h.Hidden == nil { // a removed correction replaces nothing
 			supersededBy[key{h.Customer, h.Supersedes}] = h.Seq
 		}
 	}

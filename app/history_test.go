@@ -97,9 +97,12 @@ func TestHistoryVersions(t *testing.T) {
 	if strings.Join(actions, ",") != "corrected:,hidden:wrong patient" {
 		t.Fatalf("audit %v", actions)
 	}
-	// The API's history of the desktop customer leaves out the superseded
-	// and the hidden entry.
-	if vhs, _, err := s.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != "[]" {
+	// The API's history of the desktop customer leaves out the hidden
+	// correction; the version it corrected is in effect again.
+	if rec.Cardiac[0].SupersededBy != 0 || !rec.Cardiac[0].Current() {
+		t.Fatalf("after removing its correction: %+v", rec.Cardiac[0])
+	}
+	if vhs, _, err := s.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != `[["2026-03-01",10]]` {
 		t.Fatalf("historic_vhs %s %v", vhs, err)
 	}
 	// API entries keep no image: they cannot be reopened.

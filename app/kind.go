@@ -66,7 +66,8 @@ type CardiacEntry struct {
 	// Kind is EntryKind of the stored entry.
 	Kind MeasurementKind
 	// SupersededBy is the Seq of the correction that replaced this entry
-	// (0: none); the entry is kept as the earlier version.
+	// (0: none; a removed correction replaces nothing); the entry is kept
+	// as the earlier version.
 	SupersededBy uint64
 }
 

@@ -500,6 +500,8 @@ func (u *UI) SaveReview() error {
 	text := fmt.Sprintf("Saved to the history of %s: VHS %s, %s.", u.PatientID(), fmtValue(e.VHS), what)
 	if e.Supersedes != 0 {
 		text += " The earlier version is kept, marked as corrected."
+		// A further correction corrects this version: the chain stays linked.
+		r.m.Base = &app.EntryRef{PatientID: u.PatientID(), Customer: app.DesktopCustomer, Seq: e.Seq, Kind: app.EntryKind(e), Time: e.Time}
 	}
 	r.status.SetText(text)
 	r.update()

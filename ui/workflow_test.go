@@ -141,8 +141,20 @@ func TestClinicalWorkflow(t *testing.T) {
 	if !strings.Contains(r.status.Text, "earlier version is kept") {
 		t.Fatalf("status %q", r.status.Text)
 	}
+	// A second correction on the same screen corrects the first one.
+	start = r.view.WidgetPos(cardiac.HeartBottom)
+	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 10)}, Dragged: fyne.NewDelta(0, 10)})
+	r.view.DragEnd()
+	test.Tap(r.save)
+	rec, _ = u.svc.Patient(t.Context(), "4821")
+	if len(rec.Cardiac) != 3 || rec.Cardiac[1].Supersedes != rec.Cardiac[0].Seq || rec.Cardiac[2].Supersedes != rec.Cardiac[1].Seq || !rec.Cardiac[2].Current() {
+		t.Fatalf("chain %+v", rec.Cardiac)
+	}
+	if _, err := u.svc.HideEntry(t.Context(), "4821", app.DesktopCustomer, rec.Cardiac[2].Seq, "second drag was a slip"); err != nil {
+		t.Fatal(err)
+	}
 	u.OpenPatient("4821")
-	if len(p.cardiac.Objects) != 2 {
+	if len(p.cardiac.Objects) != 3 {
 		t.Fatalf("%d rows", len(p.cardiac.Objects))
 	}
 	first, second := rowText(p.cardiac.Objects[0]), rowText(p.cardiac.Objects[1])
