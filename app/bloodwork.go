@@ -228,7 +228,7 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 	for i := range entered {
 		entered[i] = EnteredValue{Name: names[i], Value: f.Values[i], Unit: units[i]}
 	}
-	resp, err := s.predictUSG(ctx, DesktopCaller(), req, entered)
+	resp, err := s.predictLogged(ctx, DesktopCaller(), req, entered)
 	if err != nil {
 		return out, err
 	}

@@ -17,17 +17,17 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
-	"vetlens/platform/printing"
+	"vetlens/internal/config"
 	"vetlens/internal/lanaddr"
+	"vetlens/platform/printing"
 	"vetlens/ui"
 )
 
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
 	serveConfig
-	serve       bool   // start the HTTPS API in-process
-	camera      string // capture source spec
-	screenshots string // screenshot run's output folder
+	serve  bool   // start the HTTPS API in-process
+	camera string // capture source spec
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -36,13 +36,12 @@ type guiConfig struct {
 func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
-	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT for this run: 127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network (default: as the Server tab left it in the data dir, then "+lanaddr.Local(lanaddr.DefaultPort)+")")
-	serve := fs.Bool("serve", false, "serve the HTTPS API at start; --serve=false: do not (default: as the Server tab left it in the data dir, then on)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
-	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
+	dataDir := config.DataDir.String(fs, "")
+	addr := config.Addr.String(fs, "")
+	serve := config.Serve.Bool(fs, false)
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	cam := config.Camera.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -50,7 +49,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -95,15 +94,11 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	}
 	c = guiConfig{
 		serve:  ls.Serve,
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)),
 		serveConfig: serveConfig{
-			dataDir: dir, addr: ls.Addr, models: ModelsDir(*models), ortLib: *ortLib,
-			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
+			dataDir: dir, addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
+			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
 		}}
-	if c.screenshots != "" && c.camera == "" {
-		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
-		return c, ExitUsage, false
-	}
 	return c, ExitOK, true
 }
 
@@ -134,6 +129,20 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return GUIDriven(ctx, args, stdout, stderr, nil)
+}
+
+// Driver drives the window once the screens are up, as a clinician would
+// (the screenshot tool, bench/screenshots: test tooling that is not part
+// of the product binary). camera is the --camera source. The window closes
+// when it returns; an error makes the exit status ExitInternal.
+type Driver func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error
+
+// GUIDriven is GUI with a driver (nil: the window is the clinician's until
+// it is closed). With a driver --camera is required, and the HTTPS API
+// serves this computer on a free port (the Server tab then shows a live
+// listener without taking the clinic's port).
+func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, drive Driver) int {
 	// A quiet terminal: complete what Fyne expects of the environment,
 	// and turn its reports about the machine into one line each.
 	cleanupEnv, err := prepareDesktopEnv()
@@ -156,6 +165,10 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
+	}
+	if drive != nil && c.camera == "" {
+		fmt.Fprintln(stderr, "vetlens gui: a driven run needs --camera")
+		return ExitUsage
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "vetlens gui: data dir: %v\n", err)
@@ -186,7 +199,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fail(err)
 			fyne.Do(func() {
 				w.SetContent(ui.LoadingScreen("VetLens could not start: "+err.Error(), false))
-				if c.screenshots != "" {
+				if drive != nil {
 					a.Quit()
 				}
 			})
@@ -197,7 +210,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
 		addr := c.addr
-		if c.screenshots != "" { // the screenshot run serves this computer on a free port
+		if drive != nil { // a driven run serves this computer on a free port
 			c.serve, addr = true, "127.0.0.1:0"
 		}
 		if c.serve {
@@ -215,9 +228,9 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			w.SetContent(u.Content())
 		})
-		if c.screenshots != "" {
-			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
-				fail(fmt.Errorf("screenshots: %w", err))
+		if drive != nil {
+			if err := drive(ctx, u, w, c.camera, stdout); err != nil {
+				fail(fmt.Errorf("driven run: %w", err))
 			}
 			fyne.Do(a.Quit)
 		}
