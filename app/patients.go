@@ -15,11 +15,16 @@ import (
 
 // The sexes a record holds (repo.Patient.Sex); empty is not recorded.
 const (
-	SexMale           = "male"
-	SexFemale         = "female"
-	SexMaleNeutered   = "male neutered"
-	SexFemaleSpayed   = "female spayed"
-	birthDateLayout   = "2006-01-02"
+	SexMale         = "male"
+	SexFemale       = "female"
+	SexMaleNeutered = "male neutered"
+	SexFemaleSpayed = "female spayed"
+)
+
+const (
+	// birthDateLayout is how a record writes a birth date.
+	birthDateLayout = "2006-01-02"
+	// maxPatientWeightK is the heaviest weight a record accepts, in kg.
 	maxPatientWeightK = 200.0
 )
 
