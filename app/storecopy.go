@@ -11,8 +11,12 @@ import (
 
 // CopyCounts is what CopyStore copied.
 type CopyCounts struct {
-	Keys, Customers, Events, History, USGLog int
+	Keys, Customers, Events, History, USGLog, Patients, Audit int
 }
+
+// AuditCopied is the audit action CopyStore records for each patient
+// record it copies.
+const AuditCopied = "copied"
 
 // ErrStoreNotEmpty is returned by CopyStore when the destination already
 // holds records.
@@ -27,8 +31,11 @@ var ErrStoreNotEmpty = errors.New("the destination store is not empty")
 //
 // Keys, customers (those named by a key or a ledger event), ledger events
 // (in order, with their times, tiers, rates and ids; an event from
-// before ids existed gets a UUIDv7 of its own time), history entries and
-// USG log entries are copied; sequence numbers are the destination's.
+// before ids existed gets a UUIDv7 of its own time), history entries
+// (with their images, corrections and hidden marks), the audit trail,
+// patient records and USG log entries are copied; sequence numbers are
+// the destination's (references between history entries and from the
+// audit trail follow them).
 func CopyStore(ctx context.Context, src, dst repo.Repos) (CopyCounts, error) {
 	var n CopyCounts
 	if err := checkEmpty(ctx, dst); err != nil {
@@ -83,17 +90,65 @@ func CopyStore(ctx context.Context, src, dst repo.Repos) (CopyCounts, error) {
 	if err != nil {
 		return n, fmt.Errorf("copy: read patients: %w", err)
 	}
+	// History entries in the order they were added (their Seq), so that
+	// a correction follows the entry it supersedes; the destination
+	// numbers them anew and seqs maps the numbers.
+	seqs := map[uint64]uint64{}
 	for _, id := range ids {
 		entries, err := src.History.ListPatient(ctx, id)
 		if err != nil {
 			return n, fmt.Errorf("copy: read history of %q: %w", id, err)
 		}
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
 		for _, e := range entries {
-			if err := dst.History.Add(ctx, e.Customer, id, e.HistoryEntry); err != nil {
+			var img []byte
+			if e.HasImage {
+				if img, err = src.History.Image(ctx, e.Customer, id, e.Seq); err != nil {
+					return n, fmt.Errorf("copy: image of history entry %d: %w", e.Seq, err)
+				}
+			}
+			old := e.Seq
+			h := e.HistoryEntry
+			h.Seq = 0
+			if h.Supersedes != 0 {
+				h.Supersedes = seqs[h.Supersedes]
+			}
+			added, err := dst.History.Add(ctx, e.Customer, id, h, img)
+			if err != nil {
 				return n, fmt.Errorf("copy: history of %q: %w", id, err)
 			}
+			seqs[old] = added.Seq
 			n.History++
 		}
+	}
+	// The audit trail, then the records: storing a record appends one
+	// more event, saying it was copied.
+	for _, id := range ids {
+		trail, err := src.Audit.ListPatient(ctx, id)
+		if err != nil {
+			return n, fmt.Errorf("copy: read audit of %q: %w", id, err)
+		}
+		for _, a := range trail {
+			a.Seq = 0
+			if a.Entry != 0 {
+				a.Entry = seqs[a.Entry]
+			}
+			if _, err := dst.Audit.Append(ctx, a); err != nil {
+				return n, fmt.Errorf("copy: audit of %q: %w", id, err)
+			}
+			n.Audit++
+		}
+	}
+	records, err := src.Patients.Search(ctx, "", 0)
+	if err != nil {
+		return n, fmt.Errorf("copy: read patient records: %w", err)
+	}
+	for _, p := range records {
+		if err := dst.Patients.Put(ctx, p, repo.AuditEvent{Time: p.Updated, PatientID: p.ID, Action: AuditCopied,
+			Detail: "copied with vetlens store copy"}); err != nil {
+			return n, fmt.Errorf("copy: patient %q: %w", p.ID, err)
+		}
+		n.Patients++
 	}
 	logs, err := src.USGLog.List(ctx)
 	if err != nil {
@@ -151,7 +206,7 @@ func checkEmpty(ctx context.Context, r repo.Repos) error {
 	if err != nil {
 		return fmt.Errorf("copy: read destination: %w", err)
 	}
-	ids, err := r.Patients.PatientIDs(ctx, "", 1)
+	ids, err := r.Patients.PatientIDs(ctx, "", 1) // records, history and the USG log
 	if err != nil {
 		return fmt.Errorf("copy: read destination: %w", err)
 	}

@@ -132,8 +132,8 @@ func StoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 			return ExitInternal
 		}
-		fmt.Fprintf(stdout, "copied %d keys, %d customers, %d ledger events, %d history entries, %d USG log entries\n",
-			n.Keys, n.Customers, n.Events, n.History, n.USGLog)
+		fmt.Fprintf(stdout, "copied %d keys, %d customers, %d ledger events, %d history entries, %d USG log entries, %d patient records, %d audit events\n",
+			n.Keys, n.Customers, n.Events, n.History, n.USGLog, n.Patients, n.Audit)
 	default:
 		fmt.Fprintf(stderr, "vetlens store: unknown subcommand %q\n%s\n", sub, storeCmdUsage)
 		return ExitUsage

@@ -126,7 +126,7 @@ func TestStoreCopyToPostgres(t *testing.T) {
 		{"both bbolt", []string{"copy", "--data-dir", dir, "--to", "bbolt"}, ExitUsage, ""},
 		{"migrate needs postgres", []string{"migrate", "--store", "bbolt"}, ExitUsage, ""},
 		{"migrate", []string{"migrate", "--store", dsn}, ExitOK, fmt.Sprintf("schema version %d\n", len(migrations))},
-		{"copy", []string{"copy", "--data-dir", dir, "--to", dsn}, ExitOK, "copied 1 keys, 1 customers, 2 ledger events, 0 history entries, 0 USG log entries"},
+		{"copy", []string{"copy", "--data-dir", dir, "--to", dsn}, ExitOK, "copied 1 keys, 1 customers, 2 ledger events, 0 history entries, 0 USG log entries, 0 patient records, 0 audit events"},
 		{"copy again", []string{"copy", "--data-dir", dir, "--to", dsn}, ExitRejected, ""},
 	} {
 		var out, errb strings.Builder

@@ -62,6 +62,7 @@ var (
 	_ repo.History   = history{}
 	_ repo.USGLog    = usgLog{}
 	_ repo.Patients  = patients{}
+	_ repo.Audit     = audit{}
 )
 
 // Open connects to the database at dsn (a postgres:// URL; pgx's
@@ -100,7 +101,7 @@ func (s *Store) Close() error {
 // Repos is the database as the application's repositories.
 func (s *Store) Repos() repo.Repos {
 	return repo.Repos{Keys: keys{s.pool}, Customers: customers{s.pool}, Ledger: ledger{s.pool},
-		History: history{s.pool}, USGLog: usgLog{s.pool}, Patients: patients{s.pool}}
+		History: history{s.pool}, USGLog: usgLog{s.pool}, Patients: patients{s.pool}, Audit: audit{s.pool}}
 }
 
 // SchemaVersion is the database's schema version (0 before any

@@ -116,7 +116,7 @@ func TestLedgerAppendOnly(t *testing.T) {
 	}
 	for _, q := range []string{
 		`UPDATE ledger SET rate_cents = 0`, `DELETE FROM ledger`, `TRUNCATE ledger`,
-		`UPDATE usg_log SET customer = 'b'`, `DELETE FROM usg_log`, `TRUNCATE usg_log`,
+		`UPDATE usg_log SET customer = 'b'`, `DELETE FROM usg_log`, `TRUNCATE usg_log CASCADE`,
 	} {
 		if _, err := s.pool.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v, want the append-only refusal", q, err)

@@ -51,6 +51,9 @@ func Run(t *testing.T, open Open) {
 		{"PatientQueries", testPatientQueries},
 		{"RecordIDsSortByTime", testRecordIDs},
 		{"KeyPartLimit", testPartLimit},
+		{"PatientRecordsAndAudit", testPatientRecordsAndAudit},
+		{"HistoryImagesAndHide", testHistoryImagesAndHide},
+		{"USGLogHide", testUSGLogHide},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
 	}
@@ -67,6 +70,17 @@ func must(t *testing.T, err error) {
 }
 
 func fp(x float64) *float64 { return &x }
+
+// addEntry adds a history entry without an image and returns it as
+// stored.
+func addEntry(t *testing.T, r repo.Repos, customer, uuid string, e repo.HistoryEntry) repo.HistoryEntry {
+	t.Helper()
+	got, err := r.History.Add(context.Background(), customer, uuid, e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
 
 func testKeys(t *testing.T, r repo.Repos) {
 	ctx := context.Background()
@@ -329,10 +343,10 @@ func testMonthlyChargesExact(t *testing.T, r repo.Repos) {
 
 func testHistoryIsolation(t *testing.T, r repo.Repos) {
 	ctx := context.Background()
-	must(t, r.History.Add(ctx, "a", "dog", repo.HistoryEntry{Time: time.Unix(1, 0), VHS: fp(9)}))
-	must(t, r.History.Add(ctx, "a", "dog", repo.HistoryEntry{Time: time.Unix(2, 0), VHS: fp(10)}))
-	must(t, r.History.Add(ctx, "b", "dog", repo.HistoryEntry{Time: time.Unix(3, 0), VHS: fp(11)}))
-	must(t, r.History.Add(ctx, "a", "dogx", repo.HistoryEntry{Time: time.Unix(3, 0), VHS: fp(12)}))
+	addEntry(t, r, "a", "dog", repo.HistoryEntry{Time: time.Unix(1, 0), VHS: fp(9)})
+	addEntry(t, r, "a", "dog", repo.HistoryEntry{Time: time.Unix(2, 0), VHS: fp(10)})
+	addEntry(t, r, "b", "dog", repo.HistoryEntry{Time: time.Unix(3, 0), VHS: fp(11)})
+	addEntry(t, r, "a", "dogx", repo.HistoryEntry{Time: time.Unix(3, 0), VHS: fp(12)})
 	for _, tc := range []struct {
 		customer, uuid string
 		want           []float64
@@ -359,8 +373,8 @@ func testHistoryRoundTrip(t *testing.T, r repo.Repos) {
 		Code: 2, Confidence: "high", ModelVersion: "3.1.0", Landmarks: [][2]float64{{1.5, 2.25}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}, {13, 14.125}},
 	}
 	bare := repo.HistoryEntry{Time: full.Time.Add(time.Second)}
-	must(t, r.History.Add(ctx, "a", "Rex ポチ", full))
-	must(t, r.History.Add(ctx, "a", "Rex ポチ", bare))
+	addEntry(t, r, "a", "Rex ポチ", full)
+	addEntry(t, r, "a", "Rex ポチ", bare)
 	got, err := r.History.List(ctx, "a", "Rex ポチ")
 	must(t, err)
 	if len(got) != 2 {
@@ -371,7 +385,10 @@ func testHistoryRoundTrip(t *testing.T, r repo.Repos) {
 			t.Errorf("entry %d id %q: %v", i, got[i].ID, err)
 		}
 		g := got[i]
-		g.ID = ""
+		if g.Seq == 0 || i > 0 && g.Seq <= got[i-1].Seq {
+			t.Errorf("entry %d seq %d", i, g.Seq)
+		}
+		g.ID, g.Seq = "", 0
 		if !g.Time.Equal(want.Time) {
 			t.Errorf("entry %d time %v, want %v", i, g.Time, want.Time)
 		}
@@ -426,11 +443,11 @@ func testUSGLog(t *testing.T, r repo.Repos) {
 
 func testPatientQueries(t *testing.T, r repo.Repos) {
 	ctx := context.Background()
-	must(t, r.History.Add(ctx, "desktop", "Rex-1", repo.HistoryEntry{Time: time.Unix(30, 0), VHS: fp(10), Edited: true, ModelVHS: fp(10.4), Source: "desktop"}))
-	must(t, r.History.Add(ctx, "lan", "Rex-1", repo.HistoryEntry{Time: time.Unix(10, 0), VHS: fp(9)}))
-	must(t, r.History.Add(ctx, "lan", "Rex-10", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(11)}))
-	must(t, r.History.Add(ctx, "lan", "Bella", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(8)}))
-	must(t, r.History.Add(ctx, "lan", "bob", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(8)}))
+	addEntry(t, r, "desktop", "Rex-1", repo.HistoryEntry{Time: time.Unix(30, 0), VHS: fp(10), Edited: true, ModelVHS: fp(10.4), Source: "desktop"})
+	addEntry(t, r, "lan", "Rex-1", repo.HistoryEntry{Time: time.Unix(10, 0), VHS: fp(9)})
+	addEntry(t, r, "lan", "Rex-10", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(11)})
+	addEntry(t, r, "lan", "Bella", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(8)})
+	addEntry(t, r, "lan", "bob", repo.HistoryEntry{Time: time.Unix(20, 0), VHS: fp(8)})
 	for _, u := range []string{"Rex-1", "", "Tom"} {
 		_, err := r.USGLog.Append(ctx, repo.USGLogEntry{Customer: "desktop", UUID: u, Inputs: json.RawMessage(`{}`), Outputs: json.RawMessage(`{}`)})
 		must(t, err)
@@ -472,7 +489,7 @@ func testRecordIDs(t *testing.T, r repo.Repos) {
 		ev, _, _, err := r.Ledger.Bill(ctx, repo.BillRequest{Customer: "a", Month: "2026-03"}, billAll(repo.Event{Time: t0}))
 		must(t, err)
 		ids = append(ids, ev.ID)
-		must(t, r.History.Add(ctx, "a", "dog", repo.HistoryEntry{Time: t0}))
+		addEntry(t, r, "a", "dog", repo.HistoryEntry{Time: t0})
 		h, err := r.History.List(ctx, "a", "dog")
 		must(t, err)
 		ids = append(ids, h[len(h)-1].ID)
@@ -505,7 +522,10 @@ func testPartLimit(t *testing.T, r repo.Repos) {
 		f    func(string) error
 	}{
 		{"customer", func(s string) error { return r.Customers.Put(ctx, repo.Customer{Name: s, Tier: "paygo", Created: t0}) }},
-		{"history uuid", func(s string) error { return r.History.Add(ctx, "a", s, repo.HistoryEntry{Time: t0}) }},
+		{"history uuid", func(s string) error {
+			_, err := r.History.Add(ctx, "a", s, repo.HistoryEntry{Time: t0}, nil)
+			return err
+		}},
 		{"bill customer", func(s string) error {
 			_, _, _, err := r.Ledger.Bill(ctx, repo.BillRequest{Customer: s, Month: "2026-03"}, billAll(repo.Event{Time: t0}))
 			return err
@@ -538,4 +558,144 @@ func BenchmarkBill(b *testing.B, r repo.Repos) {
 			}
 		}
 	})
+}
+
+func testPatientRecordsAndAudit(t *testing.T, r repo.Repos) {
+	ctx := context.Background()
+	w := 12.5
+	for _, p := range []repo.Patient{
+		{ID: "Rex-1", Name: "Rex", Species: "dog", WeightKg: &w, Created: t0, Updated: t0},
+		{ID: "Tom-2", Name: "Tom", Species: "cat", Created: t0, Updated: t0},
+		{ID: "B-3", Name: "Rexana", Created: t0, Updated: t0},
+	} {
+		must(t, r.Patients.Put(ctx, p, repo.AuditEvent{Time: t0, PatientID: p.ID, Action: "patient_created"}))
+	}
+	if err := r.Patients.Put(ctx, repo.Patient{}, repo.AuditEvent{}); err == nil {
+		t.Fatal("a record without an id was stored")
+	}
+	if _, err := r.Patients.Get(ctx, "Rex"); !errors.Is(err, repo.ErrNotFound) {
+		t.Fatalf("missing record: %v, want ErrNotFound", err)
+	}
+	upd := repo.Patient{ID: "Rex-1", Name: "Rex II", Species: "dog", Breed: "Cavalier King Charles Spaniel", Sex: "male_neutered",
+		BirthDate: "2019-05-01", WeightKg: &w, Owner: "Müller", Created: t0, Updated: t0.Add(time.Hour)}
+	must(t, r.Patients.Put(ctx, upd, repo.AuditEvent{Time: t0.Add(time.Hour), PatientID: "Rex-1", Action: "patient_updated", Detail: "name"}))
+	p, err := r.Patients.Get(ctx, "Rex-1")
+	p.Created, p.Updated = p.Created.UTC(), p.Updated.UTC()
+	if err != nil || !reflect.DeepEqual(p, upd) {
+		t.Fatalf("get = %+v, %v; want %+v", p, err, upd)
+	}
+	for _, tc := range []struct {
+		q     string
+		limit int
+		want  string
+	}{{"rex", 0, "B-3,Rex-1"}, {"TOM", 0, "Tom-2"}, {" rex ii ", 0, "Rex-1"}, {"", 2, "B-3,Rex-1"}, {"zzz", 0, ""}} {
+		got, err := r.Patients.Search(ctx, tc.q, tc.limit)
+		must(t, err)
+		ids := make([]string, len(got))
+		for i, p := range got {
+			ids[i] = p.ID
+		}
+		if strings.Join(ids, ",") != tc.want {
+			t.Errorf("Search(%q, %d) = %v, want %s", tc.q, tc.limit, ids, tc.want)
+		}
+	}
+	// A record alone makes its id findable.
+	if ids, err := r.Patients.PatientIDs(ctx, "tom", 0); err != nil || strings.Join(ids, ",") != "Tom-2" {
+		t.Fatalf("PatientIDs(tom) = %v, %v", ids, err)
+	}
+	e, err := r.Audit.Append(ctx, repo.AuditEvent{Time: t0, PatientID: "Tom-2", Action: "corrected", Customer: "desktop", Entry: 7, Reason: "landmark"})
+	if err != nil || e.Seq == 0 {
+		t.Fatalf("append %+v, %v", e, err)
+	}
+	trail, err := r.Audit.ListPatient(ctx, "Rex-1")
+	if err != nil || len(trail) != 2 || trail[0].Action != "patient_created" || trail[1].Action != "patient_updated" || trail[1].Detail != "name" || trail[1].Seq <= trail[0].Seq {
+		t.Fatalf("audit of Rex-1 = %+v, %v", trail, err)
+	}
+	tom, err := r.Audit.ListPatient(ctx, "Tom-2")
+	if err != nil || len(tom) != 2 || tom[1].Seq != e.Seq || tom[1].Entry != 7 || tom[1].Reason != "landmark" || !tom[1].Time.Equal(t0) {
+		t.Fatalf("audit of Tom-2 = %+v, %v", tom, err)
+	}
+	if other, err := r.Audit.ListPatient(ctx, "Rex"); err != nil || other == nil || len(other) != 0 {
+		t.Fatalf("audit of a prefix = %+v, %v; want empty", other, err)
+	}
+}
+
+func testHistoryImagesAndHide(t *testing.T, r repo.Repos) {
+	ctx := context.Background()
+	img := []byte{0x89, 'P', 'N', 'G', 0, 1, 2}
+	e, err := r.History.Add(ctx, "desktop", "Rex-1", repo.HistoryEntry{Time: t0, VHS: fp(10)}, img)
+	if err != nil || e.Seq == 0 || !e.HasImage {
+		t.Fatalf("add with image: %+v, %v", e, err)
+	}
+	plain := addEntry(t, r, "desktop", "Rex-1", repo.HistoryEntry{Time: t0.Add(time.Minute)})
+	other := addEntry(t, r, "lan", "Rex-1", repo.HistoryEntry{Time: t0})
+	if plain.HasImage || plain.Seq == e.Seq || other.Seq == plain.Seq {
+		t.Fatalf("entries %+v %+v %+v: want distinct seqs, no image", e, plain, other)
+	}
+	if got, err := r.History.Image(ctx, "desktop", "Rex-1", e.Seq); err != nil || !bytes.Equal(got, img) {
+		t.Fatalf("image = %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		customer, uuid string
+		seq            uint64
+	}{{"desktop", "Rex-1", plain.Seq}, {"lan", "Rex-1", e.Seq}, {"desktop", "Rex", e.Seq}, {"desktop", "Rex-1", 9999}} {
+		if _, err := r.History.Image(ctx, tc.customer, tc.uuid, tc.seq); !errors.Is(err, repo.ErrNotFound) {
+			t.Errorf("Image(%s, %s, %d): %v, want ErrNotFound", tc.customer, tc.uuid, tc.seq, err)
+		}
+	}
+	h := repo.Hidden{Time: t0.Add(time.Hour), Reason: "duplicate"}
+	got, err := r.History.Hide(ctx, "desktop", "Rex-1", e.Seq, h, repo.AuditEvent{Time: h.Time, PatientID: "Rex-1", Action: "hidden", Customer: "desktop", Entry: e.Seq, Reason: "duplicate"})
+	if err != nil || got.Hidden == nil || got.Hidden.Reason != "duplicate" || got.Seq != e.Seq || *got.VHS != 10 {
+		t.Fatalf("hide = %+v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		customer, uuid string
+		seq            uint64
+	}{{"desktop", "Rex-1", 9999}, {"lan", "Rex-1", e.Seq}} {
+		if _, err := r.History.Hide(ctx, tc.customer, tc.uuid, tc.seq, h, repo.AuditEvent{PatientID: "Rex-1", Action: "hidden"}); !errors.Is(err, repo.ErrNotFound) {
+			t.Errorf("Hide(%s, %s, %d): %v, want ErrNotFound", tc.customer, tc.uuid, tc.seq, err)
+		}
+	}
+	list, err := r.History.List(ctx, "desktop", "Rex-1")
+	if err != nil || len(list) != 2 || list[0].Seq != e.Seq || list[0].Hidden == nil || !list[0].Hidden.Time.Equal(h.Time) ||
+		list[1].Hidden != nil || !list[0].HasImage || list[0].ID != e.ID {
+		t.Fatalf("after hide: %+v, %v", list, err)
+	}
+	// The image stays; the audit trail has the one hide (the refused
+	// ones appended nothing).
+	if _, err := r.History.Image(ctx, "desktop", "Rex-1", e.Seq); err != nil {
+		t.Fatalf("image after hide: %v", err)
+	}
+	trail, err := r.Audit.ListPatient(ctx, "Rex-1")
+	if err != nil || len(trail) != 1 || trail[0].Action != "hidden" || trail[0].Entry != e.Seq {
+		t.Fatalf("audit = %+v, %v", trail, err)
+	}
+}
+
+// testUSGLogHide: a hidden screening keeps its place and values in the
+// log, carries the mark, and the audit trail records it.
+func testUSGLogHide(t *testing.T, r repo.Repos) {
+	ctx := context.Background()
+	var seqs []uint64
+	for i := 0; i < 2; i++ {
+		e, err := r.USGLog.Append(ctx, repo.USGLogEntry{Time: t0, Customer: "desktop", UUID: "cat", Inputs: json.RawMessage(`{"BUN":27}`), Outputs: json.RawMessage(`{}`)})
+		must(t, err)
+		seqs = append(seqs, e.Seq)
+	}
+	h := repo.Hidden{Time: t0.Add(time.Hour), Reason: "wrong patient"}
+	got, err := r.USGLog.Hide(ctx, seqs[0], h, repo.AuditEvent{Time: h.Time, PatientID: "cat", Action: "hidden", Reason: h.Reason})
+	if err != nil || got.Seq != seqs[0] || got.Hidden == nil || got.Hidden.Reason != h.Reason || got.UUID != "cat" {
+		t.Fatalf("hide = %+v, %v", got, err)
+	}
+	if _, err := r.USGLog.Hide(ctx, seqs[1]+100, h, repo.AuditEvent{PatientID: "cat", Action: "hidden"}); !errors.Is(err, repo.ErrNotFound) {
+		t.Fatalf("hide of a missing entry: %v, want ErrNotFound", err)
+	}
+	list, err := r.USGLog.ListPatient(ctx, "cat")
+	if err != nil || len(list) != 2 || list[0].Hidden == nil || !list[0].Hidden.Time.Equal(h.Time) || list[1].Hidden != nil || string(list[0].Inputs) != `{"BUN":27}` {
+		t.Fatalf("after hide: %+v, %v", list, err)
+	}
+	trail, err := r.Audit.ListPatient(ctx, "cat")
+	if err != nil || len(trail) != 1 || trail[0].Reason != h.Reason {
+		t.Fatalf("audit = %+v, %v", trail, err)
+	}
 }
