@@ -83,11 +83,13 @@ test-go:
 	$(MAKE) fuzz FUZZTIME=5000x
 
 # The storage tests alone, on both adapters: the contract suite on bbolt
-# and PostgreSQL, the PostgreSQL adapter's own tests, and two `vetlens
-# serve` processes billing on one PostgreSQL database (cli).
+# and PostgreSQL, the PostgreSQL adapter's own tests, app (billing, store
+# copy), and in cli the store selection, store copy and two `vetlens
+# serve` processes billing on one PostgreSQL database.
 test-store: deps-apt
 	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
-		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./platform/store/... ./cli/ -run 'Contract|Postgres|Migrat|Append|TwoStores|TwoServers|Store|OpenRepos'
+		export VETLENS_TEST_POSTGRES=$$dsn && $(GO) test -count=1 ./platform/store/... ./app/ && \
+		$(GO) test -count=1 -run 'TwoServers|Store|OpenRepos|KeysOnPostgres' ./cli/
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
 # engine/pop's pipeline, 300 frames of the test video through the live
