@@ -109,6 +109,7 @@ type Service struct {
 	cardiacSlots chan struct{}
 	owners       sessionOwners
 	pixels       *membudget.Budget
+	disk         *diskGuard
 }
 
 // Deps are the Service's collaborators.
@@ -120,6 +121,9 @@ type Deps struct {
 	Cardiac CardiacEngine
 	USG     USGEngine
 	PoP     PoP // nil: PoP pipeline not loaded (endpoints answer 503)
+	// Disk reads the store's free space (diskfree.Dir{data dir} for
+	// bbolt); nil: no free-space guard (a remote store).
+	Disk DiskSpace
 }
 
 // New builds the Service.
@@ -156,7 +160,8 @@ func New(d Deps, cfg Config) (*Service, error) {
 	}
 	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
 		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
-		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}, nil
+		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait}),
+		disk:         &diskGuard{probe: d.Disk, clock: d.Clock}}, nil
 }
 
 // PixelStats reports the pixel memory budget's capacity and counters.
@@ -189,6 +194,7 @@ const (
 	KindConflict                  // 409: frame for a finished session
 	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
 	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
+	KindNoSpace                   // 507 with Retry-After: the store's disk is below config.DiskRefuseBytes
 )
 
 // Status is the HTTP status the cardiac spec answers for an error of
@@ -212,6 +218,8 @@ func (k Kind) Status() int {
 		return 409
 	case KindTooMany:
 		return 429
+	case KindNoSpace:
+		return 507
 	}
 	return 500
 }
@@ -222,7 +230,7 @@ type Error struct {
 	Msg  string
 	Err  error
 	// RetryAfter, when set, is when the client may try again (KindBusy,
-	// KindTooMany): the transports send it as Retry-After.
+	// KindTooMany, KindNoSpace): the transports send it as Retry-After.
 	RetryAfter time.Duration
 }
 

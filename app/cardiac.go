@@ -137,6 +137,9 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}
+	if err := s.CheckWritable(); err != nil {
+		return nil, err
+	}
 	if len(req.Images) != 1 || req.Batch {
 		return nil, errf(KindInvalid, "single prediction needs exactly one image")
 	}
@@ -355,6 +358,9 @@ type StreamEvents interface {
 func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
+	}
+	if err := s.CheckWritable(); err != nil {
+		return nil, err
 	}
 	mv := s.cardiac.ModelVersion()
 	n := len(req.Images)

@@ -277,6 +277,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	if err := CheckPatientID(id); err != nil {
 		return Saved{Entry: e}, err
 	}
+	if err := s.CheckWritable(); err != nil {
+		return Saved{Entry: e}, err
+	}
 	m := req.Measurement
 	if m == nil || m.Result == nil {
 		return Saved{Entry: e}, errf(KindInvalid, "nothing measured to save")
@@ -499,6 +502,9 @@ type DesktopSession struct {
 func (s *Service) StartDesktopSession(ctx context.Context, patientID string) (*DesktopSession, error) {
 	patientID = strings.TrimSpace(patientID)
 	if err := CheckPatientID(patientID); err != nil {
+		return nil, err
+	}
+	if err := s.CheckWritable(); err != nil {
 		return nil, err
 	}
 	if err := s.ensureDesktop(ctx); err != nil {

@@ -134,6 +134,9 @@ func (s *Service) SavePatient(ctx context.Context, p repo.Patient) (PatientSaved
 	if err != nil {
 		return PatientSaved{Patient: p}, err
 	}
+	if err := s.CheckWritable(); err != nil {
+		return PatientSaved{Patient: p}, err
+	}
 	old, found, err := s.PatientDetails(ctx, p.ID)
 	if err != nil {
 		return PatientSaved{Patient: p}, err

@@ -226,6 +226,9 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
+	if err := s.CheckWritable(); err != nil {
+		return nil, err
+	}
 	if ok, retry := s.owners.reserve(c.KeyPrefix, s.cfg.MaxOpenSessionsPerKey, s.clock.Now()); !ok {
 		return nil, &Error{Kind: KindTooMany, RetryAfter: retry,
 			Msg: fmt.Sprintf("too many open PoP sessions for this API key (limit %d); finish one or let it expire", s.cfg.MaxOpenSessionsPerKey)}
@@ -284,6 +287,9 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	}
 	if !s.owners.owns(sessionID, c.Customer) {
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
+	}
+	if err := s.CheckWritable(); err != nil {
+		return nil, out, err
 	}
 	_, release, err := s.reservePoP(ctx, frame)
 	if err != nil {

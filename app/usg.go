@@ -68,6 +68,9 @@ func (s *Service) predictUSG(ctx context.Context, req *usg.Request) (*usg.Respon
 	if s.usg == nil {
 		return nil, ErrUSGUnavailable
 	}
+	if err := s.CheckWritable(); err != nil {
+		return nil, err
+	}
 	// usg.ParseRequest applies the identifier rule already; requests built
 	// in process (the desktop) are checked here, before anything is stored.
 	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {

@@ -18,6 +18,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/internal/config"
+	"vetlens/internal/diskfree"
 	"vetlens/platform/httpapi"
 )
 
@@ -130,6 +131,11 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 	}
 	closers = append(closers, func() error { closeEngines(); return nil })
 	deps.Repos = repos
+	if c.store == "" || c.store == "bbolt" {
+		// The free-space guard watches the bbolt store's filesystem
+		// (internal/config's Disk* thresholds); a remote store has none.
+		deps.Disk = diskfree.Dir{Path: c.dataDir}
+	}
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc

@@ -41,6 +41,7 @@ type serverTab struct {
 	dataDir     *widget.Entry
 	saveDir     *widget.Button
 	settings    *widget.Label
+	disk        *widget.Label // the free-space warning; hidden while the disk is fine
 	keys        *keysTab
 
 	// shownURLs are the URLs on screen (tests); interfaceIPs lists this
@@ -54,7 +55,8 @@ type serverTab struct {
 func newServerTab(u *UI) *serverTab {
 	s := &serverTab{u: u, port: widget.NewEntry(), listenState: newValueLabel(""), urls: container.NewVBox(), fingerprint: widget.NewEntry(),
 		example: widget.NewMultiLineEntry(), desktop: newValueLabel(""), dataDir: widget.NewEntry(), settings: newValueLabel(""),
-		interfaceIPs: lanaddr.InterfaceIPs}
+		interfaceIPs: lanaddr.InterfaceIPs, disk: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})}
+	s.disk.Wrapping = fyne.TextWrapWord
 	s.port.SetText(strconv.Itoa(lanaddr.DefaultPort))
 	s.port.Validator = func(v string) error {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 || n > 65535 {
@@ -81,6 +83,7 @@ func newServerTab(u *UI) *serverTab {
 	})
 	s.keys = newKeysTab(u)
 	s.content = container.NewVScroll(container.NewVBox(
+		s.disk,
 		widget.NewLabelWithStyle("API listener (HTTPS)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, widget.NewLabel("Serve the API to"), nil, s.scope),
 		container.NewBorder(nil, nil, widget.NewLabel("Port"), nil, container.NewGridWrap(fyne.NewSize(120, s.port.MinSize().Height), s.port)),
@@ -168,6 +171,31 @@ func (s *serverTab) refresh() {
 		s.desktop.SetText("No measurements from this desktop yet this month.")
 	}
 	s.keys.refresh()
+	s.showDisk(s.u.svc.Disk())
+}
+
+// showDisk shows a warning while the data directory's disk is low or
+// full (app.DiskLow, app.DiskFull), and hides it otherwise.
+func (s *serverTab) showDisk(d app.DiskState) {
+	switch d.Level {
+	case app.DiskFull:
+		s.disk.SetText("Warning: " + d.Reason + ". Measurements, screenings and API calls that save are refused until space is freed.")
+		s.disk.Show()
+	case app.DiskLow:
+		s.disk.SetText("Warning: " + d.Reason + ".")
+		s.disk.Show()
+	default:
+		s.disk.SetText("")
+		s.disk.Hide()
+	}
+}
+
+// DiskWarning is the Server tab's free-space warning ("" when hidden).
+func (u *UI) DiskWarning() string {
+	if !u.server.disk.Visible() {
+		return ""
+	}
+	return u.server.disk.Text
 }
 
 // showListener shows the listener's state: the scope, the bound address,

@@ -39,6 +39,24 @@ const (
 	DefaultCamera = "device:0"
 )
 
+// Free-space thresholds of the data directory's filesystem (the bbolt
+// store), declared once; docs/security.md lists them.
+const (
+	// DiskWarnBytes: below this much free space health reports
+	// "degraded" (the disk is running out; writes still work).
+	DiskWarnBytes = 1 << 30 // 1 GiB
+	// DiskWarnPercent: below this share of the filesystem free, health
+	// reports "degraded" as well (whichever of the two comes first).
+	DiskWarnPercent = 5
+	// DiskRefuseBytes: below this much free space every request that
+	// would write (billable cardiac and USG, PoP sessions, desktop saves)
+	// is refused with 507 before any work or billing. 256 MiB leaves
+	// bbolt room to grow its file and commit what is in flight.
+	DiskRefuseBytes = 256 << 20 // 256 MiB
+	// DiskCheckInterval is how long one free-space reading is reused.
+	DiskCheckInterval = 2 * time.Second
+)
+
 // Setting is one configurable value as `vetlens help config` lists it.
 type Setting struct {
 	// Flag is the flag's name without dashes ("" for an environment-only

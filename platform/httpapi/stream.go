@@ -92,6 +92,10 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 		s.v3Fail(w, req.r, app.ErrCardiacUnavailable)
 		return
 	}
+	if err := s.svc.CheckWritable(); err != nil {
+		s.v3Fail(w, req.r, err) // 507 before the stream's 200
+		return
+	}
 	if !pr.Batch {
 		// A single image streams as a batch of one.
 		pr.Batch = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"vetlens/app"
@@ -24,6 +25,7 @@ const (
 	codeUnavailable usg.Code = "service_unavailable"
 	codeNotFound    usg.Code = "not_found"
 	codeMethod      usg.Code = "method_not_allowed"
+	codeNoSpace     usg.Code = "insufficient_storage"
 )
 
 // cors adds the spec's permissive CORS headers to every /usg/v1 response.
@@ -115,6 +117,14 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 			usgError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
 			return
 		}
+		if k := app.KindOf(err); k == app.KindNoSpace {
+			var ae *app.Error
+			if errors.As(err, &ae) && ae.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.FormatInt(int64(ae.RetryAfter/time.Second), 10))
+			}
+			usgError(w, http.StatusInsufficientStorage, codeNoSpace, err.Error())
+			return
+		}
 		if app.KindOf(err) == app.KindInvalid {
 			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
 			return
@@ -127,12 +137,12 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
-	e := s.svc.USG()
-	if e == nil {
+	h, err := s.svc.USGHealth()
+	if err != nil {
 		usgError(w, http.StatusServiceUnavailable, codeUnavailable, "USG model not loaded")
 		return
 	}
-	writeJSON(w, http.StatusOK, e.Health())
+	writeJSON(w, http.StatusOK, h)
 }
 
 func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {
