@@ -167,6 +167,8 @@ type apiOpts struct {
 	cfg     Config
 	// appCfg, when set, adjusts the service's configuration.
 	appCfg func(*app.Config)
+	// disk, when set, is the free-space probe (none: no guard).
+	disk app.DiskSpace
 }
 
 func newAPI(t testing.TB, o apiOpts) *api {
@@ -175,7 +177,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := app.Deps{Repos: st.Repos(), USG: testmodels.USG(t), PoP: o.pop}
+	deps := app.Deps{Repos: st.Repos(), USG: testmodels.USG(t), PoP: o.pop, Disk: o.disk}
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
 	}
