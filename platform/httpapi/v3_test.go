@@ -58,12 +58,16 @@ func TestV3Health(t *testing.T) {
 	a := newAPI(t, apiOpts{})
 	resp, b := a.do("GET", "/v3/health", a.key, nil)
 	h := obj(t, b)
-	if resp.StatusCode != 200 || h["status"] != "degraded" || h["models_loaded"] != 0.0 || h["pop_pipeline_enabled"] != false || len(h) != 5 {
+	// The spec's five fields plus reasons (why degraded; docs/api.md).
+	if resp.StatusCode != 200 || h["status"] != "degraded" || h["models_loaded"] != 0.0 || h["pop_pipeline_enabled"] != false || len(h) != 6 {
 		t.Fatalf("no models: %d %s", resp.StatusCode, b)
+	}
+	if r, _ := h["reasons"].([]any); len(r) != 2 {
+		t.Fatalf("no models: reasons %v, want the missing models and the missing PoP pipeline", h["reasons"])
 	}
 	a = newAPI(t, apiOpts{cardiac: fakeCardiac{}, pop: &fakePoP{sessions: map[string]*fakeSession{}}})
 	_, b = a.do("GET", "/v3/health", a.key, nil)
-	if h := obj(t, b); h["status"] != "healthy" || h["models_loaded"] != 5.0 || h["pop_models_loaded"] != 0.0 || h["model_version"] != "fake-1" {
+	if h := obj(t, b); h["status"] != "healthy" || h["models_loaded"] != 5.0 || h["pop_models_loaded"] != 0.0 || h["model_version"] != "fake-1" || h["reasons"] != nil {
 		t.Fatalf("loaded: %s", b)
 	}
 }
