@@ -24,7 +24,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 
 ADDR ?= 127.0.0.1:8443
 
-.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -141,6 +141,11 @@ models: train-cardiac train-usg manifest
 train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
+# The PoP model family (screen finder, presence, viewport, quality) on
+# synthetic composites, CPU only, about 40 minutes (models/POP_MODEL_CARD.md).
+train-pop:
+	cd models/train && ./train_pop.sh
+
 train-usg:
 	$(PY) models/train/usg/train.py $(if $(DATA),--data $(DATA))
 	$(PY) models/train/make_manifest.py models
@@ -172,6 +177,22 @@ eval-pop:
 		"radiograph_export --n 200 --seed0 42300000"; do \
 		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
+
+# The learned PoP finder on variety composites (pop_variety.py) made with
+# settings never used in training (--split heldout, seeds 43,000,000+),
+# each family left out of training, plain files; docs/pop.md records it.
+POPNET_HELDOUT := testdata/popnet-heldout
+eval-popnet:
+	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
+		"lofo-display-tv --kind vscreen --n 16 --seed0 43100000 --only display=tv" \
+		"lofo-layout-viewer_light --kind vscreen --n 16 --seed0 43200000 --only layout=viewer_light" \
+		"lofo-room-dark --kind vscreen --n 16 --seed0 43300000 --only room=dark" \
+		"sequences --kind vsequence --n 4 --frames 8 --seed0 43600000"; do set -- $$a; d=$$1; shift; \
+		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
+	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files --kind radiograph --n 40 --seed0 43400000
+	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files --kind radiograph_export --n 40 --seed0 43500000
+	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark files sequences; do \
+		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models models --models models || exit 1; done
 
 eval-usg:
 	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))

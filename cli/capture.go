@@ -113,7 +113,11 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*maxSeconds*float64(time.Second)))
 		defer cancel()
 	}
-	pipeline := capture.NewService(capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now), eng, capture.PoP{})
+	an := loadPoP(dir, func(err error) {
+		fmt.Fprintf(stderr, "vetlens capture: PoP models not loaded, the classical screen finder runs: %v\n", err)
+	})
+	defer an.Models.Close()
+	pipeline := capture.NewService(capture.NewManager(capture.DefaultConfig(), eng, an, time.Now), eng, an)
 	sink, err := live.PoPSink(ctx, pipeline)
 	if err != nil {
 		return fail(err)

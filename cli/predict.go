@@ -86,6 +86,10 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
+	an := loadPoP(dir, func(err error) {
+		fmt.Fprintf(stderr, "vetlens predict: PoP models not loaded, the classical screen finder runs: %v\n", err)
+	})
+	defer an.Models.Close()
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -95,7 +99,7 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "vetlens predict: stopped before %s: %v\n", file, err)
 			return 1
 		}
-		resp, guard, err := predictFile(ctx, eng, file, renderPath(*render, i, len(files)))
+		resp, guard, err := predictFile(ctx, eng, an, file, renderPath(*render, i, len(files)))
 		if err != nil {
 			status = 1
 			if resp == nil {
@@ -124,14 +128,14 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // withheld VHS or VLAS (cardiac.Result.Guard). A nil response means the
 // file could not be measured; a response with an error means rendering
 // failed.
-func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, cardiac.Guard, error) {
+func predictFile(ctx context.Context, eng *cardiac.Engine, an capture.PoP, file, renderOut string) (*cardiac.Response, cardiac.Guard, error) {
 	b, err := readLimited(file, MaxInputFileBytes)
 	if err != nil {
 		return nil, cardiac.GuardNone, err
 	}
 	// Screen photos are detected and perspective-corrected first
 	// (docs/pop.md); anything else is measured as it is.
-	s, err := capture.PredictImage(ctx, eng, capture.PoP{}, b, cardiac.PredictOptions{Render: renderOut != ""})
+	s, err := capture.PredictImage(ctx, eng, an, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
 		return nil, cardiac.GuardNone, err
 	}

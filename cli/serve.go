@@ -131,11 +131,16 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 		} else {
 			closers = append(closers, e.Close)
 			deps.Cardiac = e
-			// The PoP pipeline (classical geometry, no model files) needs
-			// the cardiac engine to measure rectified frames.
-			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
+			// The PoP pipeline (the learned screen finder, or the
+			// classical geometry without its models) needs the cardiac
+			// engine to measure rectified frames.
+			an := loadPoP(c.models, func(err error) {
+				log.Warn("PoP models not loaded: the classical screen finder runs", "err", err)
+			})
+			closers = append(closers, an.Models.Close)
+			mgr := capture.NewManager(capture.DefaultConfig(), e, an, time.Now)
 			go mgr.RunSweeper(ctx, 30*time.Second)
-			deps.PoP = capture.NewService(mgr, e, capture.PoP{})
+			deps.PoP = capture.NewService(mgr, e, an)
 		}
 	}
 	cfg := app.DefaultConfig()

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Train the PoP model family as the shipped one was trained
+# (models/POP_MODEL_CARD.md): SYNTHETIC composites only.
+#   1. 3,200 screen photos and 1,000 negatives from pop_variety.py at the
+#      512 px working size (pop_traindata.py; the display family tv, the
+#      viewer layout viewer_light and the room dark left out entirely, for
+#      the leave-one-family-out check);
+#   2. the five models, two at a time, one thread each, on the CPU
+#      (pop_train.py), ONNX export with export references;
+#   3. the manifest.
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = 40 min wall)
+set -euo pipefail
+cd "$(dirname "$0")"
+PY="nice -n 19 /usr/bin/python3"
+S=${1:-1}
+mkdir -p data
+DATA=data/pop_train.npz
+[ -f $DATA ] || $PY pop_traindata.py $DATA --n 3200 --neg 1000 --seed0 30100000 \
+	--exclude display=tv --exclude layout=viewer_light --exclude room=dark
+m() { awk "BEGIN{print $1*$S}"; }
+$PY pop_train.py --model corners_a --data $DATA --minutes "$(m 16)" --out .. &
+a=$!
+$PY pop_train.py --model corners_b --data $DATA --minutes "$(m 12)" --out .. && \
+	$PY pop_train.py --model presence --data $DATA --minutes "$(m 4)" --out ..
+wait $a
+$PY pop_train.py --model viewport --data $DATA --minutes "$(m 9)" --out .. &
+a=$!
+$PY pop_train.py --model quality --data $DATA --minutes "$(m 7)" --out ..
+wait $a
+/usr/bin/python3 make_manifest.py ..
