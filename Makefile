@@ -142,7 +142,7 @@ train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
 # The PoP model family (screen finder, presence, viewport, quality) on
-# synthetic composites, CPU only, about 40 minutes (models/POP_MODEL_CARD.md).
+# synthetic composites, CPU only, about 25 minutes after the data (models/POP_MODEL_CARD.md).
 train-pop:
 	cd models/train && ./train_pop.sh
 
@@ -184,14 +184,13 @@ eval-pop:
 POPNET_HELDOUT := testdata/popnet-heldout
 eval-popnet:
 	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
-		"lofo-display-tv --kind vscreen --n 16 --seed0 43100000 --only display=tv" \
-		"lofo-layout-viewer_light --kind vscreen --n 16 --seed0 43200000 --only layout=viewer_light" \
-		"lofo-room-dark --kind vscreen --n 16 --seed0 43300000 --only room=dark" \
-		"sequences --kind vsequence --n 4 --frames 8 --seed0 43600000"; do set -- $$a; d=$$1; shift; \
+		"lofo-display-tv --kind vscreen --n 12 --seed0 43100000 --only display=tv" \
+		"lofo-layout-viewer_light --kind vscreen --n 12 --seed0 43200000 --only layout=viewer_light" \
+		"lofo-room-dark --kind vscreen --n 12 --seed0 43300000 --only room=dark"; do set -- $$a; d=$$1; shift; \
 		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
-	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files --kind radiograph --n 40 --seed0 43400000
-	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files --kind radiograph_export --n 40 --seed0 43500000
-	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark files sequences; do \
+	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files --kind radiograph --n 30 --seed0 43400000
+	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/files-export --kind radiograph_export --n 30 --seed0 43500000
+	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark files files-export; do \
 		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models models --models models || exit 1; done
 
 eval-usg:

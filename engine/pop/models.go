@@ -65,6 +65,10 @@ const (
 	// learnedMinAngle is the smallest interior angle (degrees) of a
 	// learned quad: perspective up to 45 degrees with roll.
 	learnedMinAngle = 25
+	// classicalAgreement is the largest mean distance, as a share of the
+	// frame diagonal, between the classical and the learned screen quads
+	// at which both are taken to be the same screen.
+	classicalAgreement = 0.05
 )
 
 // Models is the loaded PoP model family. Its methods are safe for
@@ -162,6 +166,12 @@ type Learned struct {
 	// Blurred, GlareHeart and Moire are the quality model's
 	// probabilities; NaN when it did not run.
 	Blurred, GlareHeart, Moire float64
+	// Source is where the corners came from: "learned", or "classical"
+	// when the classical detector's quad was taken (see detect).
+	Source string
+	// Classical is the classical detector's confidence (0 when it found
+	// no candidate).
+	Classical float64
 }
 
 // workCopy resizes frame (BGR) so its long side is WorkSide (area
@@ -257,7 +267,48 @@ func (m *Models) DetectCorners(ctx context.Context, frame gocv.Mat) (Corners, Le
 // returns the displayed image's aspect (width over height) from the
 // screen's aspect and the viewport's shares (0 when unknown).
 func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
-	lr := Learned{Blurred: math.NaN(), GlareHeart: math.NaN(), Moire: math.NaN()}
+	// The classical detector runs beside the models (its own goroutine;
+	// always joined before returning, so the frame outlives it).
+	type result struct {
+		c   Corners
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := DetectCorners(frame)
+		ch <- result{c, err}
+	}()
+	c, lr, aspect, err := m.learned(ctx, frame, work)
+	cl := <-ch
+	if err != nil {
+		return c, lr, aspect, err
+	}
+	if cl.err != nil {
+		return c, lr, aspect, fmt.Errorf("classical corners: %w", cl.err)
+	}
+	lr.Classical = cl.c.Confidence
+	if !cl.c.Found {
+		return c, lr, aspect, nil
+	}
+	// Both found a screen: the classical quad is sub-pixel exact when it
+	// is the same screen. It is taken when it lies within
+	// classicalAgreement of the learned screen quad, or when the two
+	// corner models disagree (the learned quad is then no evidence
+	// against it).
+	diag := math.Hypot(float64(c.Width), float64(c.Height))
+	d := meanQuadDist(cl.c.Screen, c.Screen) / diag
+	if d <= classicalAgreement || lr.Agreement > maxAgreement || !c.Found && !lr.CutOff {
+		lr.Source = "classical"
+		out := cl.c
+		out.Confidence = math.Max(cl.c.Confidence, c.Confidence)
+		return out, lr, 0, nil
+	}
+	return c, lr, aspect, nil
+}
+
+// learned is the models' own finding: see detect.
+func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
+	lr := Learned{Blurred: math.NaN(), GlareHeart: math.NaN(), Moire: math.NaN(), Source: "learned"}
 	W, H := frame.Cols(), frame.Rows()
 	out := Corners{Width: W, Height: H}
 	ww, wh := float64(work.Cols()), float64(work.Rows())

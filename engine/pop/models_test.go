@@ -226,3 +226,34 @@ func BenchmarkFrame1080Learned(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
+
+func TestLearnedSize(t *testing.T) {
+	sq := Quad{{100, 100}, {500, 100}, {500, 400}, {100, 400}}
+	for _, tc := range []struct {
+		name   string
+		q      Quad
+		aspect float64
+		w, h   int
+		err    bool
+	}{
+		{"radiograph's own aspect", sq, 1.25, 375, 300, false},
+		{"portrait", sq, 0.75, 225, 300, false},
+		{"capped long side", Quad{{0, 0}, {4000, 0}, {4000, 3000}, {0, 3000}}, 2, 2048, 1024, false},
+		{"unknown aspect: the quad's own", sq, 0, 400, 300, false},
+		{"too small", Quad{{0, 0}, {30, 0}, {30, 30}, {0, 30}}, 1, 0, 0, true},
+		{"not convex", Quad{{0, 0}, {100, 100}, {100, 0}, {0, 100}}, 1, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, h, err := learnedSize(tc.q, 1000, 800, tc.aspect)
+			if tc.err {
+				if !errors.Is(err, ErrBadQuad) {
+					t.Fatalf("got %dx%d, %v; want ErrBadQuad", w, h, err)
+				}
+				return
+			}
+			if err != nil || w != tc.w || h != tc.h {
+				t.Fatalf("got %dx%d, %v; want %dx%d", w, h, err, tc.w, tc.h)
+			}
+		})
+	}
+}

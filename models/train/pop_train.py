@@ -179,6 +179,8 @@ def main():
     ap.add_argument("--out", default="..", help="models directory")
     ap.add_argument("--name", default="", help="file name stem (default pop_MODEL)")
     ap.add_argument("--bs", type=int, default=32)
+    ap.add_argument("--init", default="", help="continue from this state dict (checkpoints/NAME.pt)")
+    ap.add_argument("--lr", type=float, default=2e-3)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     spec = SPECS[a.model]
@@ -196,7 +198,9 @@ def main():
         model = HeatNet(spec["cin"], spec["k"], spec["w"], 32 if spec["cin"] == 3 else 24)
     else:
         model = ClsNet(spec["cin"], spec["k"], spec["w"])
-    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    if a.init:
+        model.load_state_dict(torch.load(a.init))
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     budget = a.minutes * 60
     t0 = time.time()
     step, ep = 0, 0
@@ -207,7 +211,7 @@ def main():
         tl, tm, nb = 0.0, 0.0, 0
         for x, y in batches(a.model, z, perm, rng, a.bs, True):
             frac = min(1.0, (time.time() - t0) / budget)
-            lr = 2e-3 * (min(1.0, step / 100)) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.97 + 0.03)
+            lr = a.lr * (min(1.0, step / 100)) * (0.5 * (1 + math.cos(math.pi * frac)) * 0.97 + 0.03)
             for g in opt.param_groups:
                 g["lr"] = lr
             l, m = loss_fn(a.model, model, x, y)
@@ -222,6 +226,8 @@ def main():
             vm = [float(loss_fn(a.model, model, x, y)[1]) for x, y in batches(a.model, z, val, rng, 64, False)]
         ep += 1
         print(f"{name} epoch {ep} step {step} {time.time() - t0:.0f}s loss {tl / max(nb, 1):.4f} train-metric {tm / max(nb, 1):.4f} val-metric {np.mean(vm):.4f}", flush=True)
+    os.makedirs("checkpoints", exist_ok=True)
+    torch.save(model.state_dict(), os.path.join("checkpoints", name + ".pt"))
     export(a, spec, model, name, z, val, float(np.mean(vm)), step)
 
 
@@ -245,7 +251,10 @@ def export(a, spec, model, name, z, val, vmetric, steps):
     path = os.path.join(a.out, name + ".onnx")
     torch.onnx.export(e, dummy, path, input_names=["image"], output_names=spec["outputs"],
                       dynamic_axes={"image": {0: "n"}, **{o: {0: "n"} for o in spec["outputs"]}}, opset_version=13)
-    # Export reference: two validation inputs through PyTorch.
+    # Export reference: two validation inputs through PyTorch (eval mode:
+    # torch.onnx.export restores the wrapper's training flag, which a new
+    # Module has set, and that would put BatchNorm back in training mode).
+    e.eval()
     x, _ = next(batches(a.model, z, val[:2], np.random.default_rng(0), 2, False))
     with torch.no_grad():
         outs = e(x)
@@ -258,7 +267,7 @@ def export(a, spec, model, name, z, val, vmetric, steps):
         json.dump({"model": name + ".onnx", "input": inp, "input_shape": list(x.shape),
                    "outputs": {o: [float(v) for v in t.reshape(-1)] for o, t in zip(spec["outputs"], outs)}}, f)
     meta = {"role": name, "input_size": [c, s, s], "inputs": ["image"], "outputs": spec["outputs"], "version": VERSION,
-            "params": {"samples": int(len(z["present"])), "steps": steps, "minutes": a.minutes, "seed": spec["seed"],
+            "params": {"samples": int(len(z["present"])), "steps": steps, "minutes": a.minutes, "continued_from": a.init, "seed": spec["seed"],
                        "val_metric": round(vmetric, 5), "excluded_families": str(z.get("exclude", "")),
                        "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}}
     with open(os.path.join(a.out, name + ".meta.json"), "w") as f:

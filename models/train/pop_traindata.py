@@ -99,6 +99,20 @@ def positive(seed, exclude):
     return x, pts, 1.0, scr, vp, disp, np.array(qual, np.float32)
 
 
+def dev_frame(seed, out, i):
+    """One development frame as pop_composites writes them (JPEG + truth),
+    rendered like the training arrays (512 px working size, pool
+    radiographs): for setting thresholds without touching held-out sets."""
+    rng = np.random.default_rng(seed)
+    W0, H0 = pc.FRAME_SIZES[int(rng.integers(len(pc.FRAME_SIZES)))]
+    sc = WORK / max(W0, H0)
+    W, H = int(round(W0 * sc)), int(round(H0 * sc))
+    s = pv.scene(seed, W, H, pool_radiograph, split="train", scale=sc)
+    arr, t = pv.frame(s)
+    t.update(usable=not t["cut_off"], kind="vscreen")
+    return pc._write(out, f"dev_{i:04d}.jpg", arr, s["look"].quality, t)
+
+
 def negative(seed):
     """No screen: a room, a plain radiograph file (grey, tinted, bordered), black."""
     rng = np.random.default_rng(seed)
@@ -137,8 +151,10 @@ def negative(seed):
 
 
 def _job(a):
-    kind, seed, exclude, pool_path = a
+    kind, seed, exclude, pool_path = a[:4]
     load_pool(0, pool_path)
+    if kind == "dev":
+        return dev_frame(seed, a[4], a[5])
     return positive(seed, exclude) if kind == "pos" else negative(seed)
 
 
@@ -152,9 +168,20 @@ def main():
     ap.add_argument("--pool-path", default="data/pop_pool.npz")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--dev-frames", default="", metavar="DIR",
+                    help="write --n development frames (JPEG + truth_vscreen.json) to DIR instead of arrays")
     a = ap.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
     load_pool(a.pool, a.pool_path)
+    if a.dev_frames:
+        os.makedirs(a.dev_frames, exist_ok=True)
+        with Pool(a.workers) as p:
+            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, a.dev_frames, i) for i in range(a.n)])
+        import json
+        with open(os.path.join(a.dev_frames, "truth_vscreen.json"), "w") as f:
+            json.dump({"kind": "vscreen", "seed0": a.seed0, "n": a.n, "split": "train", "items": items}, f, indent=1)
+        print(f"wrote {len(items)} development frames to {a.dev_frames}")
+        return
     exclude = pc.parse_families(a.exclude)
     jobs = [("pos", a.seed0 + i, exclude, a.pool_path) for i in range(a.n)]
     jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path) for i in range(a.neg)]

@@ -8,7 +8,7 @@
 #   2. the five models, two at a time, one thread each, on the CPU
 #      (pop_train.py), ONNX export with export references;
 #   3. the manifest.
-# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = 40 min wall)
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 25 min wall after the data)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="nice -n 19 /usr/bin/python3"
@@ -18,13 +18,13 @@ DATA=data/pop_train.npz
 [ -f $DATA ] || $PY pop_traindata.py $DATA --n 3200 --neg 1000 --seed0 30100000 \
 	--exclude display=tv --exclude layout=viewer_light --exclude room=dark
 m() { awk "BEGIN{print $1*$S}"; }
-$PY pop_train.py --model corners_a --data $DATA --minutes "$(m 16)" --out .. &
+$PY pop_train.py --model corners_a --data $DATA --minutes "$(m 14)" --out .. &
 a=$!
-$PY pop_train.py --model corners_b --data $DATA --minutes "$(m 12)" --out .. && \
+$PY pop_train.py --model corners_b --data $DATA --minutes "$(m 10)" --out .. && \
 	$PY pop_train.py --model presence --data $DATA --minutes "$(m 4)" --out ..
 wait $a
-$PY pop_train.py --model viewport --data $DATA --minutes "$(m 9)" --out .. &
+$PY pop_train.py --model viewport --data $DATA --minutes "$(m 8)" --out .. &
 a=$!
-$PY pop_train.py --model quality --data $DATA --minutes "$(m 7)" --out ..
+$PY pop_train.py --model quality --data $DATA --minutes "$(m 6)" --out ..
 wait $a
 /usr/bin/python3 make_manifest.py ..
