@@ -69,6 +69,14 @@ const (
 	// frame diagonal, between the classical and the learned screen quads
 	// at which both are taken to be the same screen.
 	classicalAgreement = 0.05
+	// priorTolerance is how far (mean corner distance over the diagonal)
+	// a classical candidate may lie from the learned screen quad when the
+	// learned quad guides the classical search.
+	priorTolerance = 0.1
+	// viewportAgreement is the largest mean corner distance (share of the
+	// diagonal) between the classical displayed area and the viewport
+	// model's at which the classical one, fitted on edges, is kept.
+	viewportAgreement = 0.03
 )
 
 // Models is the loaded PoP model family. Its methods are safe for
@@ -297,11 +305,44 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 	// against it).
 	diag := math.Hypot(float64(c.Width), float64(c.Height))
 	d := meanQuadDist(cl.c.Screen, c.Screen) / diag
-	if d <= classicalAgreement || lr.Agreement > maxAgreement || !c.Found && !lr.CutOff {
-		lr.Source = "classical"
-		out := cl.c
-		out.Confidence = math.Max(cl.c.Confidence, c.Confidence)
-		return out, lr, 0, nil
+	// take keeps a classical screen and places the displayed image in it
+	// with the viewport model.
+	take := func(k Corners, src string) (Corners, Learned, float64, error) {
+		lr.Source = src
+		k.Confidence = math.Max(k.Confidence, c.Confidence)
+		img, asp, err := m.displayed(ctx, frame, work, k.Screen, k.Width, k.Height)
+		if err != nil {
+			return k, lr, 0, err
+		}
+		diag := math.Hypot(float64(k.Width), float64(k.Height))
+		if meanQuadDist(k.Quad, img) <= viewportAgreement*diag {
+			// The classical viewport (or full screen) is the same
+			// area, fitted on its edges: keep it.
+			return k, lr, 0, nil
+		}
+		k.Quad = img
+		k.Viewer = meanQuadDist(k.Screen, img) > 0.002*math.Hypot(float64(k.Width), float64(k.Height))
+		k.Found = k.Found && img.Convex() && img.minAngle() >= learnedMinAngle
+		return k, lr, asp, nil
+	}
+	if d <= classicalAgreement {
+		return take(cl.c, "classical")
+	}
+	// They disagree: look again for a classical quad near the learned one
+	// (the classical detector's best candidate may be a desk, a stand or
+	// a second monitor).
+	if lr.Agreement <= maxAgreement {
+		prior := c.Screen
+		g, err := detectCorners(frame, &prior, priorTolerance)
+		if err != nil {
+			return c, lr, aspect, fmt.Errorf("classical corners near the learned quad: %w", err)
+		}
+		if g.Found {
+			return take(g, "classical_guided")
+		}
+	}
+	if lr.Agreement > maxAgreement || !c.Found && !lr.CutOff {
+		return take(cl.c, "classical")
 	}
 	return c, lr, aspect, nil
 }
@@ -311,7 +352,6 @@ func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Le
 	lr := Learned{Blurred: math.NaN(), GlareHeart: math.NaN(), Moire: math.NaN(), Source: "learned"}
 	W, H := frame.Cols(), frame.Rows()
 	out := Corners{Width: W, Height: H}
-	ww, wh := float64(work.Cols()), float64(work.Rows())
 	x := frameTensor(work)
 	ra, err := m.cornersA.Run(ctx, x)
 	if err != nil {
@@ -346,26 +386,9 @@ func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Le
 	if rq, ok := refineLearned(frame, screen, diag); ok {
 		screen, lr.Refined = rq, true
 	}
-	// The displayed image inside the screen: the viewport model on the
-	// rectified screen (working-copy pixels), mapped back.
-	aspect := 0.0
-	xt, err := cropTensor(work, scaleQuadXY(screen, ww/float64(W), wh/float64(H)))
+	img, aspect, err := m.displayed(ctx, frame, work, screen, W, H)
 	if err != nil {
-		return out, lr, 0, nil
-	}
-	rv, err := m.viewport.Run(ctx, xt)
-	if err != nil {
-		return out, lr, 0, fmt.Errorf("learned viewport: %w", err)
-	}
-	vp := quadOfPoints(points(rv[0].Data, 4, 1, 1))
-	if hm, err := HomographyFrom(Rect(1, 1), screen); err == nil {
-		img = hm.ApplyQuad(vp)
-		sa, _ := Aspect(screen, W, H)
-		vw := (dist(vp[0], vp[1]) + dist(vp[3], vp[2])) / 2
-		vh := (dist(vp[0], vp[3]) + dist(vp[1], vp[2])) / 2
-		if vw > 0.05 && vh > 0.05 {
-			aspect = sa * vw / vh
-		}
+		return out, lr, 0, err
 	}
 	m2 := cutOffMargin * diag
 	for _, p := range img {
@@ -377,6 +400,37 @@ func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Le
 	out.Viewer = meanQuadDist(screen, img) > 0.002*diag
 	out.Found = out.Confidence >= FoundConfidence && !lr.CutOff && img.Convex() && img.minAngle() >= learnedMinAngle
 	return out, lr, aspect, nil
+}
+
+// displayed places the displayed radiograph inside the screen quad
+// (frame pixels): the viewport model on the screen rectified from the
+// working copy, mapped back through the screen's homography. It also
+// returns the radiograph's aspect (width over height): the screen's
+// aspect times the viewport's width share over its height share (0 when
+// unknown). Without a usable screen quad the screen itself is returned.
+func (m *Models) displayed(ctx context.Context, frame, work gocv.Mat, screen Quad, W, H int) (Quad, float64, error) {
+	xt, err := cropTensor(work, scaleQuadXY(screen, float64(work.Cols())/float64(W), float64(work.Rows())/float64(H)))
+	if err != nil {
+		return screen, 0, nil
+	}
+	rv, err := m.viewport.Run(ctx, xt)
+	if err != nil {
+		return screen, 0, fmt.Errorf("learned viewport: %w", err)
+	}
+	vp := quadOfPoints(points(rv[0].Data, 4, 1, 1))
+	hm, err := HomographyFrom(Rect(1, 1), screen)
+	if err != nil {
+		return screen, 0, nil
+	}
+	vp = snapViewport(frame, screen, vp)
+	aspect := 0.0
+	sa, _ := Aspect(screen, W, H)
+	vw := (dist(vp[0], vp[1]) + dist(vp[3], vp[2])) / 2
+	vh := (dist(vp[0], vp[3]) + dist(vp[1], vp[2])) / 2
+	if vw > 0.05 && vh > 0.05 {
+		aspect = sa * vw / vh
+	}
+	return hm.ApplyQuad(vp), aspect, nil
 }
 
 // scaleQuadXY scales x and y separately.
@@ -510,4 +564,90 @@ func (m *Models) DetectCornersBytes(ctx context.Context, b []byte) (Corners, err
 	}
 	c, _, err := m.DetectCorners(ctx, f)
 	return c, err
+}
+
+// Viewport snapping: the viewport model's box (shares of the rectified
+// screen) moves each side onto the strongest straight edge within
+// snapReach of it, on the screen rectified from the full frame at
+// snapWidth pixels, when that edge's median step reaches snapStep grey
+// levels. A displayed radiograph is an axis-aligned box on the screen, so
+// its sides are rows and columns there.
+const (
+	snapWidth = 640
+	snapReach = 0.03
+	snapStep  = 8.0
+)
+
+// snapViewport refines the viewport box vp (TL, TR, BR, BL as shares of
+// the screen quad) on the edges of the screen rectified from frame; it
+// returns vp unchanged when the screen cannot be rectified.
+func snapViewport(frame gocv.Mat, screen Quad, vp Quad) Quad {
+	asp, _ := Aspect(screen, frame.Cols(), frame.Rows())
+	rw := snapWidth
+	rh := int(math.Round(float64(rw) / asp))
+	if rh < 64 || rh > 4*rw {
+		return vp
+	}
+	rect, err := Rectify(frame, screen, rw, rh)
+	defer rect.Close()
+	if err != nil {
+		return vp
+	}
+	g := gocv.NewMat()
+	defer g.Close()
+	gocv.CvtColor(rect, &g, gocv.ColorBGRToGray)
+	r, err := grayOf(g)
+	if err != nil {
+		return vp
+	}
+	left := (vp[0].X + vp[3].X) / 2
+	right := (vp[1].X + vp[2].X) / 2
+	top := (vp[0].Y + vp[1].Y) / 2
+	bottom := (vp[3].Y + vp[2].Y) / 2
+	if right-left < 0.1 || bottom-top < 0.1 {
+		return vp
+	}
+	steps := make([]float64, 0, rw)
+	// best returns the position (pixels, on the boundary between two
+	// rows or columns) of the strongest edge within reach of at, along
+	// [from, to) of the other axis; ok false when none is strong enough.
+	best := func(at, from, to float64, n, m int, rows bool) (float64, bool) {
+		c := int(math.Round(at * float64(n)))
+		reach := int(math.Ceil(snapReach * float64(n)))
+		a, b := int(from*float64(m)), int(to*float64(m))
+		bi, bv := 0, 0.0
+		for i := max(1, c-reach); i <= min(n-2, c+reach); i++ {
+			steps = steps[:0]
+			for k := max(0, a); k < min(m, b); k++ {
+				if rows {
+					steps = append(steps, math.Abs(r.at(k, i+1)-r.at(k, i-1)))
+				} else {
+					steps = append(steps, math.Abs(r.at(i+1, k)-r.at(i-1, k)))
+				}
+			}
+			if v := median(steps); v > bv {
+				bi, bv = i, v
+			}
+		}
+		if bv < snapStep {
+			return 0, false
+		}
+		return (float64(bi) + 0.5) / float64(n), true
+	}
+	// Along the middle 60 % of each side (away from corners and panels).
+	mx0, mx1 := left+0.2*(right-left), right-0.2*(right-left)
+	my0, my1 := top+0.2*(bottom-top), bottom-0.2*(bottom-top)
+	if v, ok := best(top, mx0, mx1, rh, rw, true); ok {
+		top = v
+	}
+	if v, ok := best(bottom, mx0, mx1, rh, rw, true); ok {
+		bottom = v
+	}
+	if v, ok := best(left, my0, my1, rw, rh, false); ok {
+		left = v
+	}
+	if v, ok := best(right, my0, my1, rw, rh, false); ok {
+		right = v
+	}
+	return Quad{{left, top}, {right, top}, {right, bottom}, {left, bottom}}
 }
