@@ -59,9 +59,10 @@ func main() {
 	ortLib := flag.String("ort-lib", "", "ONNX Runtime shared library")
 	verbose := flag.Bool("v", false, "one line per frame")
 	popModels := flag.String("pop-models", "", "PoP models directory: run the learned screen finder")
+	plain := flag.String("plain", "", "glob of plain radiograph files (no truth needed): count those taken for screen photos, then stop")
 	flag.Parse()
-	if *data == "" {
-		fmt.Fprintln(os.Stderr, "evalpop: --data required")
+	if *data == "" && *plain == "" {
+		fmt.Fprintln(os.Stderr, "evalpop: --data or --plain required")
 		os.Exit(2)
 	}
 	an := capture.PoP{}
@@ -77,6 +78,13 @@ func main() {
 		}
 		defer pm.Close()
 		an.Models = pm
+	}
+	if *plain != "" {
+		if err := plainFiles(an, *plain, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, "evalpop:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(context.Background(), an, *data, *models, *ortLib, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "evalpop:", err)
@@ -324,4 +332,35 @@ func quadString(q pop.Quad) string {
 		p = append(p, fmt.Sprintf("%.1f,%.1f", c.X, c.Y))
 	}
 	return strings.Join(p, ",")
+}
+
+// plainFiles analyses every file matching glob, all plain radiograph
+// files, and reports how many were taken for screen photos.
+func plainFiles(an capture.PoP, glob string, verbose bool) error {
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no files match %s", glob)
+	}
+	misread := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		a, err := an.AnalyzeBytes(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if a.PoPDetected {
+			misread++
+			if verbose {
+				fmt.Printf("%s taken for a screen photo (chroma %.1f, confidence %.2f)\n", f, a.Chroma, a.Corners.Confidence)
+			}
+		}
+	}
+	fmt.Printf("pipeline: %s\nplain files: %d, taken for screen photos %d (correct %.1f %%)\n", an.ModelVersion(), len(files), misread, 100*float64(len(files)-misread)/float64(len(files)))
+	return nil
 }
