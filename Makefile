@@ -13,18 +13,24 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
 # (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
 # for running the GUI without a display, poppler-utils (pdftotext, pdftoppm,
-# pdffonts) for the PDF report's tests.
+# pdffonts) for the PDF report's tests, and PostgreSQL for the PostgreSQL
+# store's tests (a throwaway cluster; the package's own cluster is not
+# used).
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
 	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
-	poppler-utils
+	poppler-utils postgresql
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
-ADDR ?= 127.0.0.1:8443
+# The API's address. `make run` leaves it to the setting in $(DATA_DIR)
+# (the Server tab's choice; a fresh data dir serves this computer only,
+# 127.0.0.1:8443) unless ADDR is given: `make run ADDR=0.0.0.0:8443`
+# serves the clinic network for that run. docs/lan.md.
+ADDR ?=
 
-.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -51,22 +57,39 @@ $(ORT_LIB):
 build: deps
 	$(GO) build -o $(BIN) .
 
-# The desktop app (needs a display; under Xvfb set DISPLAY) with the LAN API
-# served in-process, its data (bbolt, certificate, keys) in $(DATA_DIR).
+# The desktop app (needs a display; under Xvfb set DISPLAY) with the API
+# served in-process as the Server tab left it (fresh: this computer only),
+# its data (bbolt, certificate, keys, listener setting) in $(DATA_DIR).
 run: build
-	./$(BIN) gui --data-dir $(DATA_DIR) --serve --addr $(ADDR) $(RUN_ARGS)
+	./$(BIN) gui --data-dir $(DATA_DIR) $(if $(ADDR),--serve --addr $(ADDR)) $(RUN_ARGS)
 
-# The headless LAN API alone.
+# The headless LAN API alone (default: this computer only).
 serve: build
-	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
+	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(or $(ADDR),127.0.0.1:8443) $(RUN_ARGS)
 
 test: deps test-go test-py test-gui
 
+# The Go tests run with a throwaway PostgreSQL cluster (initdb into a temp
+# dir, listening on a Unix socket there only, as the postgres user when
+# run as root), stopped and removed afterwards: its DSN in
+# VETLENS_TEST_POSTGRES runs the storage contract on PostgreSQL as well as
+# bbolt, and the two-server billing test. Without it those tests skip.
+PGCLUSTER := internal/pgtest/pgcluster.sh
 test-go:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./...
 	$(MAKE) test-leaks
 	$(MAKE) fuzz FUZZTIME=5000x
+
+# The storage tests alone, on both adapters: the contract suite on bbolt
+# and PostgreSQL, the PostgreSQL adapter's own tests, app (billing, store
+# copy), and in cli the store selection, store copy and two `vetlens
+# serve` processes billing on one PostgreSQL database.
+test-store: deps-apt
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+		export VETLENS_TEST_POSTGRES=$$dsn && $(GO) test -count=1 ./platform/store/... ./app/ && \
+		$(GO) test -count=1 -run 'TwoServers|Store|OpenRepos|KeysOnPostgres' ./cli/
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
 # engine/pop's pipeline, 300 frames of the test video through the live
@@ -78,17 +101,22 @@ test-leaks:
 	$(GO) vet -tags matprofile $(LEAK_PKGS)
 	$(GO) test -tags matprofile -count=1 -run 'Leak' $(LEAK_PKGS)
 
-# The real binary under Xvfb with the test video as its camera: a capture
+# The desktop app under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
-# panel is screened, and every screen is written as PNG to $(SHOTS);
+# panel is screened, every screen is written as PNG to $(SHOTS), and the
+# in-process listener must answer on every URL the Server tab shows;
 # checkshots fails on a missing or blank screenshot. `make screenshots`
-# copies them into docs/screenshots.
+# copies them into docs/screenshots. The driver (bench/screenshots) runs
+# the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
+# the screenshot run and its XWD decoder do not ship in vetlens.
 SHOTS ?= test-output/screenshots
 TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
-test-gui: build
+SHOTS_BIN := build/vetlens-screenshots
+test-gui: deps
+	mkdir -p build && $(GO) build -o $(SHOTS_BIN) ./bench/screenshots
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
 	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
-		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --screenshots $(SHOTS); \
+		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
 	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server
 
@@ -110,8 +138,10 @@ fuzz:
 bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
 
+# The trainers are one small package (models/train/pyproject.toml): run
+# from models/train, the tests import its modules without sys.path edits.
 test-py:
-	cd models/train && $(PY) -m unittest discover -s tests -v
+	cd models/train && $(PY) -m unittest discover -s tests -t . -v
 
 # ---- packaging ----------------------------------------------------------------
 # An installable Linux bundle made by the fyne tool from FyneApp.toml (app
@@ -147,7 +177,7 @@ train-pop:
 	cd models/train && ./train_pop.sh
 
 train-usg:
-	$(PY) models/train/usg/train.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.train $(if $(DATA),--data $(abspath $(DATA)))
 	$(PY) models/train/make_manifest.py models
 
 manifest:
@@ -195,7 +225,7 @@ eval-popnet:
 	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models models
 
 eval-usg:
-	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.eval $(if $(DATA),--data $(abspath $(DATA)))
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...

@@ -17,6 +17,8 @@ var ErrUSGUnavailable = &Error{Kind: KindUnavailable, Msg: "USG model not loaded
 type usgLogInputs struct {
 	Features map[string]float64 `json:"features"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Entered are the values as entered at the desktop, with units.
+	Entered []EnteredValue `json:"entered,omitempty"`
 }
 
 // PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
@@ -27,21 +29,17 @@ type usgLogInputs struct {
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
-	if s.usg == nil {
-		return nil, ErrUSGUnavailable
-	}
-	// usg.ParseRequest applies the identifier rule already; requests built
-	// in process (the desktop) are checked here, before anything is stored.
-	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {
-		if err := ident.Check(f.v); err != nil {
-			return nil, &Error{Kind: KindInvalid, Msg: f.name, Err: err}
-		}
-	}
-	resp, err := s.usg.Predict(ctx, req)
+	return s.predictLogged(ctx, c, req, nil)
+}
+
+// predictLogged is PredictUSG, logging entered (the desktop form's values
+// as entered, with their units) beside the inputs.
+func (s *Service) predictLogged(ctx context.Context, c Caller, req *usg.Request, entered []EnteredValue) (*usg.Response, error) {
+	resp, err := s.predictUSG(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("usg predict: %w", err)
+		return nil, err
 	}
-	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings}
+	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings, Entered: entered}
 	for i, f := range usg.Features() {
 		in.Features[f] = req.Values[i]
 	}
@@ -60,6 +58,26 @@ func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*
 	}
 	if b := s.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
 		return nil, fmt.Errorf("usg: log and ledger could not be written")
+	}
+	return resp, nil
+}
+
+// predictUSG checks a request's identifiers and runs the engine: what
+// every USG front door shares before logging and billing.
+func (s *Service) predictUSG(ctx context.Context, req *usg.Request) (*usg.Response, error) {
+	if s.usg == nil {
+		return nil, ErrUSGUnavailable
+	}
+	// usg.ParseRequest applies the identifier rule already; requests built
+	// in process (the desktop) are checked here, before anything is stored.
+	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {
+		if err := ident.Check(f.v); err != nil {
+			return nil, &Error{Kind: KindInvalid, Msg: f.name, Err: err}
+		}
+	}
+	resp, err := s.usg.Predict(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("usg predict: %w", err)
 	}
 	return resp, nil
 }

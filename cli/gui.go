@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,15 +17,17 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
+	"vetlens/internal/config"
+	"vetlens/internal/lanaddr"
+	"vetlens/platform/printing"
 	"vetlens/ui"
 )
 
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
 	serveConfig
-	serve       bool   // start the HTTPS API in-process
-	camera      string // capture source spec
-	screenshots string // screenshot run's output folder
+	serve  bool   // start the HTTPS API in-process
+	camera string // capture source spec
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -33,13 +36,13 @@ type guiConfig struct {
 func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
-	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT (default: the saved setting, then "+ui.DefaultListenAddr+")")
-	serve := fs.Bool("serve", false, "serve the LAN API over HTTPS from this process at start (default: as it was left)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
-	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
+	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
+	addr := config.Addr.String(fs, "")
+	serve := config.Serve.Bool(fs, false)
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	cam := config.Camera.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -47,7 +50,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--store bbolt|postgres://...] [--serve] [--addr HOST:PORT] [--camera SPEC]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -65,17 +68,38 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		}
 		dir = filepath.Join(base, "vetlens")
 	}
-	c = guiConfig{
-		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
-		serveConfig: serveConfig{
-			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
-			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
-		}}
-	if c.screenshots != "" && c.camera == "" {
-		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
+	// The listener: the setting saved in the data dir, else one saved by
+	// an older version in the window's preferences, else the default;
+	// flags given override it for this run (and are not saved).
+	ls, found, err := loadListenSetting(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v (using the default)\n", err)
+	}
+	if !found {
+		ls = defaultListenSetting()
+		if a := pref(ui.PrefListenAddr); a != "" {
+			ls = listenSetting{Serve: pref(ui.PrefListenOnStart) == "true", Addr: a}
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "serve":
+			ls.Serve = *serve
+		case "addr":
+			ls.Addr = *addr
+		}
+	})
+	if _, err := lanaddr.Port(ls.Addr); err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: --addr: %v\n", err)
 		return c, ExitUsage, false
 	}
+	c = guiConfig{
+		serve:  ls.Serve,
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)),
+		serveConfig: serveConfig{
+			dataDir: dir, store: storeSpec(*storeFlag), addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
+			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
+		}}
 	return c, ExitOK, true
 }
 
@@ -106,6 +130,32 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return GUIDriven(ctx, args, stdout, stderr, nil)
+}
+
+// Driver drives the window once the screens are up, as a clinician would
+// (the screenshot tool, bench/screenshots: test tooling that is not part
+// of the product binary). camera is the --camera source. The window closes
+// when it returns; an error makes the exit status ExitInternal.
+type Driver func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error
+
+// GUIDriven is GUI with a driver (nil: the window is the clinician's until
+// it is closed). With a driver --camera is required, and the HTTPS API
+// serves this computer on a free port (the Server tab then shows a live
+// listener without taking the clinic's port).
+func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, drive Driver) int {
+	// A quiet terminal: complete what Fyne expects of the environment,
+	// and turn its reports about the machine into one line each.
+	cleanupEnv, err := prepareDesktopEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
+	}
+	defer cleanupEnv()
+	logFilter := newFyneLogFilter(stderr)
+	prevLog := stdlog.Writer()
+	stdlog.SetOutput(logFilter)
+	defer func() { logFilter.Close(); stdlog.SetOutput(prevLog) }()
+
 	// The app ID (preferences, storage) and icon are the application
 	// metadata, from FyneApp.toml (set by package main).
 	a := fyneapp.New()
@@ -116,6 +166,10 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
+	}
+	if drive != nil && c.camera == "" {
+		fmt.Fprintln(stderr, "vetlens gui: a driven run needs --camera")
+		return ExitUsage
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "vetlens gui: data dir: %v\n", err)
@@ -146,7 +200,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fail(err)
 			fyne.Do(func() {
 				w.SetContent(ui.LoadingScreen("VetLens could not start: "+err.Error(), false))
-				if c.screenshots != "" {
+				if drive != nil {
 					a.Quit()
 				}
 			})
@@ -154,16 +208,20 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
 		mu.Lock()
-		closeAll = func() { listener.Stop(); closeSvc() }
+		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
-		if c.serve && c.screenshots == "" {
-			if err := listener.Start(c.addr); err != nil {
-				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+		addr := c.addr
+		if drive != nil { // a driven run serves this computer on a free port
+			c.serve, addr = true, "127.0.0.1:0"
+		}
+		if c.serve {
+			if err := listener.start(addr); err != nil {
+				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", addr, "err", err)
 			}
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {
@@ -171,9 +229,9 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			w.SetContent(u.Content())
 		})
-		if c.screenshots != "" {
-			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
-				fail(fmt.Errorf("screenshots: %w", err))
+		if drive != nil {
+			if err := drive(ctx, u, w, c.camera, stdout); err != nil {
+				fail(fmt.Errorf("driven run: %w", err))
 			}
 			fyne.Do(a.Quit)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,12 +17,8 @@ import (
 	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
-	"vetlens/engine/usg"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
-	"vetlens/platform/store"
 )
 
 // AdminSocket is the unix socket in the data dir through which `vetlens
@@ -34,21 +31,22 @@ const AdminSocket = "admin.sock"
 func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate, admin socket (required)")
-	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT")
-	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
-	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
-	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
-	public := fs.String("public-host", "", "host name or address clients use, the HTTP redirect's target (default: the --addr host, or the machine's host name for 0.0.0.0)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
+	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
+	addr := config.Addr.String(fs, config.DefaultAddr)
+	certPath := config.Cert.String(fs, "")
+	keyPath := config.Key.String(fs, "")
+	redirect := config.RedirectAddr.String(fs, "")
+	public := config.PublicHost.String(fs, "")
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	inFlight := config.MaxInFlight.Int(fs, config.DefaultMaxInFlight)
 	usgRate := dollarsFlag(app.DefaultUSGRate)
-	fs.Var(&usgRate, "usg-rate", "flat price of one USG prediction, dollars with at most 2 decimals")
-	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
-	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
-	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
-	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
+	config.USGRate.Var(fs, &usgRate)
+	cardiacConc := config.CardiacConcurrency.Int(fs, config.DefaultCardiacConcurrency)
+	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
+	pixelWait := config.PixelWait.Duration(fs, 0)
+	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -56,13 +54,13 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if *dataDir == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
+		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--store bbolt|postgres://...] [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
-		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
-		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
+		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
+		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
@@ -77,6 +75,9 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
+	// store is the storage: "bbolt" (in dataDir) or a postgres:// URL
+	// (openRepos).
+	store string
 	// publicHost is the redirect's target host (publicHost()).
 	publicHost            string
 	inFlight, cardiacConc int
@@ -88,8 +89,11 @@ type serveConfig struct {
 	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
 	popSessions int
 	// ready, when set, is called once the listeners are open, with the
-	// HTTPS address and the certificate fingerprint.
-	ready func(addr, fingerprint string)
+	// bound HTTPS address and the certificate.
+	ready func(addr string, cert tls.Certificate)
+	// connState, when set, is the HTTPS server's connection state hook
+	// (the desktop counts its LAN clients with it).
+	connState func(net.Conn, http.ConnState)
 }
 
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
@@ -102,47 +106,30 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 }
 
 // openService builds the app.Service that serve and gui share: the store
-// in c.dataDir and whatever engines load from c.models (a missing ONNX
+// c.store names (bbolt in c.dataDir by default) and whatever engines load from c.models (a missing ONNX
 // Runtime or model is a warning: its endpoints answer 503). The PoP
 // sweeper runs until ctx ends. closeAll releases the engines and the store.
 func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, closeAll func(), err error) {
-	st, err := store.Open(c.dataDir, time.Second)
+	repos, closeStore, err := openRepos(ctx, c.store, c.dataDir, time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers := []func() error{st.Close}
+	closers := []func() error{closeStore}
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Repos: st.Repos()}
-	if err := ort.Init(c.ortLib); err != nil {
-		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
-	} else {
-		if e, err := usg.Load(c.models); err != nil {
-			log.Warn("USG model not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.USG = e
-		}
-		if e, err := cardiac.Load(c.models, cardiac.DefaultOptions()); err != nil {
-			log.Warn("cardiac models not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.Cardiac = e
-			// The PoP pipeline (the learned screen finder, or the
-			// classical geometry without its models) needs the cardiac
-			// engine to measure rectified frames.
-			an := loadPoP(c.models, func(err error) {
-				log.Warn("PoP models not loaded: the classical screen finder runs", "err", err)
-			})
-			closers = append(closers, an.Models.Close)
-			mgr := capture.NewManager(capture.DefaultConfig(), e, an, time.Now)
-			go mgr.RunSweeper(ctx, 30*time.Second)
-			deps.PoP = capture.NewService(mgr, e, an)
-		}
+	deps, closeEngines, err := loadEngines(ctx, c.models, c.ortLib, localNeeds{cardiac: true, usg: true}, func(part string, err error) error {
+		log.Warn(part+" not loaded: its endpoints answer 503", "err", err)
+		return nil
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
+	closers = append(closers, func() error { closeEngines(); return nil })
+	deps.Repos = repos
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc
@@ -175,14 +162,16 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
 	srv := api.HTTPServer(httpapi.TLSConfig(cert))
+	srv.ConnState = c.connState
 	if created {
 		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
 	}
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+	fmt.Fprintf(stdout, "public key pin (curl --pinnedpubkey): %s\n", PublicKeyPin(cert))
 	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.PixelStats().Capacity>>20)
 	if c.ready != nil {
-		c.ready(ln.Addr().String(), Fingerprint(cert))
+		c.ready(ln.Addr().String(), cert)
 	}
 
 	var wg sync.WaitGroup

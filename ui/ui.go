@@ -1,10 +1,11 @@
-// Package ui is the VetLens desktop interface (Fyne): Capture (live
-// camera or video, capture sessions), Review (cardiac measurement with
-// editable landmarks, hand placement, undo, save, PDF report), Bloodwork
-// (feline USG screening), Patients (history and trend plots) and Server
-// (listener, keys, usage, settings). Screens call app.Service use cases and pure
-// request parsing (usg.ParseRequest); they never touch the store, GoCV or
-// ONNX Runtime directly.
+// Package ui is the VetLens desktop interface (Fyne): the patient record
+// above the tabs, Capture (live camera or video, capture sessions), Review
+// (cardiac measurement against the species or breed range, editable
+// landmarks, hand placement, undo, save, PDF report, print), Bloodwork
+// (feline USG screening), Patients (records, history versions, trend
+// plots, audit trail) and Server (listener, keys, usage, settings).
+// Screens call app.Service use cases; they never touch the store, GoCV or
+// ONNX Runtime directly, and print through the Printer port.
 package ui
 
 import (
@@ -43,6 +44,12 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Printer prints reports (CUPS lp); nil: Print is disabled and says
+	// why.
+	Printer Printer
+	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
+	// window); nil: the current Fyne app's Quit.
+	Quit func()
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -58,23 +65,34 @@ type Listener interface {
 
 // ListenerStatus is the listener's state.
 type ListenerStatus struct {
-	Running     bool
-	Addr        string
-	Fingerprint string
+	Running bool
+	// Addr is the address the listener is bound to, as the operating
+	// system reports it (for all interfaces, [::]:PORT); Requested the
+	// address last asked for (while stopped, where it would listen).
+	Addr, Requested string
+	// Fingerprint is the certificate's SHA-256 fingerprint; PublicKeyPin
+	// its public key pin as curl's --pinnedpubkey takes it.
+	Fingerprint  string
+	PublicKeyPin string
 	// Err is why the listener stopped on its own, if it did.
 	Err error
+	// LANClients counts the open connections from other machines;
+	// LastLANActivity is when one last sent a request or connected.
+	LANClients      int
+	LastLANActivity time.Time
 }
 
-// Preference keys.
+// Preference keys (the window's own settings; the listener's live in the
+// data directory, where the listener saves them).
 const (
-	PrefDataDir       = "data_dir"
-	PrefCamera        = "camera"
+	PrefDataDir = "data_dir"
+	PrefCamera  = "camera"
+	// PrefListenAddr and PrefListenOnStart are where versions before the
+	// data directory's listener.json kept the listener setting; the gui
+	// command reads them once when the data directory has none.
 	PrefListenAddr    = "listen_addr"
 	PrefListenOnStart = "listen_on_start"
 )
-
-// DefaultListenAddr is the listener address when none is set.
-const DefaultListenAddr = "0.0.0.0:8443"
 
 // UI is the application's content: build it with New and put Content in
 // a window.
@@ -83,6 +101,7 @@ type UI struct {
 	opts Options
 
 	patient *widget.Entry
+	bar     *patientBar
 	tabs    *container.AppTabs
 
 	capture  *captureTab
@@ -94,6 +113,10 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// printerState caches whether a printer is set up.
+	printerState *printerState
+	// lastPicker is the file dialog opened last (tests).
+	lastPicker *filePicker
 }
 
 // New builds the UI for svc without needing a real window.
@@ -104,8 +127,9 @@ func New(svc *app.Service, opts Options) *UI {
 		}
 	}
 	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
-	u.patient.SetPlaceHolder("patient ID (for history and the 24 h recheck)")
+	u.patient.SetPlaceHolder("patient ID")
 	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
+	u.bar = newPatientBar(u)
 	u.review = newReview(u)
 	u.capture = newCaptureTab(u)
 	u.blood = newBloodwork(u)
@@ -119,8 +143,13 @@ func New(svc *app.Service, opts Options) *UI {
 		container.NewTabItem("Server", u.server.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
+	u.patient.OnChanged = u.bar.idChanged
+	if last := u.pref(PrefLastPatient, ""); last != "" && app.CheckPatientID(last) == nil {
+		u.patient.SetText(last) // the last patient, kept across restarts
+	}
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+		u.installWindow(opts.Window)
 	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {
@@ -133,11 +162,18 @@ func New(svc *app.Service, opts Options) *UI {
 	return u
 }
 
-// Content returns the root object to show in a window: the patient field
-// above the tabs.
+// Content returns the root object to show in a window: the patient
+// record above the tabs.
 func (u *UI) Content() fyne.CanvasObject {
-	bar := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Patient ID", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, u.patient)
-	return container.NewBorder(bar, nil, nil, nil, u.tabs)
+	return container.NewBorder(u.bar.content, nil, nil, nil, u.tabs)
+}
+
+// patientChanged follows a change of the patient (id or details): the
+// Review tab's ranges and its Save button follow.
+func (u *UI) patientChanged() {
+	if u.review != nil {
+		u.review.update()
+	}
 }
 
 // Tabs names the screens in order (for screenshots and tests).

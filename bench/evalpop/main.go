@@ -28,6 +28,7 @@ import (
 	"vetlens/app/capture"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/internal/config"
 )
 
 type item struct {
@@ -67,7 +68,7 @@ func main() {
 	}
 	an := capture.PoP{}
 	if *popModels != "" {
-		if err := ort.Init(*ortLib); err != nil {
+		if err := ort.Init(*ortLib, config.ORTLibraryCandidates()...); err != nil {
 			fmt.Fprintln(os.Stderr, "evalpop:", err)
 			os.Exit(1)
 		}

@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strings"
 
+	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // measurer runs the cardiac engine for VHS and session figures.
@@ -20,7 +22,7 @@ type measurer struct {
 }
 
 func newMeasurer(models, ortLib string, an capture.PoP) (*measurer, error) {
-	if err := ort.Init(ortLib); err != nil {
+	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return nil, err
 	}
 	eng, err := cardiac.Load(models, cardiac.DefaultOptions())
@@ -69,7 +71,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.File, err)
 			}
-			if out.Status == capture.StatusComplete {
+			if out.Status == app.StatusComplete {
 				done = i + 1
 				if out.Best.VHS != nil {
 					best = *out.Best.VHS

@@ -1,11 +1,13 @@
-package cli
+package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"image"
 	"image/png"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,20 +15,29 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"vetlens/app"
 	"vetlens/engine/usg"
 	"vetlens/ui"
 )
 
-// screenshotPatient is the patient id the screenshot run works under.
-const screenshotPatient = "DEMO-0001"
+// The screenshot run's patients, as an X-ray system's DICOM tags would
+// give them (the desktop prefills its patient record from such tags): a
+// dog for the radiograph, a cat for the bloodwork (feline only).
+var (
+	screenshotDog = app.PatientTags{PatientID: "DEMO-0001", Name: "Demo^Rex", Species: "Canine", Breed: "Boxer", Sex: "M",
+		Neutered: "ALTERED", BirthDate: "20210115", WeightKg: 31.5, ResponsiblePerson: "Demo^Jane"}
+	screenshotCat = app.PatientTags{PatientID: "DEMO-0002", Name: "Demo^Tom", Species: "Feline", Breed: "Domestic Shorthair", Sex: "M",
+		Neutered: "ALTERED", BirthDate: "20140301", WeightKg: 4.6, ResponsiblePerson: "Demo^Jane"}
+)
 
 // screenshotTimeout bounds the whole screenshot run.
 const screenshotTimeout = 4 * time.Minute
 
 // screenshotRun drives the window as a clinician would, for the Xvfb
-// end-to-end test and docs/screenshots: a capture session on spec, saving
-// the result to a demo patient's history, a bloodwork screening, the
-// patient's record; then a PNG of every screen in dir (NN-name.png).
+// end-to-end test and docs/screenshots: a demo dog's record prefilled from
+// patient tags, a capture session on spec, saving the result to its
+// history, a demo cat's bloodwork screening, the dog's record; a PNG of
+// every screen in dir (NN-name.png).
 func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
 	defer cancel()
@@ -37,7 +48,9 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 	var err error
 	// The live preview with the screen outline, then the session.
 	fyne.DoAndWait(func() {
-		u.SetPatientID(screenshotPatient)
+		if _, err = u.PrefillPatient(screenshotDog); err != nil {
+			return
+		}
 		err = u.StartCapture(spec, false)
 	})
 	if err != nil {
@@ -73,12 +86,21 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 	if err != nil {
 		return fmt.Errorf("save review: %w", err)
 	}
-	fyne.DoAndWait(func() { u.SubmitBloodwork([usg.NumFeatures]string{"32", "2.4", "14", "1800", "95"}) })
-	pause(ctx, 2*time.Second) // the screening runs in the background
 	for i, name := range u.Tabs() {
+		if name == "Bloodwork" {
+			fyne.DoAndWait(func() {
+				if _, err = u.PrefillPatient(screenshotCat); err == nil {
+					u.SubmitBloodwork([usg.NumFeatures]string{"32", "2.4", "14", "1800", "95"})
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("bloodwork patient: %w", err)
+			}
+			pause(ctx, 2*time.Second) // the screening runs in the background
+		}
 		fyne.DoAndWait(func() {
 			if name == "Patients" {
-				u.OpenPatient(screenshotPatient)
+				u.OpenPatient(screenshotDog.PatientID)
 			}
 			u.SelectTab(name)
 		})
@@ -88,7 +110,37 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 		}
 	}
 	fmt.Fprintf(stdout, "screenshots written to %s\n", dir)
+	// The listener answers where the Server tab says it does.
+	var urls []string
+	fyne.DoAndWait(func() { urls = u.ListenerURLs() })
+	if len(urls) == 0 {
+		return fmt.Errorf("the Server tab shows no URL for the listener")
+	}
+	for _, url := range urls {
+		status, err := answers(ctx, url)
+		if err != nil {
+			return fmt.Errorf("the Server tab shows %s, which does not answer: %w", url, err)
+		}
+		fmt.Fprintf(stdout, "listener: %s (shown on the Server tab) answers: %s without a key\n", url, status)
+	}
 	return nil
+}
+
+// answers sends GET /v3/health without a key to url (the certificate is
+// self-signed; reaching the server is what counts) and returns its status.
+func answers(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v3/health", nil)
+	if err != nil {
+		return "", err
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	return resp.Status, nil
 }
 
 func pause(ctx context.Context, d time.Duration) {
