@@ -113,9 +113,16 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 		}
 	}
 	if n.pop {
-		// Corners and rectification are geometry: no predictor, and no
-		// session is ever started on this pipeline.
-		d.PoP = capture.NewService(nil, nil, capture.PoP{})
+		// Corners and rectification: no predictor, and no session is
+		// ever started on this pipeline. The learned screen finder when
+		// ONNX Runtime and its models load (as the API uses), else the
+		// classical geometry.
+		an := capture.PoP{}
+		if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err == nil {
+			an = loadPoP(models, func(error) {})
+			closers = append(closers, an.Models.Close)
+		}
+		d.PoP = capture.NewService(nil, nil, an)
 	}
 	return d, closeAll, nil
 }
