@@ -22,7 +22,7 @@ import (
 
 const keysUsage = `usage: vetlens keys create --data-dir DIR --customer NAME [--tier paygo|starter|professional|enterprise]
        vetlens keys list --data-dir DIR
-       vetlens keys revoke --data-dir DIR PREFIX`
+       vetlens keys revoke --data-dir DIR PREFIX|vl_PREFIX|KEY`
 
 // keyAdmin is key administration, either on the database directly or
 // through a running server's admin socket.
