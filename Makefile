@@ -13,11 +13,12 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
 # (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
 # for running the GUI without a display, poppler-utils (pdftotext, pdftoppm,
-# pdffonts) for the PDF report's tests.
+# pdffonts) for the PDF report's tests, dcmtk (img2dcm, dcmcjpeg, dcmodify,
+# storescu/storescp) for the DICOM tests' files and the DICOM receiver test.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
 	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
-	poppler-utils
+	poppler-utils dcmtk
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
