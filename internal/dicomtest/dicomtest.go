@@ -10,7 +10,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image"
+	"image/draw"
 	"image/jpeg"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +21,11 @@ import (
 	"testing"
 )
 
-// PhantomPath is the source radiograph: a grey 480x720 baseline JPEG.
+// PhantomPath is the source radiograph: a 640x480 grey PNG of a simulated
+// canine lateral thorax that the shipped models measure (code 2).
 func PhantomPath() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "engine", "cardiac", "testdata", "phantoms", "phantom_2_480x720.jpg")
+	return filepath.Join(filepath.Dir(file), "..", "..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
 }
 
 // Patient tags written into every fixture.
@@ -60,8 +63,11 @@ type Fixture struct {
 
 // Set is the fixtures and their source.
 type Set struct {
-	// Source is the phantom as Go decodes it.
+	// Source is the phantom as the fixtures hold it: its grey baseline
+	// JPEG (quality 95) as Go decodes it.
 	Source *image.Gray
+	// SourceJPEG is that JPEG's path (img2dcm encapsulates its stream).
+	SourceJPEG string
 	// Fixtures are the files, by Name.
 	Fixtures []Fixture
 }
@@ -140,20 +146,35 @@ func words(n int, f func(i int) uint16) []byte {
 }
 
 func build(dir string) (*Set, error) {
-	raw, err := os.ReadFile(PhantomPath())
+	f, err := os.Open(PhantomPath())
 	if err != nil {
 		return nil, err
 	}
-	img, err := jpeg.Decode(bytes.NewReader(raw))
+	img, err := png.Decode(f)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("phantom: %w", err)
 	}
-	src, ok := img.(*image.Gray)
+	grey := image.NewGray(img.Bounds())
+	draw.Draw(grey, grey.Bounds(), img, img.Bounds().Min, draw.Src)
+	var jb bytes.Buffer
+	if err := jpeg.Encode(&jb, grey, &jpeg.Options{Quality: 95}); err != nil {
+		return nil, err
+	}
+	sourceJPEG := filepath.Join(dir, "source.jpg")
+	if err := os.WriteFile(sourceJPEG, jb.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	dec, err := jpeg.Decode(bytes.NewReader(jb.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	src, ok := dec.(*image.Gray)
 	if !ok {
-		return nil, fmt.Errorf("phantom is %T, want grey", img)
+		return nil, fmt.Errorf("source JPEG decodes to %T, want grey", dec)
 	}
 	n := len(src.Pix)
-	s := &Set{Source: src}
+	s := &Set{Source: src, SourceJPEG: sourceJPEG}
 	path := func(name string) string { return filepath.Join(dir, name+".dcm") }
 	cp := func(from, to string) error {
 		b, err := os.ReadFile(path(from))
@@ -165,7 +186,7 @@ func build(dir string) (*Set, error) {
 	identity := func(v uint8) uint8 { return v }
 
 	// JPEG baseline: the phantom's own JPEG stream, encapsulated by img2dcm.
-	if err := run(dir, "img2dcm", PhantomPath(), path("jpeg-baseline")); err != nil {
+	if err := run(dir, "img2dcm", sourceJPEG, path("jpeg-baseline")); err != nil {
 		return nil, err
 	}
 	tags := []string{"(0010,0010)=" + PatientName, "(0010,0020)=" + PatientID, "(0010,2201)=" + Species,
