@@ -22,6 +22,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
+	"vetlens/internal/dicomtest"
 )
 
 // testModelsDir is the shipped models directory, or $VETLENS_TEST_MODELS
@@ -312,5 +313,49 @@ func TestRenderPath(t *testing.T) {
 		if got := renderPath(tc.out, tc.i, tc.n); got != tc.want {
 			t.Errorf("renderPath(%q,%d,%d) = %q, want %q", tc.out, tc.i, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestPredictCLIDICOM: `vetlens predict` reads DICOM by content (a file
+// named .bin too) and measures it as its source JPEG; an unsupported
+// transfer syntax is an error line naming it.
+func TestPredictCLIDICOM(t *testing.T) {
+	models := testModelsDir(t)
+	set := dicomtest.Build(t)
+	renamed := filepath.Join(t.TempDir(), "export.bin")
+	b, err := os.ReadFile(set.Get(t, "mono1-16bit").Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(renamed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rle := set.Get(t, "rle")
+	code, stdout, stderr := run(t, "--models", models, set.SourceJPEG, set.Get(t, "jpeg-baseline").Path, renamed, rle.Path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (the RLE file fails); stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
+	}
+	var bodies []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line is not JSON: %q", l)
+		}
+		bodies = append(bodies, m)
+	}
+	if bodies[0]["vhs"] == nil {
+		t.Fatalf("source JPEG not measured: %v", bodies[0])
+	}
+	for i := 1; i <= 2; i++ {
+		if bodies[i]["vhs"] != bodies[0]["vhs"] || bodies[i]["vlas"] != bodies[0]["vlas"] {
+			t.Errorf("line %d: VHS %v VLAS %v, source %v %v", i+1, bodies[i]["vhs"], bodies[i]["vlas"], bodies[0]["vhs"], bodies[0]["vlas"])
+		}
+	}
+	if e, _ := bodies[3]["error"].(string); !strings.Contains(e, rle.ErrName) || !strings.Contains(e, rle.TransferSyntax) || bodies[3]["file"] != rle.Path {
+		t.Errorf("RLE line %v, want an error naming %s (%s)", bodies[3], rle.ErrName, rle.TransferSyntax)
 	}
 }
