@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ type review struct {
 	view                           *LandmarkView
 	file, vhs, vlas, reading, conf *widget.Label
 	status, kindText, billing      *widget.Label
+	dicom                          *widget.Label // a DICOM file's patient and study
 	guide                          *widget.Label
 	confirm                        *widget.Check
 	open, save, export             *widget.Button
@@ -64,7 +66,7 @@ func newReview(u *UI) *review {
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
 		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), billing: newValueLabel(""),
-		guide: newValueLabel(""),
+		guide: newValueLabel(""), dicom: newValueLabel(""),
 	}
 	r.view.OnEdit = r.pushUndo
 	r.view.OnChange = r.landmarksChanged
@@ -81,7 +83,7 @@ func newReview(u *UI) *review {
 		b.Disable()
 	}
 	side := container.NewVBox(
-		r.open, r.file, widget.NewSeparator(),
+		r.open, r.file, r.dicom, widget.NewSeparator(),
 		r.vhs, r.vlas, r.reading, r.conf, r.kindText, r.status, r.billing,
 		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export,
@@ -121,14 +123,32 @@ func (r *review) chooseFile() {
 			dialog.ShowError(err, r.u.opts.Window)
 		}
 	}, r.u.opts.Window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".jpg", ".jpeg", ".png", ".JPG", ".JPEG", ".PNG"}))
+	d.SetFilter(radiographFilter{})
 	d.Show()
 }
 
-// OpenFile reads a radiograph (JPEG or PNG; a photograph of a screen is
-// corrected first) and measures it in the background for the patient in
-// the patient field; the Review tab shows the result when it is done.
-// Errors reading the file or in the patient field are returned at once.
+// radiographExts are the file name extensions the open dialog lists.
+var radiographExts = []string{".jpg", ".jpeg", ".png", ".dcm", ".dicom"}
+
+// radiographFilter lists JPEG, PNG and DICOM files by extension (any
+// case) and files without one, as X-ray consoles and DICOM receivers
+// often name DICOM files (the file is then told by its content).
+type radiographFilter struct{}
+
+// Matches implements storage.FileFilter.
+func (radiographFilter) Matches(u fyne.URI) bool {
+	ext := strings.ToLower(filepath.Ext(u.Name()))
+	return ext == "" || slices.Contains(radiographExts, ext)
+}
+
+var _ storage.FileFilter = radiographFilter{}
+
+// OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
+// photograph of a screen is corrected first) and measures it in the
+// background for the patient in the patient field (for a DICOM file with
+// the field empty, the file's Patient ID, which then fills the field); the
+// Review tab shows the result when it is done. Errors reading the file or
+// in the patient field are returned at once.
 func (u *UI) OpenFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -153,6 +173,9 @@ func (u *UI) OpenFile(path string) error {
 		if err != nil {
 			r.status.SetText("Measurement failed: " + err.Error())
 			return
+		}
+		if m.DICOM != nil && u.PatientID() == "" && m.PatientID != "" {
+			u.SetPatientID(m.PatientID)
 		}
 		r.show(m)
 	})
@@ -186,6 +209,7 @@ func (r *review) show(m *app.Measurement) {
 		r.conf.SetText(fmt.Sprintf("Model confidence: %s (ensemble spread %.4f)", res.Confidence, res.Spread))
 	}
 	r.billing.SetText(billingText(m.Billing))
+	r.dicom.SetText(dicomText(m.DICOM))
 	r.confirm.SetChecked(false)
 	if res.Rejected {
 		r.confirm.Show()
@@ -502,4 +526,52 @@ func (u *UI) ExportReport(path string) error {
 	}
 	r.status.SetText("Report written to " + path)
 	return nil
+}
+
+// dicomText is the patient and study a DICOM file names, one line each
+// (empty for JPEG and PNG).
+func dicomText(d *app.DICOMImage) string {
+	if d == nil {
+		return ""
+	}
+	t := d.Tags
+	join := func(parts ...string) string {
+		var out []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	sex := map[string]string{"M": "male", "F": "female", "O": "sex unknown"}[t.Sex]
+	if sex != "" && t.Neutered == "ALTERED" {
+		sex += " (neutered)"
+	}
+	born, weight := "", ""
+	if !t.BirthDate.IsZero() {
+		born = "born " + t.BirthDate.Format("2006-01-02")
+	}
+	if t.WeightKg > 0 {
+		weight = fmt.Sprintf("%.1f kg", t.WeightKg)
+	}
+	owner := ""
+	if t.Owner != "" || t.OwnerOrganization != "" {
+		owner = "owner " + join(t.Owner, t.OwnerOrganization)
+	}
+	lines := []string{"DICOM patient: " + join(t.Name, "ID "+t.PatientID, t.SpeciesDescription, t.Breed, sex, born, weight, owner)}
+	study := join(t.Modality, t.StudyDescription, t.BodyPart)
+	if !t.StudyDate.IsZero() {
+		study = join(study, t.StudyDate.Format("2006-01-02"))
+	}
+	if d.PixelSpacingMM[0] > 0 {
+		study = join(study, fmt.Sprintf("pixel %.3g x %.3g mm", d.PixelSpacingMM[0], d.PixelSpacingMM[1]))
+	}
+	if d.Frames > 1 {
+		study = join(study, fmt.Sprintf("frame 1 of %d", d.Frames))
+	}
+	if study != "" {
+		lines = append(lines, "Study: "+study)
+	}
+	return strings.Join(lines, "\n")
 }

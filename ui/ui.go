@@ -9,6 +9,8 @@ package ui
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -208,16 +210,17 @@ func newValueLabel(text string) *widget.Label {
 	return l
 }
 
-// Dropped handles files dropped on the window: a JPEG or PNG opens on the
-// Review tab (measured for the patient in the patient field); a video file
-// or a folder becomes the Capture tab's source. Only the first item counts.
+// Dropped handles files dropped on the window: a JPEG, PNG or DICOM file
+// (told by its content, whatever its name) opens on the Review tab
+// (measured for the patient in the patient field); a video file or a
+// folder becomes the Capture tab's source. Only the first item counts.
 func (u *UI) Dropped(uris []fyne.URI) {
 	if len(uris) == 0 {
 		return
 	}
 	path := uris[0].Path()
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jpg", ".jpeg", ".png":
+	switch {
+	case isRadiographFile(path):
 		u.SelectTab("Review")
 		if err := u.OpenFile(path); err != nil {
 			u.review.status.SetText(err.Error())
@@ -238,4 +241,20 @@ func LoadingScreen(text string, busy bool) fyne.CanvasObject {
 		box.Add(widget.NewProgressBarInfinite())
 	}
 	return container.NewCenter(box)
+}
+
+// isRadiographFile reports whether path is a regular file whose first
+// bytes are a DICOM, JPEG or PNG signature.
+func isRadiographFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 132)
+	n, _ := io.ReadFull(f, head)
+	return app.ImageKind(head[:n]) != ""
 }
