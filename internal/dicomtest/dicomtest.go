@@ -120,9 +120,10 @@ func run(dir string, name string, args ...string) error {
 	return nil
 }
 
-// modify runs dcmodify -nb with "-i" insertions and "-mf" file values on file.
+// modify runs dcmodify -nb with "-i" insertions and "-mf" file values on
+// file, giving it a SOP Instance UID of its own (-gin).
 func modify(dir, file string, insert []string, fromFile map[string][]byte) error {
-	args := []string{"-nb"}
+	args := []string{"-nb", "-gin"}
 	for _, kv := range insert {
 		args = append(args, "-i", kv)
 	}
