@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
 
+	"vetlens/app/importq"
 	"vetlens/internal/dicomtest"
 )
 
@@ -83,5 +85,60 @@ func TestRadiographFilter(t *testing.T) {
 		if got := (radiographFilter{}).Matches(storage.NewFileURI("/data/" + tc.name)); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestImportFolder watches a folder from the Import tab: a DICOM dropped
+// into it is measured and listed, the folder is saved as the setting, a
+// tap on the row opens it on Review with its patient, and a folder that
+// does not exist is refused.
+func TestImportFolder(t *testing.T) {
+	set := dicomtest.Build(t)
+	u, _, _ := newTestUI(t, true)
+	t.Cleanup(u.StopImport)
+	if err := u.WatchImportFolder(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing folder was accepted")
+	}
+	dir := t.TempDir()
+	if err := u.WatchImportFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.pref(PrefImportDir, ""); got != dir {
+		t.Errorf("setting %q, want %q", got, dir)
+	}
+	time.Sleep(1500 * time.Millisecond) // watching has started
+	b, err := os.ReadFile(set.Get(t, "mono1-16bit").Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "CR0001"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var items []importq.Item
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		fyne.DoAndWait(func() { items = u.ImportItems() })
+		if len(items) == 1 && items[0].State == importq.Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("import list %+v, status %q", items, u.imports.status.Text)
+		}
+	}
+	row := importRow(items[0])
+	if !strings.Contains(row, "CR0001: measured") || !strings.Contains(row, "patient "+dicomtest.PatientID) || !strings.Contains(row, "VHS ") {
+		t.Errorf("row %q", row)
+	}
+	if !strings.Contains(u.imports.status.Text, "Watching "+dir) {
+		t.Errorf("status %q", u.imports.status.Text)
+	}
+	u.imports.list.Select(0)
+	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != dicomtest.PatientID {
+		t.Fatalf("tap: tab %q, patient %q", u.tabs.Selected().Text, u.PatientID())
+	}
+	if !strings.Contains(u.review.dicom.Text, "Rex Smith") {
+		t.Errorf("Review DICOM text %q", u.review.dicom.Text)
+	}
+	if err := u.WatchImportFolder(""); err != nil || u.pref(PrefImportDir, "x") != "" || !strings.Contains(u.imports.status.Text, "Not watching") {
+		t.Errorf("stop: %v, setting %q, status %q", err, u.pref(PrefImportDir, "x"), u.imports.status.Text)
 	}
 }

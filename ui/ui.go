@@ -45,6 +45,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// ImportDir is the import folder to watch from the start (--import-dir);
+	// "": the saved setting (PrefImportDir), if any.
+	ImportDir string
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -92,6 +95,7 @@ type UI struct {
 	blood    *bloodwork
 	patients *patientsTab
 	server   *serverTab
+	imports  *importTab
 
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
@@ -113,16 +117,24 @@ func New(svc *app.Service, opts Options) *UI {
 	u.blood = newBloodwork(u)
 	u.patients = newPatientsTab(u)
 	u.server = newServerTab(u)
+	u.imports = newImportTab(u)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Capture", u.capture.content),
 		container.NewTabItem("Review", u.review.content),
 		container.NewTabItem("Bloodwork", u.blood.content),
 		container.NewTabItem("Patients", u.patients.content),
 		container.NewTabItem("Server", u.server.content),
+		container.NewTabItem("Import", u.imports.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+	}
+	if dir := firstSet(opts.ImportDir, u.pref(PrefImportDir, "")); dir != "" {
+		if err := u.WatchImportFolder(dir); err != nil {
+			u.imports.dir.SetText(dir)
+			u.imports.status.SetText(err.Error())
+		}
 	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {
@@ -257,4 +269,14 @@ func isRadiographFile(path string) bool {
 	head := make([]byte, 132)
 	n, _ := io.ReadFull(f, head)
 	return app.ImageKind(head[:n]) != ""
+}
+
+// firstSet is the first non-empty string.
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
