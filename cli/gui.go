@@ -39,6 +39,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
+	importDir := fs.String("import-dir", "", "watched import folder for new DICOM, JPEG and PNG files (default: the saved setting)")
 	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -47,7 +48,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--screenshots DIR]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -70,7 +71,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
 		serveConfig: serveConfig{
 			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
-			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1,
+			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1, importDir: *importDir,
 		}}
 	if c.screenshots != "" && c.camera == "" {
 		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
@@ -163,7 +164,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences()}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), ImportDir: c.importDir}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {

@@ -20,9 +20,11 @@ func TestParseGUI(t *testing.T) {
 		code      int
 		serve     bool
 		addr, dir string
+		importDir string
 	}{
 		{name: "defaults", ok: true, addr: "0.0.0.0:8443"},
 		{name: "data dir and serve", args: []string{"--data-dir", "/tmp/vl", "--serve", "--addr", "127.0.0.1:9443"}, ok: true, serve: true, addr: "127.0.0.1:9443", dir: "/tmp/vl"},
+		{name: "import folder", args: []string{"--import-dir", "/srv/xray"}, ok: true, addr: "0.0.0.0:8443", importDir: "/srv/xray"},
 		{name: "help", args: []string{"-h"}, code: ExitOK},
 		{name: "unknown flag", args: []string{"--nope"}, code: ExitUsage},
 		{name: "stray argument", args: []string{"x.jpg"}, code: ExitUsage},
@@ -41,7 +43,7 @@ func TestParseGUI(t *testing.T) {
 			if want == "" {
 				want = filepath.Join("/cfg", "vetlens")
 			}
-			if g.serve != c.serve || g.addr != c.addr || g.dataDir != want || g.models == "" || g.inFlight <= 0 || g.cardiacConc != 1 {
+			if g.serve != c.serve || g.addr != c.addr || g.dataDir != want || g.models == "" || g.inFlight <= 0 || g.cardiacConc != 1 || g.importDir != c.importDir {
 				t.Fatalf("config %+v", g)
 			}
 		})

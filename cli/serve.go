@@ -49,6 +49,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
 	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
 	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
+	importDir := fs.String("import-dir", "", "watched import folder: new DICOM, JPEG and PNG files are measured and logged (docs/dicom.md)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -63,7 +64,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
-		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
+		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -87,6 +88,8 @@ type serveConfig struct {
 	pixelWait   time.Duration
 	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
 	popSessions int
+	// importDir is the watched import folder ("": none).
+	importDir string
 	// ready, when set, is called once the listeners are open, with the
 	// HTTPS address and the certificate fingerprint.
 	ready func(addr, fingerprint string)
@@ -96,6 +99,12 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	svc, closeSvc, err := openService(ctx, c, log)
 	if err != nil {
 		return err
+	}
+	if c.importDir != "" {
+		if err := watchImports(ctx, svc, c.importDir, log); err != nil {
+			closeSvc()
+			return err
+		}
 	}
 	defer closeSvc()
 	return serveAPI(ctx, svc, c, stdout, log)

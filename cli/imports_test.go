@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"vetlens/app"
+	"vetlens/internal/dicomtest"
+	"vetlens/internal/testmodels"
+	"vetlens/platform/store"
+)
+
+// lockedBuf is a bytes.Buffer safe for the logger's goroutine and the test.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *lockedBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestServeWatchesImports: `serve --import-dir` measures a DICOM dropped
+// into the folder and logs the result with the file's patient; a missing
+// folder is refused.
+func TestServeWatchesImports(t *testing.T) {
+	set := dicomtest.Build(t)
+	st, err := store.Open(t.TempDir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := app.New(app.Deps{Repos: st.Repos(), Cardiac: testmodels.Cardiac(t)}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuf
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := watchImports(ctx, svc, filepath.Join(t.TempDir(), "missing"), log); err == nil {
+		t.Fatal("missing folder accepted")
+	}
+	dir := t.TempDir()
+	if err := watchImports(ctx, svc, dir, log); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	b, _ := os.ReadFile(set.Get(t, "jpeg-baseline").Path)
+	os.WriteFile(filepath.Join(dir, "DX0001"), b, 0o644)
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), "import: measured"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no result logged: %s", logs.String())
+		}
+	}
+	if l := logs.String(); !strings.Contains(l, "file=DX0001") || !strings.Contains(l, "patient="+dicomtest.PatientID) || !strings.Contains(l, "vhs=") {
+		t.Errorf("log %s", l)
+	}
+}
