@@ -3,6 +3,7 @@
 // first frame, through the rescale slope and intercept and the VOI LUT or
 // window (else the frame's full range), MONOCHROME1 inverted. It keeps the
 // pixel spacing and the patient and study tags a clinic's record needs.
+// 8-bit values without a rescale or VOI are shown as stored.
 //
 // Untrusted bytes are checked before the parser allocates anything from
 // them: every element length must fit in what is left of the file, and the
@@ -102,7 +103,8 @@ type Image struct {
 	// SpacingTag names the tag PixelSpacing came from ("PixelSpacing",
 	// "ImagerPixelSpacing" or "").
 	SpacingTag string
-	// VOI says how grey levels were chosen: "VOI LUT", "window C/W" or "full range".
+	// VOI says how grey levels were chosen: "VOI LUT", "window C/W",
+	// "stored values" (8 bits, no rescale) or "full range".
 	VOI string
 	// Tags are the patient and study tags.
 	Tags Tags

@@ -56,6 +56,13 @@ func TestDecodeFixtures(t *testing.T) {
 				maxMAD = 1.5 // dcmtk's own JPEG decoding
 			}
 			t.Logf("%s: mean abs diff %.3f, correlation %.5f, VOI %s", f.Name, mad, corr, img.VOI)
+			wantVOI := map[string]string{"mono1-16bit": "full range", "windowed-12bit": "window 924.5/1025", "voilut-10bit-bigendian": "VOI LUT"}[f.Name]
+			if wantVOI == "" {
+				wantVOI = "stored values"
+			}
+			if img.VOI != wantVOI {
+				t.Errorf("VOI %q, want %q", img.VOI, wantVOI)
+			}
 			if mad > maxMAD || corr < 0.995 {
 				t.Errorf("grey levels: mean abs diff %.3f (max %.2f), correlation %.5f (min 0.995)", mad, maxMAD, corr)
 			}

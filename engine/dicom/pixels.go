@@ -155,7 +155,8 @@ func (p *parsed) jpegErr(err error) error {
 // greyLUT maps every possible stored value (0 .. 2^BitsStored-1) to grey:
 // sign (Pixel Representation), then Rescale Slope and Intercept, then the
 // VOI LUT, else the first window (VOI LUT Function LINEAR, LINEAR_EXACT
-// or SIGMOID), else the frame's range; MONOCHROME1 inverted.
+// or SIGMOID), else 8-bit values without a rescale as they are, else the
+// frame's range; MONOCHROME1 inverted.
 func (p *parsed) greyLUT(stored []uint16) ([]uint8, string) {
 	h := p.hdr
 	signed := false
@@ -215,6 +216,11 @@ func (p *parsed) voiFunc(stored []uint16, modality func(int) float64) (func(floa
 			}
 			return (x-(c-0.5))/(w-1) + 0.5
 		}, name
+	}
+	if p.hdr.BitsStored == 8 && modality(0) == 0 && modality(255) == 255 {
+		// 8-bit values without a rescale (secondary capture, JPEG):
+		// shown as stored, as a JPEG would be.
+		return func(x float64) float64 { return x / 255 }, "stored values"
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	seen := make([]bool, 1<<16)
