@@ -106,6 +106,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./app/
 	$(GO) test -run '^$$' -fuzz '^FuzzUSGParseRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./platform/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/dicom/
 
 # LAN API load over TLS on loopback (USG, 8 clients).
 bench-api:

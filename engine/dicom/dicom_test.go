@@ -2,6 +2,7 @@ package dicom_test
 
 import (
 	"bytes"
+	"compress/flate"
 	"errors"
 	"fmt"
 	"math"
@@ -143,5 +144,27 @@ func TestDecodeRefusesBadFiles(t *testing.T) {
 				t.Errorf("ReadHeader err = %v, want %v", herr, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeRefusesElementFloods: a deflated data set of millions of tiny
+// elements (a few kB on the wire) is refused before the parser builds
+// them.
+func TestDecodeRefusesElementFloods(t *testing.T) {
+	var ds bytes.Buffer
+	for range dicom.MaxElements + 1 { // (0009,0010) LO "", a private creator, empty
+		ds.Write([]byte{0x09, 0x00, 0x10, 0x00, 'L', 'O', 0, 0})
+	}
+	var z bytes.Buffer
+	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	w.Write(ds.Bytes())
+	w.Close()
+	ts := dicom.DeflatedExplicitVRLE
+	meta := []byte{0x02, 0x00, 0x10, 0x00, 'U', 'I', byte(len(ts)), 0}
+	file := append(append(append(make([]byte, 128), "DICM"...), meta...), ts...)
+	file = append(file, z.Bytes()...)
+	t.Logf("%d bytes deflate to %d", ds.Len(), z.Len())
+	if _, err := dicom.Decode(file, dicom.Limits{MaxBytes: 256 << 20}); !errors.Is(err, dicom.ErrCorrupt) || !strings.Contains(err.Error(), "elements") {
+		t.Fatalf("err = %v, want ErrCorrupt for too many elements", err)
 	}
 }

@@ -78,6 +78,11 @@ func prescan(b []byte, maxBytes int64) (ts string, dataBytes int64, err error) {
 	return ts, int64(len(data)), nil
 }
 
+// MaxElements bounds the elements, items and fragments of a data set: a
+// radiograph has a few hundred; a crafted file of millions of tiny
+// elements would make the parser allocate gigabytes.
+const MaxElements = 200_000
+
 // scanLengths walks a data set's elements flat: a sequence or an item of
 // a sequence is entered (its elements follow), a leaf element is skipped
 // after checking that its length fits, and the items of encapsulated
@@ -85,7 +90,10 @@ func prescan(b []byte, maxBytes int64) (ts string, dataBytes int64, err error) {
 func scanLengths(d []byte, bo binary.ByteOrder, implicit bool) error {
 	pos := 0
 	fragments := false // inside encapsulated pixel data
-	for pos+8 <= len(d) {
+	for n := 0; pos+8 <= len(d); n++ {
+		if n == MaxElements {
+			return fmt.Errorf("%w: over %d elements", ErrCorrupt, MaxElements)
+		}
 		t := tag.Tag{Group: bo.Uint16(d[pos:]), Element: bo.Uint16(d[pos+2:])}
 		if t.Group == 0xfffe { // item and delimiters: always a 4-byte length
 			vl := bo.Uint32(d[pos+4:])
