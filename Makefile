@@ -23,7 +23,11 @@ APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
 
-ADDR ?= 127.0.0.1:8443
+# The API's address. `make run` leaves it to the setting in $(DATA_DIR)
+# (the Server tab's choice; a fresh data dir serves this computer only,
+# 127.0.0.1:8443) unless ADDR is given: `make run ADDR=0.0.0.0:8443`
+# serves the clinic network for that run. docs/lan.md.
+ADDR ?=
 
 .PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
@@ -52,14 +56,15 @@ $(ORT_LIB):
 build: deps
 	$(GO) build -o $(BIN) .
 
-# The desktop app (needs a display; under Xvfb set DISPLAY) with the LAN API
-# served in-process, its data (bbolt, certificate, keys) in $(DATA_DIR).
+# The desktop app (needs a display; under Xvfb set DISPLAY) with the API
+# served in-process as the Server tab left it (fresh: this computer only),
+# its data (bbolt, certificate, keys, listener setting) in $(DATA_DIR).
 run: build
-	./$(BIN) gui --data-dir $(DATA_DIR) --serve --addr $(ADDR) $(RUN_ARGS)
+	./$(BIN) gui --data-dir $(DATA_DIR) $(if $(ADDR),--serve --addr $(ADDR)) $(RUN_ARGS)
 
-# The headless LAN API alone.
+# The headless LAN API alone (default: this computer only).
 serve: build
-	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR) $(RUN_ARGS)
+	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(or $(ADDR),127.0.0.1:8443) $(RUN_ARGS)
 
 test: deps test-go test-py test-gui
 
@@ -81,7 +86,8 @@ test-leaks:
 
 # The real binary under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
-# panel is screened, and every screen is written as PNG to $(SHOTS);
+# panel is screened, every screen is written as PNG to $(SHOTS), and the
+# in-process listener must answer on every URL the Server tab shows;
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots.
 SHOTS ?= test-output/screenshots

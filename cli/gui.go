@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
+	"vetlens/internal/lanaddr"
 	"vetlens/ui"
 )
 
@@ -34,8 +36,8 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
-	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT (default: the saved setting, then "+ui.DefaultListenAddr+")")
-	serve := fs.Bool("serve", false, "serve the LAN API over HTTPS from this process at start (default: as it was left)")
+	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT for this run: 127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network (default: as the Server tab left it in the data dir, then "+lanaddr.Local(lanaddr.DefaultPort)+")")
+	serve := fs.Bool("serve", false, "serve the HTTPS API at start; --serve=false: do not (default: as the Server tab left it in the data dir, then on)")
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
@@ -66,11 +68,36 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		}
 		dir = filepath.Join(base, "vetlens")
 	}
+	// The listener: the setting saved in the data dir, else one saved by
+	// an older version in the window's preferences, else the default;
+	// flags given override it for this run (and are not saved).
+	ls, found, err := loadListenSetting(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v (using the default)\n", err)
+	}
+	if !found {
+		ls = defaultListenSetting()
+		if a := pref(ui.PrefListenAddr); a != "" {
+			ls = listenSetting{Serve: pref(ui.PrefListenOnStart) == "true", Addr: a}
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "serve":
+			ls.Serve = *serve
+		case "addr":
+			ls.Addr = *addr
+		}
+	})
+	if _, err := lanaddr.Port(ls.Addr); err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: --addr: %v\n", err)
+		return c, ExitUsage, false
+	}
 	c = guiConfig{
-		serve:  *serve || pref(ui.PrefListenOnStart) == "true",
+		serve:  ls.Serve,
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
 		serveConfig: serveConfig{
-			dataDir: dir, addr: firstNonEmpty(*addr, pref(ui.PrefListenAddr), ui.DefaultListenAddr), models: ModelsDir(*models), ortLib: *ortLib,
+			dataDir: dir, addr: ls.Addr, models: ModelsDir(*models), ortLib: *ortLib,
 			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1, importDir: *importDir,
 		}}
 	if c.screenshots != "" && c.camera == "" {
@@ -107,6 +134,18 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// A quiet terminal: complete what Fyne expects of the environment,
+	// and turn its reports about the machine into one line each.
+	cleanupEnv, err := prepareDesktopEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens gui: %v\n", err)
+	}
+	defer cleanupEnv()
+	logFilter := newFyneLogFilter(stderr)
+	prevLog := stdlog.Writer()
+	stdlog.SetOutput(logFilter)
+	defer func() { logFilter.Close(); stdlog.SetOutput(prevLog) }()
+
 	// The app ID (preferences, storage) and icon are the application
 	// metadata, from FyneApp.toml (set by package main).
 	a := fyneapp.New()
@@ -155,11 +194,15 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		listener := newAPIListener(ctx, svc, c.serveConfig, stdout, log)
 		mu.Lock()
-		closeAll = func() { listener.Stop(); closeSvc() }
+		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
-		if c.serve && c.screenshots == "" {
-			if err := listener.Start(c.addr); err != nil {
-				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", c.addr, "err", err)
+		addr := c.addr
+		if c.screenshots != "" { // the screenshot run serves this computer on a free port
+			c.serve, addr = true, "127.0.0.1:0"
+		}
+		if c.serve {
+			if err := listener.start(addr); err != nil {
+				log.Error("HTTPS API not started; switch it on from the Server tab", "addr", addr, "err", err)
 			}
 		}
 		var u *ui.UI

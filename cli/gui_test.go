@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,18 +14,37 @@ import (
 )
 
 func TestParseGUI(t *testing.T) {
+	saved := t.TempDir() // a data dir where the Server tab left the clinic network on, off
+	if err := saveListenSetting(saved, listenSetting{Serve: false, Addr: "0.0.0.0:9443"}); err != nil {
+		t.Fatal(err)
+	}
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, listenSettingFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	legacy := test.NewTempApp(t).Preferences() // a setting kept by an older version
+	legacy.SetString("listen_addr", "0.0.0.0:7443")
+	legacy.SetString("listen_on_start", "true")
 	for _, c := range []struct {
 		name      string
 		args      []string
+		prefs     fyne.Preferences
 		ok        bool
 		code      int
 		serve     bool
 		addr, dir string
 		importDir string
 	}{
-		{name: "defaults", ok: true, addr: "0.0.0.0:8443"},
-		{name: "data dir and serve", args: []string{"--data-dir", "/tmp/vl", "--serve", "--addr", "127.0.0.1:9443"}, ok: true, serve: true, addr: "127.0.0.1:9443", dir: "/tmp/vl"},
-		{name: "import folder", args: []string{"--import-dir", "/srv/xray"}, ok: true, addr: "0.0.0.0:8443", importDir: "/srv/xray"},
+		{name: "fresh data dir: this computer only", ok: true, serve: true, addr: "127.0.0.1:8443"},
+		{name: "flags", args: []string{"--data-dir", "/tmp/vl", "--serve", "--addr", "0.0.0.0:9443"}, ok: true, serve: true, addr: "0.0.0.0:9443", dir: "/tmp/vl"},
+		{name: "serve off by flag", args: []string{"--serve=false"}, ok: true, addr: "127.0.0.1:8443"},
+		{name: "saved setting", args: []string{"--data-dir", saved}, ok: true, addr: "0.0.0.0:9443", dir: saved},
+		{name: "flag over saved setting", args: []string{"--data-dir", saved, "--serve"}, ok: true, serve: true, addr: "0.0.0.0:9443", dir: saved},
+		{name: "unreadable setting: default", args: []string{"--data-dir", broken}, ok: true, serve: true, addr: "127.0.0.1:8443", dir: broken},
+		{name: "older version's setting", prefs: legacy, ok: true, serve: true, addr: "0.0.0.0:7443"},
+		{name: "saved setting over the older one", args: []string{"--data-dir", saved}, prefs: legacy, ok: true, addr: "0.0.0.0:9443", dir: saved},
+		{name: "bad address", args: []string{"--addr", "8443"}, code: ExitUsage},
+		{name: "import folder", args: []string{"--import-dir", "/srv/xray"}, ok: true, serve: true, addr: "127.0.0.1:8443", importDir: "/srv/xray"},
 		{name: "help", args: []string{"-h"}, code: ExitOK},
 		{name: "unknown flag", args: []string{"--nope"}, code: ExitUsage},
 		{name: "stray argument", args: []string{"x.jpg"}, code: ExitUsage},
@@ -32,7 +52,7 @@ func TestParseGUI(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", "/cfg")
 			t.Setenv("HOME", "/home/u")
-			g, code, ok := parseGUI(c.args, io.Discard, nil)
+			g, code, ok := parseGUI(c.args, io.Discard, c.prefs)
 			if ok != c.ok || code != c.code {
 				t.Fatalf("ok %v code %d, want %v %d", ok, code, c.ok, c.code)
 			}

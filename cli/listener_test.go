@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,17 +15,24 @@ import (
 	"vetlens/platform/store"
 )
 
-func TestAPIListenerOnOff(t *testing.T) {
-	dir := t.TempDir()
+// newBareService is a service without engines on a store in dir.
+func newBareService(t *testing.T, dir string) *app.Service {
+	t.Helper()
 	st, err := store.Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+func TestAPIListenerOnOff(t *testing.T) {
+	dir := t.TempDir()
+	svc := newBareService(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := newAPIListener(ctx, svc, serveConfig{dataDir: dir, inFlight: 4}, io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -70,8 +78,8 @@ func TestAPIListenerOnOff(t *testing.T) {
 	if err := l.Start(busy.Addr().String()); err == nil {
 		t.Fatal("started on an address in use")
 	}
-	if l.Status().Running {
-		t.Fatal("running after a failed start")
+	if st := l.Status(); st.Running || st.Err == nil || !strings.Contains(st.Err.Error(), "in use") {
+		t.Fatalf("after a failed start: %+v", st)
 	}
 	if err := l.Stop(); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"image"
 	"image/png"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,7 +90,37 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 		}
 	}
 	fmt.Fprintf(stdout, "screenshots written to %s\n", dir)
+	// The listener answers where the Server tab says it does.
+	var urls []string
+	fyne.DoAndWait(func() { urls = u.ListenerURLs() })
+	if len(urls) == 0 {
+		return fmt.Errorf("the Server tab shows no URL for the listener")
+	}
+	for _, url := range urls {
+		status, err := answers(ctx, url)
+		if err != nil {
+			return fmt.Errorf("the Server tab shows %s, which does not answer: %w", url, err)
+		}
+		fmt.Fprintf(stdout, "listener: %s (shown on the Server tab) answers: %s without a key\n", url, status)
+	}
 	return nil
+}
+
+// answers sends GET /v3/health without a key to url (the certificate is
+// self-signed; reaching the server is what counts) and returns its status.
+func answers(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v3/health", nil)
+	if err != nil {
+		return "", err
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	return resp.Status, nil
 }
 
 func pause(ctx context.Context, d time.Duration) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -91,8 +92,11 @@ type serveConfig struct {
 	// importDir is the watched import folder ("": none).
 	importDir string
 	// ready, when set, is called once the listeners are open, with the
-	// HTTPS address and the certificate fingerprint.
-	ready func(addr, fingerprint string)
+	// bound HTTPS address and the certificate.
+	ready func(addr string, cert tls.Certificate)
+	// connState, when set, is the HTTPS server's connection state hook
+	// (the desktop counts its LAN clients with it).
+	connState func(net.Conn, http.ConnState)
 }
 
 func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logger) error {
@@ -179,14 +183,16 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
 	srv := api.HTTPServer(httpapi.TLSConfig(cert))
+	srv.ConnState = c.connState
 	if created {
 		fmt.Fprintf(stdout, "generated a self-signed certificate in %s\n", c.dataDir)
 	}
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
+	fmt.Fprintf(stdout, "public key pin (curl --pinnedpubkey): %s\n", PublicKeyPin(cert))
 	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.PixelStats().Capacity>>20)
 	if c.ready != nil {
-		c.ready(ln.Addr().String(), Fingerprint(cert))
+		c.ready(ln.Addr().String(), cert)
 	}
 
 	var wg sync.WaitGroup

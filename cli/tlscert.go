@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -110,4 +111,20 @@ func Fingerprint(cert tls.Certificate) string {
 		parts[i] = fmt.Sprintf("%02X", b)
 	}
 	return strings.Join(parts, ":")
+}
+
+// PublicKeyPin is the certificate's public key pin as curl's
+// --pinnedpubkey takes it: "sha256//" and the base64 SHA-256 of the
+// DER SubjectPublicKeyInfo. It stays the same when a certificate is
+// renewed with the same key. Empty when the certificate cannot be read.
+func PublicKeyPin(cert tls.Certificate) string {
+	if len(cert.Certificate) == 0 {
+		return ""
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	return "sha256//" + base64.StdEncoding.EncodeToString(sum[:])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"image"
 	"image/color"
 	"sync"
@@ -11,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -93,23 +93,14 @@ func (c *captureTab) chooseFile() {
 	if c.u.opts.Window == nil {
 		return
 	}
-	dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err == nil && rc != nil {
-			c.source.SetText(rc.URI().Path())
-			rc.Close()
-		}
-	}, c.u.opts.Window)
+	c.u.newFilePicker("Capture from a video or image file", pickOpen, nil, "", func(path string) { c.source.SetText(path) }).Show()
 }
 
 func (c *captureTab) chooseFolder() {
 	if c.u.opts.Window == nil {
 		return
 	}
-	dialog.ShowFolderOpen(func(l fyne.ListableURI, err error) {
-		if err == nil && l != nil {
-			c.source.SetText(l.Path())
-		}
-	}, c.u.opts.Window)
+	c.u.newFilePicker("Capture from a folder of images", pickFolder, nil, "", func(path string) { c.source.SetText(path) }).Show()
 }
 
 // StartCapture opens the source spec and runs its live preview; with
@@ -220,10 +211,21 @@ func (c *captureTab) showProgress(o app.FrameOutcome, cfg app.SessionConfig) {
 	switch o.Status {
 	case app.StatusContinue:
 		c.progress.SetValue(min(1, float64(o.GoodFrames)/goodFramesNeeded))
-		c.status.SetText(fmt.Sprintf("%d of %d good frames (frame %d of at most %d). %s", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, cfg.MaxFrames, o.Reason))
+		c.status.SetText(progressText(o, cfg.MaxFrames))
 	case app.StatusComplete:
 		c.progress.SetValue(1)
 	}
+}
+
+// progressText is a session's progress: the good frames, the frame
+// count, and why the last frame was not good. The outcome's reason starts
+// with the same count ("2 of 3 good frames: why"), which is said once.
+func progressText(o app.FrameOutcome, maxFrames int) string {
+	text := fmt.Sprintf("%d of %d good frames (frame %d of at most %d).", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, maxFrames)
+	if _, why, ok := strings.Cut(o.Reason, ": "); ok && why != "" {
+		text += " Last frame: " + why
+	}
+	return text
 }
 
 // finish runs on the UI goroutine when the loop ended.

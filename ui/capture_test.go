@@ -110,3 +110,20 @@ func TestOpenScreenPhotoIsRectified(t *testing.T) {
 		t.Fatalf("status %q does not say the photo was corrected", u.review.status.Text)
 	}
 }
+
+// TestProgressTextSaysCountOnce: the session's reason repeats the good
+// frame count; the status says it once, with the last frame's problem.
+func TestProgressTextSaysCountOnce(t *testing.T) {
+	for _, c := range []struct {
+		o    app.FrameOutcome
+		want string
+	}{
+		{app.FrameOutcome{GoodFrames: 2, FramesProcessed: 5, Reason: "2 of 3 good frames"}, "2 of 3 good frames (frame 5 of at most 60)."},
+		{app.FrameOutcome{GoodFrames: 1, FramesProcessed: 9, Reason: "1 of 3 good frames: no screen found"}, "1 of 3 good frames (frame 9 of at most 60). Last frame: no screen found"},
+	} {
+		got := progressText(c.o, 60)
+		if got != c.want || strings.Count(got, "good frames") != 1 {
+			t.Errorf("progressText(%+v) = %q, want %q", c.o, got, c.want)
+		}
+	}
+}

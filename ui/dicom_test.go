@@ -74,7 +74,11 @@ func TestOpenDICOM(t *testing.T) {
 	}
 }
 
-func TestRadiographFilter(t *testing.T) {
+// TestOpenDialogListsDICOM: the Open dialog accepts DICOM names (any
+// case) and files without an extension, not other kinds.
+func TestOpenDialogListsDICOM(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	p := u.newFilePicker("Open a radiograph", pickOpen, radiographExts, "", func(string) {})
 	for _, tc := range []struct {
 		name string
 		want bool
@@ -82,7 +86,7 @@ func TestRadiographFilter(t *testing.T) {
 		{"chest.dcm", true}, {"CHEST.DCM", true}, {"study.dicom", true}, {"IM000123", true}, {"x.JPG", true}, {"y.png", true},
 		{"exam.avi", false}, {"notes.txt", false},
 	} {
-		if got := (radiographFilter{}).Matches(storage.NewFileURI("/data/" + tc.name)); got != tc.want {
+		if got := p.accepts(tc.name); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

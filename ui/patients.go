@@ -15,6 +15,17 @@ import (
 // maxPatientMatches bounds the search list.
 const maxPatientMatches = 50
 
+// patientsListWidth is the least width of the Patients tab's search and
+// list, enough for the search box's placeholder.
+const patientsListWidth = 280
+
+// wrapped makes a label wrap its words (a heading that must not widen
+// the panel).
+func wrapped(l *widget.Label) *widget.Label {
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
 // patientsTab finds patients by id and shows their VHS and VLAS trends
 // (with the normal bands), the measurement list and the USG history.
 type patientsTab struct {
@@ -43,11 +54,14 @@ func newPatientsTab(u *UI) *patientsTab {
 	p.query.SetPlaceHolder("find a patient ID (part of it is enough)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
 	p.query.OnSubmitted = func(s string) { p.Open(strings.TrimSpace(s)) }
-	left := container.NewBorder(container.NewVBox(p.query, widget.NewLabel("Patients")), nil, nil, nil, container.NewVScroll(p.matches))
-	right := container.NewVScroll(container.NewVBox(
+	// The list keeps a readable width however long the record's lines.
+	left := withMinWidth(patientsListWidth, container.NewBorder(container.NewVBox(p.query, widget.NewLabel("Patients")), nil, nil, nil, container.NewVScroll(p.matches)))
+	// Scrolling both ways, so a long line scrolls instead of squeezing
+	// the list.
+	right := container.NewScroll(container.NewVBox(
 		p.title, p.status,
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
-		widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 		p.cardiac,
 		widget.NewLabelWithStyle("USG screening", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.usg,

@@ -21,15 +21,21 @@ type TrendPoint struct {
 }
 
 // TrendPlot draws values over time with a shaded normal band: a line
-// through the points in time order, a dot per point, the band between
-// BandLow and BandHigh, and labels for the value axis and the first and
-// last dates.
+// through the points in time order, a dot per point with its value, the
+// band between BandLow and BandHigh, labels for the value axis, and a
+// time axis with dated ticks. No two labels overlap: the ticks are as
+// many as fit, and a value label that would cover another goes below its
+// dot or is left out.
 type TrendPlot struct {
 	widget.BaseWidget
 
 	Title             string
 	BandLow, BandHigh float64
 	points            []TrendPoint
+
+	// tickTimes and tickLabels are the time axis as last laid out.
+	tickTimes  []time.Time
+	tickLabels []string
 }
 
 var (
@@ -90,8 +96,12 @@ type plotRenderer struct {
 	bg, band *canvas.Rectangle
 	title    *canvas.Text
 	empty    *canvas.Text
-	// axis: value max, value min, band low, band high, first date, last date
-	axis   [6]*canvas.Text
+	// axis: band low, band high, value min, value max (in that priority
+	// when they would overlap)
+	axis [4]*canvas.Text
+	// dates are the time axis's tick labels, ticks their marks.
+	dates  []*canvas.Text
+	ticks  []*canvas.Line
 	lines  []*canvas.Line
 	dots   []*canvas.Circle
 	values []*canvas.Text
@@ -101,6 +111,12 @@ func (r *plotRenderer) Objects() []fyne.CanvasObject {
 	objs := []fyne.CanvasObject{r.bg, r.band, r.title, r.empty}
 	for _, a := range r.axis {
 		objs = append(objs, a)
+	}
+	for _, d := range r.dates {
+		objs = append(objs, d)
+	}
+	for _, tk := range r.ticks {
+		objs = append(objs, tk)
 	}
 	for _, l := range r.lines {
 		objs = append(objs, l)
@@ -121,6 +137,9 @@ func (r *plotRenderer) MinSize() fyne.Size { return r.p.MinSize() }
 // plot area insets: left for value labels, top for the title, bottom for dates.
 const plotLeft, plotRight, plotTop, plotBottom = 44, 12, 26, 22
 
+// dateLabelGap is the least room between two date labels.
+const dateLabelGap = 12
+
 func (r *plotRenderer) Layout(size fyne.Size) {
 	r.bg.Resize(size)
 	r.title.Move(fyne.NewPos(plotLeft, 4))
@@ -132,19 +151,28 @@ func (r *plotRenderer) Layout(size fyne.Size) {
 	y := func(v float64) float32 { return plotTop + h*float32((hi-v)/(hi-lo)) }
 	r.band.Move(fyne.NewPos(plotLeft, y(r.p.BandHigh)))
 	r.band.Resize(fyne.NewSize(w, y(r.p.BandLow)-y(r.p.BandHigh)))
-	place := func(t *canvas.Text, s string, x, yy float32) {
-		t.Text = s
-		t.Move(fyne.NewPos(x, yy-t.MinSize().Height/2))
+	// The value axis: the band's bounds first, then the range's ends,
+	// each left out where it would overlap one already placed.
+	var axisBoxes []box
+	for i, v := range []float64{r.p.BandLow, r.p.BandHigh, lo, hi} {
+		t := r.axis[i]
+		t.Text = fmt.Sprintf("%.1f", v)
+		sz := t.MinSize()
+		b := box{2, y(v) - sz.Height/2, sz.Width, sz.Height}
+		if overlapsAny(b, axisBoxes) {
+			t.Hide()
+			continue
+		}
+		t.Show()
+		t.Move(fyne.NewPos(b.x, b.y))
+		axisBoxes = append(axisBoxes, b)
 	}
-	place(r.axis[0], fmt.Sprintf("%.1f", hi), 2, y(hi))
-	place(r.axis[1], fmt.Sprintf("%.1f", lo), 2, y(lo))
-	place(r.axis[2], fmt.Sprintf("%.1f", r.p.BandLow), 2, y(r.p.BandLow))
-	place(r.axis[3], fmt.Sprintf("%.1f", r.p.BandHigh), 2, y(r.p.BandHigh))
 	pts := r.p.points
 	r.empty.Move(fyne.NewPos(plotLeft+8, plotTop+h/2-10))
 	if len(pts) == 0 {
 		r.empty.Show()
-		r.axis[4].Text, r.axis[5].Text = "", ""
+		r.dates, r.ticks = r.dates[:0], r.ticks[:0]
+		r.p.tickTimes, r.p.tickLabels = nil, nil
 		return
 	}
 	r.empty.Hide()
@@ -156,22 +184,171 @@ func (r *plotRenderer) Layout(size fyne.Size) {
 		}
 		return plotLeft + 8 + (w-16)*float32(t.Sub(t0).Seconds()/span)
 	}
-	place(r.axis[4], t0.Local().Format("2006-01-02"), plotLeft, size.Height-plotBottom/2)
-	last := t1.Local().Format("2006-01-02")
-	r.axis[5].Text = last
-	place(r.axis[5], last, size.Width-plotRight-r.axis[5].MinSize().Width, size.Height-plotBottom/2)
+	// The time axis: as many dated ticks as fit without their labels
+	// touching.
+	labelBox := func(t time.Time, label string) box {
+		sz := fyne.MeasureText(label, theme.CaptionTextSize(), fyne.TextStyle{})
+		return box{min(max(x(t)-sz.Width/2, 0), size.Width-sz.Width), plotTop + h + 3, sz.Width, sz.Height}
+	}
+	maxTicks := int(w / (fyne.MeasureText("2006-01-02", theme.CaptionTextSize(), fyne.TextStyle{}).Width + dateLabelGap))
+	var ticks []time.Time
+	var labels []string
+	var boxes []box
+	for ; ; maxTicks-- {
+		ticks, labels = DateTicks(t0, t1, max(maxTicks, 1), time.Local)
+		boxes = boxes[:0]
+		fits := true
+		for i, t := range ticks {
+			b := labelBox(t, labels[i])
+			if i > 0 && boxes[i-1].x+boxes[i-1].w+dateLabelGap > b.x {
+				fits = false
+			}
+			boxes = append(boxes, b)
+		}
+		if fits || maxTicks <= 1 {
+			break
+		}
+	}
+	r.p.tickTimes, r.p.tickLabels = ticks, labels
+	for len(r.dates) < len(ticks) {
+		d := canvas.NewText("", theme.Color(theme.ColorNameForeground))
+		d.TextSize = theme.CaptionTextSize()
+		r.dates = append(r.dates, d)
+		r.ticks = append(r.ticks, canvas.NewLine(theme.Color(theme.ColorNameForeground)))
+	}
+	r.dates, r.ticks = r.dates[:len(ticks)], r.ticks[:len(ticks)]
+	for i, d := range r.dates {
+		d.Text = labels[i]
+		d.Move(fyne.NewPos(boxes[i].x, boxes[i].y))
+		xx := x(ticks[i])
+		r.ticks[i].Position1 = fyne.NewPos(xx, plotTop+h-4)
+		r.ticks[i].Position2 = fyne.NewPos(xx, plotTop+h)
+	}
 	for i, l := range r.lines {
 		a, b := pts[i], pts[i+1]
 		l.Position1 = fyne.NewPos(x(a.Time), y(a.Value))
 		l.Position2 = fyne.NewPos(x(b.Time), y(b.Value))
 	}
 	const rad = 4
+	// Value labels above their dot, else below it, else left out where
+	// they would overlap another label.
+	var placed []box
 	for i, d := range r.dots {
-		d.Move(fyne.NewPos(x(pts[i].Time)-rad, y(pts[i].Value)-rad))
+		px, py := x(pts[i].Time), y(pts[i].Value)
+		d.Move(fyne.NewPos(px-rad, py-rad))
 		d.Resize(fyne.NewSize(2*rad, 2*rad))
 		v := r.values[i]
-		v.Move(fyne.NewPos(x(pts[i].Time)-v.MinSize().Width/2, y(pts[i].Value)-rad-v.MinSize().Height))
+		sz := v.MinSize()
+		above := box{px - sz.Width/2, py - rad - sz.Height, sz.Width, sz.Height}
+		below := box{px - sz.Width/2, py + rad, sz.Width, sz.Height}
+		switch {
+		case !overlapsAny(above, placed):
+			v.Move(fyne.NewPos(above.x, above.y))
+			placed = append(placed, above)
+			v.Show()
+		case !overlapsAny(below, placed):
+			v.Move(fyne.NewPos(below.x, below.y))
+			placed = append(placed, below)
+			v.Show()
+		default:
+			v.Hide()
+		}
 	}
+}
+
+// box is a label's rectangle.
+type box struct{ x, y, w, h float32 }
+
+func (a box) overlaps(b box) bool {
+	return a.x < b.x+b.w && b.x < a.x+a.w && a.y < b.y+b.h && b.y < a.y+a.h
+}
+
+func overlapsAny(b box, others []box) bool {
+	for _, o := range others {
+		if b.overlaps(o) {
+			return true
+		}
+	}
+	return false
+}
+
+// tickSteps are the time axis's candidate steps, finest first.
+var tickSteps = []struct {
+	d      time.Duration
+	months int // a step in calendar months instead of d
+	format string
+}{
+	{time.Hour, 0, "01-02 15:04"}, {3 * time.Hour, 0, "01-02 15:04"}, {6 * time.Hour, 0, "01-02 15:04"}, {12 * time.Hour, 0, "01-02 15:04"},
+	{24 * time.Hour, 0, "2006-01-02"}, {2 * 24 * time.Hour, 0, "2006-01-02"}, {7 * 24 * time.Hour, 0, "2006-01-02"}, {14 * 24 * time.Hour, 0, "2006-01-02"},
+	{0, 1, "2006-01"}, {0, 2, "2006-01"}, {0, 3, "2006-01"}, {0, 6, "2006-01"}, {0, 12, "2006"}, {0, 24, "2006"}, {0, 60, "2006"},
+}
+
+// DateTicks places the time axis's ticks between t0 and t1 (in loc): the
+// finest step from an hour (spans under two days) or a day to five years
+// that gives at most maxTicks ticks, on round times (whole hours,
+// midnights, first days of months counted from January), each with its
+// label. One tick at t0 when t1 is not after it.
+func DateTicks(t0, t1 time.Time, maxTicks int, loc *time.Location) (ticks []time.Time, labels []string) {
+	t0, t1 = t0.In(loc), t1.In(loc)
+	if !t1.After(t0) || maxTicks < 2 {
+		return []time.Time{t0}, []string{t0.Format("2006-01-02")}
+	}
+	long := t1.Sub(t0) >= 48*time.Hour
+	for _, st := range tickSteps {
+		if long && st.months == 0 && st.d < 24*time.Hour {
+			continue // dates alone over days: no hours
+		}
+		var ts []time.Time
+		if st.months == 0 {
+			// Round times: whole multiples of the step since local
+			// midnight, or midnights for steps of days.
+			t := time.Date(t0.Year(), t0.Month(), t0.Day(), 0, 0, 0, 0, loc)
+			for t.Before(t0) {
+				if st.d >= 24*time.Hour {
+					t = t.AddDate(0, 0, 1)
+				} else {
+					t = t.Add(st.d)
+				}
+			}
+			for ; !t.After(t1) && len(ts) <= maxTicks; t = nextDay(t, st.d) {
+				ts = append(ts, t)
+			}
+		} else {
+			// Calendar-aligned: months counted from January.
+			m := time.Date(t0.Year(), 1, 1, 0, 0, 0, 0, loc)
+			for m.Before(t0) {
+				m = m.AddDate(0, st.months, 0)
+			}
+			for ; !m.After(t1) && len(ts) <= maxTicks; m = m.AddDate(0, st.months, 0) {
+				ts = append(ts, m)
+			}
+		}
+		if len(ts) == 0 { // no round time inside: the span is under an hour
+			return []time.Time{t0, t1}, []string{t0.Format("01-02 15:04"), t1.Format("01-02 15:04")}
+		}
+		if len(ts) <= maxTicks {
+			labels = make([]string, len(ts))
+			for i, t := range ts {
+				labels[i] = t.Format(st.format)
+			}
+			return ts, labels
+		}
+	}
+	return []time.Time{t0, t1}, []string{t0.Format("2006"), t1.Format("2006")}
+}
+
+// nextDay steps t by d, keeping whole-day steps on local midnights
+// across daylight saving changes.
+func nextDay(t time.Time, d time.Duration) time.Time {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return t.AddDate(0, 0, int(d/(24*time.Hour)))
+	}
+	return t.Add(d)
+}
+
+// DateTicks are the plot's time axis ticks now on screen, with labels.
+func (p *TrendPlot) DateTicks() ([]time.Time, []string) {
+	return append([]time.Time(nil), p.tickTimes...), append([]string(nil), p.tickLabels...)
 }
 
 func (r *plotRenderer) Refresh() {

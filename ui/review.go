@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -104,44 +102,24 @@ func newReview(u *UI) *review {
 	return r
 }
 
+// radiographExts are the files the Open dialog lists as radiographs:
+// JPEG, PNG and DICOM by extension, and files without one ("", as X-ray
+// consoles and DICOM receivers often name DICOM files; the file is told
+// by its content).
+var radiographExts = []string{".jpg", ".jpeg", ".png", ".dcm", ".dicom", ""}
+
 // chooseFile shows the file-open dialog (needs Options.Window).
 func (r *review) chooseFile() {
 	if r.u.opts.Window == nil {
 		return
 	}
-	d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-			return
-		}
-		if rc == nil {
-			return
-		}
-		path := rc.URI().Path()
-		rc.Close()
+	r.u.newFilePicker("Open a radiograph", pickOpen, radiographExts, "", func(path string) {
 		if err := r.u.OpenFile(path); err != nil {
 			dialog.ShowError(err, r.u.opts.Window)
 		}
-	}, r.u.opts.Window)
-	d.SetFilter(radiographFilter{})
-	d.Show()
+	}).Show()
 }
 
-// radiographExts are the file name extensions the open dialog lists.
-var radiographExts = []string{".jpg", ".jpeg", ".png", ".dcm", ".dicom"}
-
-// radiographFilter lists JPEG, PNG and DICOM files by extension (any
-// case) and files without one, as X-ray consoles and DICOM receivers
-// often name DICOM files (the file is then told by its content).
-type radiographFilter struct{}
-
-// Matches implements storage.FileFilter.
-func (radiographFilter) Matches(u fyne.URI) bool {
-	ext := strings.ToLower(filepath.Ext(u.Name()))
-	return ext == "" || slices.Contains(radiographExts, ext)
-}
-
-var _ storage.FileFilter = radiographFilter{}
 
 // OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
 // photograph of a screen is corrected first) and measures it in the
@@ -466,20 +444,6 @@ func (r *review) chooseReportFile() {
 	if r.u.opts.Window == nil {
 		return
 	}
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-		if err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-			return
-		}
-		if wc == nil {
-			return
-		}
-		path := wc.URI().Path()
-		wc.Close()
-		if err := r.u.ExportReport(path); err != nil {
-			dialog.ShowError(err, r.u.opts.Window)
-		}
-	}, r.u.opts.Window)
 	name := "vhs-report"
 	if id := r.u.PatientID(); id != "" {
 		name += "-" + strings.Map(func(c rune) rune {
@@ -489,8 +453,12 @@ func (r *review) chooseReportFile() {
 			return c
 		}, id)
 	}
-	d.SetFileName(name + "-" + time.Now().Format("2006-01-02") + ".pdf")
-	d.Show()
+	name += "-" + time.Now().Format("2006-01-02") + ".pdf"
+	r.u.newFilePicker("Export the PDF report", pickSave, []string{".pdf"}, name, func(path string) {
+		if err := r.u.ExportReport(path); err != nil {
+			dialog.ShowError(err, r.u.opts.Window)
+		}
+	}).Show()
 }
 
 // ExportReport writes the one-page PDF report of the Review tab's

@@ -4,46 +4,75 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
+	"vetlens/internal/lanaddr"
 )
 
-// serverTab is the Server tab: the HTTPS API listener (on/off, address,
-// certificate fingerprint), the desktop's own usage, the API keys, and
-// the settings that persist (data directory, camera, listener address).
+// Listener scopes, the Server tab's choice of who may reach the API.
+const (
+	ScopeOff   = "Off"
+	ScopeLocal = "This computer only"
+	ScopeLAN   = "The clinic network"
+)
+
+// serverTab is the Server tab: the HTTPS API listener (off, this computer
+// only, or the clinic network; the address it is bound to, the URLs LAN
+// clients use, the certificate fingerprint and a copyable example
+// request), the desktop's own usage, the API keys, and the settings.
 type serverTab struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	listenOn    *widget.Check
-	addr        *widget.Entry
+	scope       *widget.RadioGroup
+	port        *widget.Entry
 	listenState *widget.Label
+	urls        *fyne.Container
 	fingerprint *widget.Entry
+	example     *widget.Entry
+	copyExample *widget.Button
 	desktop     *widget.Label
 	dataDir     *widget.Entry
 	saveDir     *widget.Button
 	settings    *widget.Label
 	keys        *keysTab
 
-	updating bool // set while refresh sets the check box
+	// shownURLs are the URLs on screen (tests); interfaceIPs lists this
+	// machine's addresses (tests replace it).
+	shownURLs    []string
+	interfaceIPs func() []net.IP
+
+	updating bool // set while refresh sets the radio group
 }
 
 func newServerTab(u *UI) *serverTab {
-	s := &serverTab{u: u, addr: widget.NewEntry(), listenState: newValueLabel(""), fingerprint: widget.NewEntry(),
-		desktop: newValueLabel(""), dataDir: widget.NewEntry(), settings: newValueLabel("")}
-	s.addr.SetText(u.pref(PrefListenAddr, DefaultListenAddr))
-	s.addr.Validator = func(v string) error {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return fmt.Errorf("HOST:PORT, for example 0.0.0.0:8443")
+	s := &serverTab{u: u, port: widget.NewEntry(), listenState: newValueLabel(""), urls: container.NewVBox(), fingerprint: widget.NewEntry(),
+		example: widget.NewMultiLineEntry(), desktop: newValueLabel(""), dataDir: widget.NewEntry(), settings: newValueLabel(""),
+		interfaceIPs: lanaddr.InterfaceIPs}
+	s.port.SetText(strconv.Itoa(lanaddr.DefaultPort))
+	s.port.Validator = func(v string) error {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("a port from 1 to 65535, for example %d", lanaddr.DefaultPort)
 		}
 		return nil
 	}
-	s.listenOn = widget.NewCheck("Serve the API to the clinic network (HTTPS)", s.toggle)
+	s.scope = widget.NewRadioGroup([]string{ScopeOff, ScopeLocal, ScopeLAN}, s.choose)
+	s.scope.Horizontal = true
+	s.scope.Required = true
 	s.fingerprint.Disable() // selectable, not editable
+	s.example.Wrapping = fyne.TextWrapBreak
+	s.example.SetMinRowsVisible(3)
+	s.copyExample = widget.NewButton("Copy", func() {
+		if a := fyne.CurrentApp(); a != nil {
+			a.Clipboard().SetContent(s.example.Text)
+		}
+	})
 	s.dataDir.SetText(u.pref(PrefDataDir, ""))
 	s.dataDir.SetPlaceHolder("default: the user config dir's vetlens folder")
 	s.saveDir = widget.NewButton("Save", func() {
@@ -52,11 +81,14 @@ func newServerTab(u *UI) *serverTab {
 	})
 	s.keys = newKeysTab(u)
 	s.content = container.NewVScroll(container.NewVBox(
-		widget.NewLabelWithStyle("API listener", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewBorder(nil, nil, widget.NewLabel("Address"), nil, s.addr),
-		s.listenOn, s.listenState,
+		widget.NewLabelWithStyle("API listener (HTTPS)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewBorder(nil, nil, widget.NewLabel("Serve the API to"), nil, s.scope),
+		container.NewBorder(nil, nil, widget.NewLabel("Port"), nil, container.NewGridWrap(fyne.NewSize(120, s.port.MinSize().Height), s.port)),
+		s.listenState,
+		s.urls,
 		container.NewBorder(nil, nil, widget.NewLabel("Certificate SHA-256"), nil, s.fingerprint),
-		widget.NewLabel("LAN clients pin this fingerprint (the certificate is self-signed)."),
+		widget.NewLabel("The certificate is self-signed: LAN clients pin this fingerprint or the public key pin in the example (docs/lan.md)."),
+		container.NewBorder(nil, nil, widget.NewLabel("Example request"), s.copyExample, s.example),
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("This desktop's usage", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		s.desktop,
@@ -71,64 +103,63 @@ func newServerTab(u *UI) *serverTab {
 	return s
 }
 
-// toggle starts or stops the listener from the check box.
-func (s *serverTab) toggle(on bool) {
-	if s.updating {
+// choose starts, moves or stops the listener from the scope buttons.
+func (s *serverTab) choose(scope string) {
+	if s.updating || scope == "" {
 		return
 	}
-	err := s.u.SetListening(on)
-	s.refresh()
-	if err != nil {
+	if err := s.u.SetListenScope(scope); err != nil {
 		s.listenState.SetText(err.Error())
 	}
 }
 
-// SetListening starts (on the address field's address, saved as the
-// setting) or stops the HTTPS API listener.
-func (u *UI) SetListening(on bool) error {
+// SetListenScope starts the HTTPS API listener for scope (ScopeLocal:
+// 127.0.0.1, ScopeLAN: all interfaces, on the port field's port) or
+// stops it (ScopeOff), then shows what the listener reports. The
+// listener saves the choice for the next start.
+func (u *UI) SetListenScope(scope string) error {
+	defer u.server.refresh()
 	l := u.opts.Listener
 	if l == nil {
 		return fmt.Errorf("the API listener is not available in this window")
 	}
-	if !on {
+	if scope == ScopeOff {
 		if err := l.Stop(); err != nil {
 			return fmt.Errorf("stop listener: %w", err)
 		}
-		u.setPref(PrefListenOnStart, "false")
 		return nil
 	}
-	addr := u.server.addr.Text
-	if err := u.server.addr.Validate(); err != nil {
-		return fmt.Errorf("listener address %q: %w", addr, err)
+	if err := u.server.port.Validate(); err != nil {
+		return fmt.Errorf("listener port %q: %w", u.server.port.Text, err)
+	}
+	port, _ := strconv.Atoi(strings.TrimSpace(u.server.port.Text))
+	addr := lanaddr.Local(port)
+	if scope == ScopeLAN {
+		addr = lanaddr.AllInterfaces(port)
 	}
 	if err := l.Start(addr); err != nil {
 		return fmt.Errorf("start listener on %s: %w", addr, err)
 	}
-	u.setPref(PrefListenAddr, addr)
-	u.setPref(PrefListenOnStart, "true")
 	return nil
 }
+
+// ListenerURLs are the URLs the Server tab shows for reaching the API
+// (none while it is off).
+func (u *UI) ListenerURLs() []string { return append([]string(nil), u.server.shownURLs...) }
 
 // refresh shows the listener state, the desktop's statement and the keys.
 func (s *serverTab) refresh() {
 	s.updating = true
 	defer func() { s.updating = false }()
+	s.shownURLs = nil
+	s.urls.Objects = nil
 	if l := s.u.opts.Listener; l == nil {
-		s.listenOn.Disable()
+		s.scope.Disable()
 		s.listenState.SetText("The API listener is not available in this window.")
 	} else {
-		st := l.Status()
-		s.listenOn.SetChecked(st.Running)
-		switch {
-		case st.Running:
-			s.listenState.SetText("Serving https://" + st.Addr)
-		case st.Err != nil:
-			s.listenState.SetText("Stopped: " + st.Err.Error())
-		default:
-			s.listenState.SetText("Not serving.")
-		}
-		s.fingerprint.SetText(st.Fingerprint)
+		s.showListener(l.Status())
 	}
+	s.urls.Refresh()
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	if st, err := s.u.svc.MonthlyStatement(ctx, app.DesktopCustomer); err == nil {
@@ -137,4 +168,73 @@ func (s *serverTab) refresh() {
 		s.desktop.SetText("No measurements from this desktop yet this month.")
 	}
 	s.keys.refresh()
+}
+
+// showListener shows the listener's state: the scope, the bound address,
+// the URLs clients use, the fingerprint and an example request.
+func (s *serverTab) showListener(st ListenerStatus) {
+	s.fingerprint.SetText(st.Fingerprint)
+	s.example.SetText("")
+	s.copyExample.Disable()
+	switch {
+	case !st.Running:
+		s.scope.SetSelected(ScopeOff)
+		if p, err := lanaddr.Port(st.Requested); err == nil && p > 0 {
+			s.port.SetText(strconv.Itoa(p)) // where it would listen
+		}
+		if st.Err != nil {
+			s.listenState.SetText("Not serving: " + st.Err.Error())
+		} else {
+			s.listenState.SetText("Not serving: no client, on this computer or another, can reach the API.")
+		}
+		return
+	case lanaddr.LoopbackOnly(st.Addr):
+		s.scope.SetSelected(ScopeLocal)
+	default:
+		s.scope.SetSelected(ScopeLAN)
+	}
+	if p, err := lanaddr.Port(st.Addr); err == nil && p > 0 {
+		s.port.SetText(strconv.Itoa(p))
+	}
+	urls, err := lanaddr.URLs(st.Addr, s.interfaceIPs())
+	switch {
+	case err != nil:
+		s.listenState.SetText(fmt.Sprintf("Serving on %s: %v", st.Addr, err))
+	case lanaddr.LoopbackOnly(st.Addr):
+		s.listenState.SetText(fmt.Sprintf("Serving this computer only (bound to %s). Other machines cannot reach it: choose %q to let them.", st.Addr, ScopeLAN))
+	case len(urls) == 0:
+		s.listenState.SetText(fmt.Sprintf("Serving the clinic network (bound to %s), but this computer has no network address yet: connect it to the network.", st.Addr))
+	default:
+		s.listenState.SetText(fmt.Sprintf("Serving the clinic network (bound to %s). Clients on other machines use one of:", st.Addr))
+	}
+	if st.LANClients > 0 {
+		s.listenState.SetText(s.listenState.Text + fmt.Sprintf(" (%d connection(s) from other machines open now)", st.LANClients))
+	}
+	s.shownURLs = urls
+	for _, u := range urls {
+		e := widget.NewEntry()
+		e.SetText(u)
+		e.Disable() // selectable, not editable
+		copyURL := widget.NewButton("Copy", func() {
+			if a := fyne.CurrentApp(); a != nil {
+				a.Clipboard().SetContent(u)
+			}
+		})
+		s.urls.Add(container.NewBorder(nil, nil, nil, copyURL, e))
+	}
+	if len(urls) > 0 {
+		s.example.SetText(exampleRequest(urls[0], st.PublicKeyPin))
+		s.copyExample.Enable()
+	}
+}
+
+// exampleRequest is a curl command that reaches the API at url, pinning
+// the server's public key (pin; without one, the certificate is not
+// checked at all, which the command says), with the key header.
+func exampleRequest(url, pin string) string {
+	check := "--insecure --pinnedpubkey '" + pin + "'"
+	if pin == "" {
+		check = "--insecure"
+	}
+	return fmt.Sprintf("curl %s -H 'x-api-key: YOUR_API_KEY' %s/v3/health", check, url)
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
+	// window); nil: the current Fyne app's Quit.
+	Quit func()
 	// ImportDir is the import folder to watch from the start (--import-dir);
 	// "": the saved setting (PrefImportDir), if any.
 	ImportDir string
@@ -63,23 +66,34 @@ type Listener interface {
 
 // ListenerStatus is the listener's state.
 type ListenerStatus struct {
-	Running     bool
-	Addr        string
-	Fingerprint string
+	Running bool
+	// Addr is the address the listener is bound to, as the operating
+	// system reports it (for all interfaces, [::]:PORT); Requested the
+	// address last asked for (while stopped, where it would listen).
+	Addr, Requested string
+	// Fingerprint is the certificate's SHA-256 fingerprint; PublicKeyPin
+	// its public key pin as curl's --pinnedpubkey takes it.
+	Fingerprint  string
+	PublicKeyPin string
 	// Err is why the listener stopped on its own, if it did.
 	Err error
+	// LANClients counts the open connections from other machines;
+	// LastLANActivity is when one last sent a request or connected.
+	LANClients      int
+	LastLANActivity time.Time
 }
 
-// Preference keys.
+// Preference keys (the window's own settings; the listener's live in the
+// data directory, where the listener saves them).
 const (
-	PrefDataDir       = "data_dir"
-	PrefCamera        = "camera"
+	PrefDataDir = "data_dir"
+	PrefCamera  = "camera"
+	// PrefListenAddr and PrefListenOnStart are where versions before the
+	// data directory's listener.json kept the listener setting; the gui
+	// command reads them once when the data directory has none.
 	PrefListenAddr    = "listen_addr"
 	PrefListenOnStart = "listen_on_start"
 )
-
-// DefaultListenAddr is the listener address when none is set.
-const DefaultListenAddr = "0.0.0.0:8443"
 
 // UI is the application's content: build it with New and put Content in
 // a window.
@@ -100,6 +114,8 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// lastPicker is the file dialog opened last (tests).
+	lastPicker *filePicker
 }
 
 // New builds the UI for svc without needing a real window.
@@ -129,6 +145,7 @@ func New(svc *app.Service, opts Options) *UI {
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
+		u.installWindow(opts.Window)
 	}
 	if dir := firstSet(opts.ImportDir, u.pref(PrefImportDir, "")); dir != "" {
 		if err := u.WatchImportFolder(dir); err != nil {

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
@@ -313,11 +316,14 @@ func TestKeysCreateRevoke(t *testing.T) {
 	}
 }
 
-// fakeListener is a test double of the in-process API listener.
+// fakeListener is a test double of the in-process API listener; like
+// the real one it reports a wildcard address bound dual-stack as [::].
 type fakeListener struct {
 	running bool
 	addr    string
 	fail    error
+	clients int
+	last    time.Time
 }
 
 func (l *fakeListener) Start(addr string) error {
@@ -329,10 +335,20 @@ func (l *fakeListener) Start(addr string) error {
 }
 func (l *fakeListener) Stop() error { l.running = false; return nil }
 func (l *fakeListener) Status() ListenerStatus {
-	return ListenerStatus{Running: l.running, Addr: l.addr, Fingerprint: "AB:CD"}
+	bound := l.addr
+	if h, p, err := net.SplitHostPort(l.addr); err == nil && h == "0.0.0.0" {
+		bound = net.JoinHostPort("::", p)
+	}
+	if !l.running {
+		bound = ""
+	}
+	return ListenerStatus{Running: l.running, Addr: bound, Requested: l.addr, Fingerprint: "AB:CD", PublicKeyPin: "sha256//PIN=", LANClients: l.clients, LastLANActivity: l.last}
 }
 
-func TestServerListenerAndSettings(t *testing.T) {
+// newBareService is a service on a fresh store without engines, in a
+// fresh test app.
+func newBareService(t *testing.T) *app.Service {
+	t.Helper()
 	test.NewTempApp(t)
 	st, err := store.Open(t.TempDir(), time.Second)
 	if err != nil {
@@ -343,50 +359,93 @@ func TestServerListenerAndSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+func TestServerListenerAndSettings(t *testing.T) {
+	svc := newBareService(t)
 	l := &fakeListener{}
 	prefs := fyne.CurrentApp().Preferences()
 	u := New(svc, Options{Listener: l, Prefs: prefs})
 	test.NewTempWindow(t, u.Content())
 	s := u.server
-	if s.addr.Text != DefaultListenAddr || s.listenOn.Checked {
-		t.Fatalf("initial addr %q, on %v", s.addr.Text, s.listenOn.Checked)
+	s.interfaceIPs = func() []net.IP {
+		return []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("192.168.7.9"), net.ParseIP("fe80::1"), net.ParseIP("2001:db8::9"), net.ParseIP("::1")}
 	}
-	s.addr.SetText("not an address")
-	test.Tap(s.listenOn)
-	if l.running || !strings.Contains(s.listenState.Text, "HOST:PORT") {
-		t.Fatalf("bad address started the listener: %q", s.listenState.Text)
+	if s.port.Text != "8443" || s.scope.Selected != ScopeOff || len(u.ListenerURLs()) != 0 || s.example.Text != "" {
+		t.Fatalf("initial port %q, scope %q, URLs %q", s.port.Text, s.scope.Selected, u.ListenerURLs())
 	}
-	s.addr.SetText("127.0.0.1:9443")
-	test.Tap(s.listenOn)
-	if !l.running || l.addr != "127.0.0.1:9443" || !s.listenOn.Checked || s.fingerprint.Text != "AB:CD" || !strings.Contains(s.listenState.Text, "Serving https://127.0.0.1:9443") {
-		t.Fatalf("after start: %+v, %q", l, s.listenState.Text)
+	s.port.SetText("not a port")
+	s.scope.SetSelected(ScopeLocal)
+	if l.running || s.scope.Selected != ScopeOff || !strings.Contains(s.listenState.Text, "port") {
+		t.Fatalf("bad port started the listener: %q", s.listenState.Text)
 	}
-	if prefs.String(PrefListenAddr) != "127.0.0.1:9443" || prefs.String(PrefListenOnStart) != "true" {
-		t.Fatalf("settings not kept: %q %q", prefs.String(PrefListenAddr), prefs.String(PrefListenOnStart))
+	for _, c := range []struct {
+		scope, addr, state string
+		urls               []string
+	}{
+		{ScopeLocal, "127.0.0.1:9443", "this computer only (bound to 127.0.0.1:9443)", []string{"https://127.0.0.1:9443"}},
+		{ScopeLAN, "0.0.0.0:9443", "clinic network (bound to [::]:9443)", []string{"https://192.168.7.9:9443", "https://[2001:db8::9]:9443"}},
+	} {
+		s.port.SetText("9443")
+		s.scope.SetSelected(c.scope)
+		if !l.running || l.addr != c.addr || s.scope.Selected != c.scope || s.fingerprint.Text != "AB:CD" || !strings.Contains(s.listenState.Text, c.state) {
+			t.Fatalf("%s: listener %+v, scope %q, state %q", c.scope, l, s.scope.Selected, s.listenState.Text)
+		}
+		if got := u.ListenerURLs(); strings.Join(got, " ") != strings.Join(c.urls, " ") || len(s.urls.Objects) != len(c.urls) {
+			t.Fatalf("%s: URLs %q (%d rows), want %q", c.scope, got, len(s.urls.Objects), c.urls)
+		}
+		want := "curl --insecure --pinnedpubkey 'sha256//PIN=' -H 'x-api-key: YOUR_API_KEY' " + c.urls[0] + "/v3/health"
+		if s.example.Text != want || s.copyExample.Disabled() {
+			t.Fatalf("%s: example %q, want %q", c.scope, s.example.Text, want)
+		}
+		test.Tap(s.copyExample)
+		if got := fyne.CurrentApp().Clipboard().Content(); got != want {
+			t.Fatalf("clipboard %q", got)
+		}
 	}
-	test.Tap(s.listenOn)
-	if l.running || s.listenOn.Checked || prefs.String(PrefListenOnStart) != "false" {
-		t.Fatalf("after stop: %+v", l)
+	// The tab shows what the listener reports, whatever was asked for:
+	// a listener started elsewhere (--addr) on one LAN address.
+	l.addr = "192.168.7.9:8443"
+	s.refresh()
+	if s.scope.Selected != ScopeLAN || s.port.Text != "8443" || strings.Join(u.ListenerURLs(), " ") != "https://192.168.7.9:8443" {
+		t.Fatalf("specific address: scope %q, port %q, URLs %q", s.scope.Selected, s.port.Text, u.ListenerURLs())
+	}
+	s.scope.SetSelected(ScopeOff)
+	if l.running || s.scope.Selected != ScopeOff || len(u.ListenerURLs()) != 0 || !strings.Contains(s.listenState.Text, "Not serving") {
+		t.Fatalf("after stop: %+v, %q", l, s.listenState.Text)
 	}
 	l.fail = fmt.Errorf("address already in use")
-	test.Tap(s.listenOn)
-	if s.listenOn.Checked || !strings.Contains(s.listenState.Text, "already in use") {
-		t.Fatalf("failed start: checked %v, %q", s.listenOn.Checked, s.listenState.Text)
+	s.scope.SetSelected(ScopeLAN)
+	if s.scope.Selected != ScopeOff || !strings.Contains(s.listenState.Text, "already in use") {
+		t.Fatalf("failed start: scope %q, %q", s.scope.Selected, s.listenState.Text)
 	}
-	// A new window reads the saved settings back.
+	// Stopped, the port field keeps the port it would listen on.
+	l.addr, l.running, l.fail = "0.0.0.0:7443", false, nil
+	s.refresh()
+	if s.port.Text != "7443" || s.scope.Selected != ScopeOff {
+		t.Fatalf("stopped: port %q, scope %q", s.port.Text, s.scope.Selected)
+	}
+	// A new window reads the saved data directory back.
 	s.dataDir.SetText("/srv/vetlens")
 	test.Tap(s.saveDir)
 	u2 := New(svc, Options{Listener: &fakeListener{}, Prefs: prefs})
-	if u2.server.addr.Text != "127.0.0.1:9443" || u2.server.dataDir.Text != "/srv/vetlens" {
-		t.Fatalf("reloaded settings %q %q", u2.server.addr.Text, u2.server.dataDir.Text)
+	if u2.server.dataDir.Text != "/srv/vetlens" {
+		t.Fatalf("reloaded settings %q", u2.server.dataDir.Text)
 	}
 }
 
-func TestTrendPlot(t *testing.T) {
+// newTestPlot is a VHS plot in a test window width wide.
+func newTestPlot(t *testing.T, width float32) *TrendPlot {
+	t.Helper()
 	test.NewTempApp(t)
 	p := NewTrendPlot("VHS", 8.5, 10.5)
-	w := test.NewTempWindow(t, p)
-	w.Resize(fyne.NewSize(400, 240))
+	test.NewTempWindow(t, p).Resize(fyne.NewSize(width, 240))
+	return p
+}
+
+func TestTrendPlot(t *testing.T) {
+	p := newTestPlot(t, 400)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p.SetPoints([]TrendPoint{{t0.Add(48 * time.Hour), 11.5, false}, {t0, 9, true}, {t0.Add(24 * time.Hour), 10, false}})
 	pts := p.Points()
@@ -411,5 +470,102 @@ func TestTrendPlot(t *testing.T) {
 	p.SetPoints(nil)
 	if !r.empty.Visible() || len(r.dots) != 0 {
 		t.Fatal("empty plot shows points")
+	}
+}
+
+func TestDateTicks(t *testing.T) {
+	utc := time.UTC
+	d := func(y int, m time.Month, day, h int) time.Time { return time.Date(y, m, day, h, 0, 0, 0, utc) }
+	for _, c := range []struct {
+		name     string
+		t0, t1   time.Time
+		max      int
+		want     []string
+		wantTick time.Time // the first tick
+	}{
+		{"three days", d(2026, 1, 1, 9), d(2026, 1, 3, 17), 8, []string{"2026-01-02", "2026-01-03"}, d(2026, 1, 2, 0)},
+		{"a week, daily", d(2026, 1, 1, 0), d(2026, 1, 7, 0), 8, []string{"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05", "2026-01-06", "2026-01-07"}, d(2026, 1, 1, 0)},
+		{"a week, room for 4", d(2026, 1, 1, 0), d(2026, 1, 7, 0), 4, []string{"2026-01-01", "2026-01-03", "2026-01-05", "2026-01-07"}, d(2026, 1, 1, 0)},
+		{"a year", d(2025, 3, 15, 0), d(2026, 3, 1, 0), 5, []string{"2025-04", "2025-07", "2025-10", "2026-01"}, d(2025, 4, 1, 0)},
+		{"one day", d(2026, 1, 1, 8), d(2026, 1, 1, 20), 6, []string{"01-01 09:00", "01-01 12:00", "01-01 15:00", "01-01 18:00"}, d(2026, 1, 1, 9)},
+		{"one point", d(2026, 5, 5, 5), d(2026, 5, 5, 5), 6, []string{"2026-05-05"}, d(2026, 5, 5, 5)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ticks, labels := DateTicks(c.t0, c.t1, c.max, utc)
+			if strings.Join(labels, " ") != strings.Join(c.want, " ") || len(ticks) != len(labels) || !ticks[0].Equal(c.wantTick) {
+				t.Fatalf("ticks %v labels %q, want %q from %v", ticks, labels, c.want, c.wantTick)
+			}
+			for i, tk := range ticks {
+				if tk.Before(c.t0) || tk.After(c.t1) || i > 0 && !tk.After(ticks[i-1]) {
+					t.Fatalf("tick %v outside %v-%v or out of order", tk, c.t0, c.t1)
+				}
+			}
+		})
+	}
+}
+
+// TestTrendPlotAxes: a plot of many dated measurements gets dated ticks
+// between the first and last date, no two of its labels overlap, and
+// crowded value labels are left out rather than drawn over each other.
+func TestTrendPlotAxes(t *testing.T) {
+	p := newTestPlot(t, 420)
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.Local)
+	var pts []TrendPoint
+	for i := range 30 { // a month of daily rechecks, values close together
+		pts = append(pts, TrendPoint{Time: t0.AddDate(0, 0, i), Value: 10 + 0.01*float64(i%3)})
+	}
+	p.SetPoints(pts)
+	ticks, labels := p.DateTicks()
+	if len(ticks) < 3 {
+		t.Fatalf("only %d date ticks (%q) across a month", len(ticks), labels)
+	}
+	for i, tk := range ticks {
+		if tk.Before(pts[0].Time) || tk.After(pts[len(pts)-1].Time) || labels[i] != tk.Format("2006-01-02") {
+			t.Fatalf("tick %v %q", tk, labels[i])
+		}
+	}
+	r := test.WidgetRenderer(p).(*plotRenderer)
+	var texts []*canvas.Text
+	for _, o := range r.Objects() {
+		if tx, ok := o.(*canvas.Text); ok && tx.Visible() && tx.Text != "" && tx != r.title && tx != r.empty {
+			texts = append(texts, tx)
+		}
+	}
+	shown := 0
+	for _, v := range r.values {
+		if v.Visible() {
+			shown++
+		}
+	}
+	if shown == 0 || shown == len(pts) {
+		t.Fatalf("%d of %d value labels shown: crowded labels are not thinned", shown, len(pts))
+	}
+	for i, a := range texts {
+		for _, b := range texts[i+1:] {
+			ba := box{a.Position().X, a.Position().Y, a.MinSize().Width, a.MinSize().Height}
+			bb := box{b.Position().X, b.Position().Y, b.MinSize().Width, b.MinSize().Height}
+			if ba.overlaps(bb) {
+				t.Fatalf("labels %q at %v and %q at %v overlap", a.Text, a.Position(), b.Text, b.Position())
+			}
+		}
+	}
+}
+
+// TestPatientsPanelKeepsWidth: with long measurement lines on the right,
+// the Patients tab's search box keeps a readable width in a normal and in
+// a narrow window.
+func TestPatientsPanelKeepsWidth(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	u.SelectTab("Patients")
+	// A history line as wide as a long record's.
+	u.patients.cardiac.Objects = []fyne.CanvasObject{widget.NewLabel(strings.Repeat("2026-01-01 10:00   VHS 10.00   VLAS 2.00   ", 6))}
+	u.patients.cardiac.Refresh()
+	for _, width := range []float32{1200, 900} {
+		w.Resize(fyne.NewSize(width, 800))
+		q := u.patients.query
+		ph := fyne.MeasureText(q.PlaceHolder, theme.TextSize(), fyne.TextStyle{}).Width
+		if q.Size().Width < ph || q.Size().Width < patientsListWidth-20 {
+			t.Fatalf("window %v: search box %v wide, its placeholder needs %v", width, q.Size().Width, ph)
+		}
 	}
 }

@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+)
+
+// recentLANClient is how recently a client on another machine must have
+// been active for quitting to ask first.
+const recentLANClient = 5 * time.Minute
+
+// printTimeout bounds handing a report to the printing system.
+const printTimeout = 30 * time.Second
+
+// quitShortcut is Ctrl+Q (Cmd+Q on macOS).
+var quitShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}
+
+// Menu labels.
+const (
+	MenuOpen   = "Open radiograph..."
+	MenuExport = "Export PDF report..."
+	MenuPrint  = "Print report..."
+	MenuQuit   = "Quit"
+	MenuAbout  = "About VetLens"
+)
+
+// MainMenu is the window's menu: File (open a radiograph, export or
+// print the Review tab's report, quit with Ctrl+Q, asking first while
+// clinic network clients are connected) and Help (About: the version,
+// the models' versions and the synthetic-data note).
+func (u *UI) MainMenu() *fyne.MainMenu {
+	quit := fyne.NewMenuItem(MenuQuit, u.RequestQuit)
+	quit.IsQuit = true
+	quit.Shortcut = quitShortcut
+	return fyne.NewMainMenu(
+		fyne.NewMenu("File",
+			fyne.NewMenuItem(MenuOpen, func() { u.SelectTab("Review"); u.review.chooseFile() }),
+			fyne.NewMenuItem(MenuExport, func() {
+				if err := u.reportReady(); err != nil {
+					u.showError(err)
+					return
+				}
+				u.SelectTab("Review")
+				u.review.chooseReportFile()
+			}),
+			fyne.NewMenuItem(MenuPrint, func() {
+				if err := u.PrintReport(); err != nil {
+					u.showError(err)
+				}
+			}),
+			fyne.NewMenuItemSeparator(),
+			quit,
+		),
+		fyne.NewMenu("Help", fyne.NewMenuItem(MenuAbout, u.ShowAbout)),
+	)
+}
+
+// installWindow gives the window the menu, Ctrl+Q and the question
+// before closing while clinic network clients are connected.
+func (u *UI) installWindow(w fyne.Window) {
+	w.SetMainMenu(u.MainMenu())
+	w.Canvas().AddShortcut(quitShortcut, func(fyne.Shortcut) { u.RequestQuit() })
+	w.SetCloseIntercept(u.RequestQuit)
+}
+
+// reportReady tells whether the Review tab has a measurement to report.
+func (u *UI) reportReady() error {
+	if u.review.m == nil {
+		return errors.New("no report yet: open a radiograph or run a capture session first")
+	}
+	return nil
+}
+
+// PrintReport writes the Review tab's report to a temporary PDF and
+// hands it to the system's printing (CUPS's lp, default printer).
+func (u *UI) PrintReport() error {
+	if err := u.reportReady(); err != nil {
+		return err
+	}
+	lp, err := exec.LookPath("lp")
+	if err != nil {
+		return errors.New("print report: no printing system found (CUPS's lp); export the PDF report and print it from another program")
+	}
+	dir, err := os.MkdirTemp("", "vetlens-print-")
+	if err != nil {
+		return fmt.Errorf("print report: %w", err)
+	}
+	defer os.RemoveAll(dir) // lp spools its own copy
+	path := filepath.Join(dir, "vhs-report.pdf")
+	if err := u.ExportReport(path); err != nil {
+		return fmt.Errorf("print report: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), printTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, lp, path).CombinedOutput(); err != nil {
+		return fmt.Errorf("print report: lp: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	u.review.status.SetText("Report sent to the printer.")
+	return nil
+}
+
+// QuitQuestion is what quitting asks first while the API serves clients
+// on other machines (connections open, or one active within the last
+// few minutes); empty when quitting can go ahead at once.
+func (u *UI) QuitQuestion() string {
+	l := u.opts.Listener
+	if l == nil {
+		return ""
+	}
+	st := l.Status()
+	if !st.Running {
+		return ""
+	}
+	switch {
+	case st.LANClients > 0:
+		return fmt.Sprintf("%d connection(s) from other machines are open to the API. Quitting stops the API for them. Quit anyway?", st.LANClients)
+	case !st.LastLANActivity.IsZero() && time.Since(st.LastLANActivity) < recentLANClient:
+		return fmt.Sprintf("A client on another machine used the API %s ago. Quitting stops the API for the clinic network. Quit anyway?",
+			time.Since(st.LastLANActivity).Round(time.Second))
+	}
+	return ""
+}
+
+// RequestQuit quits (the menu's Quit, Ctrl+Q, closing the window),
+// asking first while clients on other machines use the API.
+func (u *UI) RequestQuit() {
+	q := u.QuitQuestion()
+	if q == "" || u.opts.Window == nil {
+		u.quit()
+		return
+	}
+	dialog.ShowConfirm("Stop serving the clinic network?", q, func(ok bool) {
+		if ok {
+			u.quit()
+		}
+	}, u.opts.Window)
+}
+
+func (u *UI) quit() {
+	if u.opts.Quit != nil {
+		u.opts.Quit()
+		return
+	}
+	if a := fyne.CurrentApp(); a != nil {
+		a.Quit()
+	}
+}
+
+// syntheticNote is the About box's word on the models.
+const syntheticNote = "All shipped models are trained on synthetic data (simulated radiograph phantoms, a simulated feline cohort). " +
+	"They demonstrate the pipeline and are not validated for clinical use."
+
+// AboutText is the About box: the app's name and version, the loaded
+// models' versions, and the synthetic-data note.
+func (u *UI) AboutText() string {
+	name, version := "VetLens", ""
+	if a := fyne.CurrentApp(); a != nil {
+		if m := a.Metadata(); m.Name != "" {
+			name, version = m.Name, m.Version
+		}
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(name + " " + version))
+	b.WriteString("\n\nCardiac models (VHS, VLAS): ")
+	if c := u.svc.Cardiac(); c != nil {
+		b.WriteString(c.ModelVersion())
+	} else {
+		b.WriteString("not loaded")
+	}
+	b.WriteString("\nUSG model (feline bloodwork): ")
+	if e := u.svc.USG(); e != nil {
+		b.WriteString(e.Version().ModelVersion)
+	} else {
+		b.WriteString("not loaded")
+	}
+	b.WriteString("\n\n" + syntheticNote)
+	return b.String()
+}
+
+// ShowAbout shows the About box.
+func (u *UI) ShowAbout() {
+	if u.opts.Window == nil {
+		return
+	}
+	d := dialog.NewCustom(MenuAbout, "Close", newValueLabel(u.AboutText()), u.opts.Window)
+	d.Resize(fyne.NewSize(560, 340)) // a wrapping label has no width of its own
+	d.Show()
+}
