@@ -120,7 +120,6 @@ func (r *review) chooseFile() {
 	}).Show()
 }
 
-
 // OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
 // photograph of a screen is corrected first) and measures it in the
 // background for the patient in the patient field (for a DICOM file with
