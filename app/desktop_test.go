@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -376,13 +375,7 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 	ctx := context.Background()
 	set := dicomtest.Build(t)
 	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	read := func(name string) []byte {
-		b, err := os.ReadFile(set.Get(t, name).Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	read := func(name string) []byte { return set.Get(t, name).Bytes(t) }
 	for _, tc := range []struct {
 		fixture, patient, wantPatient string
 	}{

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,19 +14,6 @@ import (
 	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
-
-// lockedBuf is a bytes.Buffer safe for the logger's goroutine and the test.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestServeWatchesImports: `serve --import-dir` measures a DICOM dropped
 // into the folder and logs the result with the file's patient; a missing
@@ -44,7 +29,7 @@ func TestServeWatchesImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuf
+	var logs syncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -56,8 +41,7 @@ func TestServeWatchesImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	b, _ := os.ReadFile(set.Get(t, "jpeg-baseline").Path)
-	os.WriteFile(filepath.Join(dir, "DX0001"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "DX0001"), set.Get(t, "jpeg-baseline").Bytes(t), 0o644)
 	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), "import: measured"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no result logged: %s", logs.String())

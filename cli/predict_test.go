@@ -120,18 +120,7 @@ func TestPredictCLI(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (two files failed); stderr %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
-	}
-	var bodies []map[string]any
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line is not JSON: %q", l)
-		}
-		bodies = append(bodies, m)
-	}
+	bodies := jsonLines(t, stdout, 4)
 
 	// Line 1: a measured body (whatever the models conclude) with the
 	// spec's fields and none of the storage or render fields.
@@ -323,11 +312,7 @@ func TestPredictCLIDICOM(t *testing.T) {
 	models := testModelsDir(t)
 	set := dicomtest.Build(t)
 	renamed := filepath.Join(t.TempDir(), "export.bin")
-	b, err := os.ReadFile(set.Get(t, "mono1-16bit").Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(renamed, b, 0o644); err != nil {
+	if err := os.WriteFile(renamed, set.Get(t, "mono1-16bit").Bytes(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rle := set.Get(t, "rle")
@@ -335,18 +320,7 @@ func TestPredictCLIDICOM(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (the RLE file fails); stderr %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
-	}
-	var bodies []map[string]any
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line is not JSON: %q", l)
-		}
-		bodies = append(bodies, m)
-	}
+	bodies := jsonLines(t, stdout, 4)
 	if bodies[0]["vhs"] == nil {
 		t.Fatalf("source JPEG not measured: %v", bodies[0])
 	}
@@ -358,4 +332,22 @@ func TestPredictCLIDICOM(t *testing.T) {
 	if e, _ := bodies[3]["error"].(string); !strings.Contains(e, rle.ErrName) || !strings.Contains(e, rle.TransferSyntax) || bodies[3]["file"] != rle.Path {
 		t.Errorf("RLE line %v, want an error naming %s (%s)", bodies[3], rle.ErrName, rle.TransferSyntax)
 	}
+}
+
+// jsonLines parses stdout's n lines, each a JSON object.
+func jsonLines(t *testing.T, stdout string, n int) []map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, stdout)
+	}
+	var bodies []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line is not JSON: %q", l)
+		}
+		bodies = append(bodies, m)
+	}
+	return bodies
 }

@@ -265,10 +265,7 @@ func BenchmarkFrame1080(b *testing.B) {
 func TestDICOMFramesAreRadiographs(t *testing.T) {
 	set := dicomtest.Build(t)
 	for _, name := range []string{"mono1-16bit", "jpeg-baseline"} {
-		b, err := os.ReadFile(set.Get(t, name).Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := set.Get(t, name).Bytes(t)
 		m, err := DecodeFrame(b)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -285,16 +282,8 @@ func TestDICOMFramesAreRadiographs(t *testing.T) {
 			t.Errorf("%s: DICOM read as a screen photo", name)
 		}
 	}
-	if _, err := DecodeFrame(mustRead(t, set.Get(t, "rle").Path)); !errors.Is(err, imageproc.ErrFormat) {
+	if _, err := DecodeFrame(set.Get(t, "rle").Bytes(t)); !errors.Is(err, imageproc.ErrFormat) {
 		t.Errorf("RLE DICOM: %v, want ErrFormat", err)
 	}
 }
 
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}

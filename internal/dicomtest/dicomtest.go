@@ -61,6 +61,16 @@ type Fixture struct {
 	ErrName string
 }
 
+// Bytes reads the file.
+func (f Fixture) Bytes(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // Set is the fixtures and their source.
 type Set struct {
 	// Source is the phantom as the fixtures hold it: its grey baseline
