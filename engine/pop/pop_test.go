@@ -286,4 +286,3 @@ func TestDICOMFramesAreRadiographs(t *testing.T) {
 		t.Errorf("RLE DICOM: %v, want ErrFormat", err)
 	}
 }
-
