@@ -215,6 +215,9 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			w.SetContent(u.Content())
 		})
+		mu.Lock()
+		closeAll = func() { u.StopImport(); listener.stop(); closeSvc() } // no import measured on a closed store
+		mu.Unlock()
 		if c.screenshots != "" {
 			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
 				fail(fmt.Errorf("screenshots: %w", err))
