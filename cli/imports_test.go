@@ -40,7 +40,6 @@ func TestServeWatchesImports(t *testing.T) {
 	if err := watchImports(ctx, svc, dir, log); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
 	os.WriteFile(filepath.Join(dir, "DX0001"), set.Get(t, "jpeg-baseline").Bytes(t), 0o644)
 	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), "import: measured"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {

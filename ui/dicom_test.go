@@ -110,7 +110,6 @@ func TestImportFolder(t *testing.T) {
 	if got := u.pref(PrefImportDir, ""); got != dir {
 		t.Errorf("setting %q, want %q", got, dir)
 	}
-	time.Sleep(1500 * time.Millisecond) // watching has started
 	b, err := os.ReadFile(set.Get(t, "mono1-16bit").Path)
 	if err != nil {
 		t.Fatal(err)

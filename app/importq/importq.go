@@ -8,7 +8,7 @@
 // another machine writes. A file is taken once its size and modification
 // time are the same on two polls in a row, so a file still being written
 // is not read half-way. Files already in the folder when watching starts
-// are not measured; names starting with a dot or ending in .part, .tmp or
+// (when New is called) are not measured; names starting with a dot or ending in .part, .tmp or
 // ~ (copies in progress) are ignored.
 package importq
 
@@ -102,7 +102,8 @@ type stamp struct {
 	mod  time.Time
 }
 
-// New returns a queue for cfg.Dir; Run starts it.
+// New returns a queue for cfg.Dir, noting the files in it now as old
+// (they are not measured); Run starts it.
 func New(cfg Config, measure Measure) *Queue {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -116,7 +117,11 @@ func New(cfg Config, measure Measure) *Queue {
 	if cfg.KeepMeasurements <= 0 {
 		cfg.KeepMeasurements = 20
 	}
-	return &Queue{cfg: cfg, measure: measure, seen: map[string]stamp{}, pending: map[string]stamp{}}
+	q := &Queue{cfg: cfg, measure: measure, seen: map[string]stamp{}, pending: map[string]stamp{}}
+	for name, st := range q.list() {
+		q.seen[name] = st // present before watching: not new
+	}
+	return q
 }
 
 // Dir is the folder watched.
@@ -148,13 +153,9 @@ func (q *Queue) Err() string {
 	return q.lastErr
 }
 
-// Run watches the folder until ctx ends: the files present now are noted
-// as old, then every poll takes the new files that are stable and
-// measures them one by one. It returns ctx's error.
+// Run watches the folder until ctx ends: every poll takes the new files
+// that are stable and measures them one by one. It returns ctx's error.
 func (q *Queue) Run(ctx context.Context) error {
-	for name, st := range q.list() {
-		q.seen[name] = st
-	}
 	t := time.NewTicker(q.cfg.Interval)
 	defer t.Stop()
 	for {

@@ -50,7 +50,6 @@ func start(t *testing.T, svc *app.Service, dir string) *importq.Queue {
 	done := make(chan struct{})
 	go func() { q.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	time.Sleep(100 * time.Millisecond) // the files present now are old
 	return q
 }
 
