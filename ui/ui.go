@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -272,9 +273,14 @@ func LoadingScreen(text string, busy bool) fyne.CanvasObject {
 	return container.NewCenter(box)
 }
 
-// isRadiographFile reports whether path is a regular file whose first
-// bytes are a DICOM, JPEG or PNG signature.
+// isRadiographFile reports whether path is named like a radiograph
+// (.jpg, .jpeg, .png, .dcm, .dicom, any case: Review then says what is
+// wrong with it) or is a regular file whose first bytes are a DICOM, JPEG
+// or PNG signature.
 func isRadiographFile(path string) bool {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(radiographExts, ext) {
+		return true
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
