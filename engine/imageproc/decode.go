@@ -132,12 +132,19 @@ func DICOMError(err error) error {
 	case err == nil, errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooSmall):
 		return err
 	case errors.Is(err, dicom.ErrTooLarge):
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+		return sentinelError{ErrTooLarge, err}
 	case errors.Is(err, dicom.ErrCorrupt):
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return sentinelError{ErrCorrupt, err}
 	}
-	return fmt.Errorf("%w: %w", ErrFormat, err)
+	return sentinelError{ErrFormat, err}
 }
+
+// sentinelError is err, which already says what is wrong, matching one
+// of this package's sentinels too.
+type sentinelError struct{ sentinel, err error }
+
+func (e sentinelError) Error() string   { return e.err.Error() }
+func (e sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
 // DecodeDICOM decodes a DICOM file's first frame with its pixel spacing
 // and tags, under DICOMLimits; errors as DICOMError maps them.
