@@ -39,12 +39,18 @@ var (
 
 // Transfer syntax UIDs this package decodes.
 const (
+	// ImplicitVRLittleEndian is the default uncompressed syntax.
 	ImplicitVRLittleEndian = "1.2.840.10008.1.2"
+	// ExplicitVRLittleEndian is uncompressed with explicit VRs.
 	ExplicitVRLittleEndian = "1.2.840.10008.1.2.1"
-	DeflatedExplicitVRLE   = "1.2.840.10008.1.2.1.99"
-	ExplicitVRBigEndian    = "1.2.840.10008.1.2.2"
-	JPEGBaseline           = "1.2.840.10008.1.2.4.50"
-	JPEGExtended           = "1.2.840.10008.1.2.4.51"
+	// DeflatedExplicitVRLE is ExplicitVRLittleEndian deflated (zlib).
+	DeflatedExplicitVRLE = "1.2.840.10008.1.2.1.99"
+	// ExplicitVRBigEndian is uncompressed big endian (retired, still seen).
+	ExplicitVRBigEndian = "1.2.840.10008.1.2.2"
+	// JPEGBaseline is JPEG process 1 (8-bit lossy).
+	JPEGBaseline = "1.2.840.10008.1.2.4.50"
+	// JPEGExtended is JPEG processes 2 and 4; read with 8-bit samples only.
+	JPEGExtended = "1.2.840.10008.1.2.4.51"
 )
 
 // Supported reports whether pixel data in the transfer syntax uid can be
