@@ -390,7 +390,7 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 			t.Fatalf("%s: DICOM %+v, patient %q, image %v", tc.fixture, m.DICOM, m.PatientID, m.Image.Bounds())
 		}
 		tg := m.DICOM.Tags
-		if tg.PatientID != dicomtest.PatientID || tg.Name != "Rex Smith" || tg.Species() != "dog" || tg.Breed != dicomtest.Breed ||
+		if tg.PatientID != dicomtest.PatientID || tg.Name != "Rex Smith" || tg.AnimalName != "Rex" || tg.Species() != "dog" || tg.Breed != dicomtest.Breed ||
 			tg.Sex != "M" || tg.Neutered != "ALTERED" || tg.BirthDate != time.Date(2019, 4, 1, 0, 0, 0, 0, time.UTC) ||
 			tg.WeightKg != 9.5 || tg.Owner != "Anna Smith" || m.DICOM.PixelSpacingMM != [2]float64{0.1, 0.12} {
 			t.Errorf("%s: %+v", tc.fixture, m.DICOM)

@@ -36,6 +36,8 @@ type DICOMTags struct {
 	// Name is Patient's Name, given name first ("Rex Smith" for the
 	// veterinary "Smith^Rex": owner's family name, animal's name).
 	Name string
+	// AnimalName is the animal's name from it ("Rex"): the record's name.
+	AnimalName string
 	// SpeciesDescription and Breed are the species and breed descriptions
 	// as written (0010,2201 and 0010,2292); Species gives the record's dog
 	// or cat.
@@ -94,7 +96,7 @@ func newDICOMImage(d *dicom.Image) *DICOMImage {
 	t := d.Tags
 	return &DICOMImage{
 		Tags: DICOMTags{
-			PatientID: t.PatientID, Name: t.PatientName, SpeciesDescription: t.Species, Breed: t.Breed,
+			PatientID: t.PatientID, Name: t.PatientName, AnimalName: t.AnimalName, SpeciesDescription: t.Species, Breed: t.Breed,
 			Sex: t.Sex, Neutered: t.Neutered, BirthDate: t.BirthDate, WeightKg: t.WeightKg,
 			Owner: t.ResponsiblePerson, OwnerOrganization: t.ResponsibleOrganization, StudyDate: t.StudyDate,
 			StudyDescription: t.StudyDescription, Modality: t.Modality, BodyPart: t.BodyPart, Institution: t.Institution,

@@ -71,7 +71,7 @@ func TestDecodeFixtures(t *testing.T) {
 				t.Errorf("pixel spacing %v from %q", img.PixelSpacing, img.SpacingTag)
 			}
 			tg := img.Tags
-			wantTags := dicom.Tags{PatientID: dicomtest.PatientID, PatientName: "Rex Smith", Species: dicomtest.Species,
+			wantTags := dicom.Tags{PatientID: dicomtest.PatientID, PatientName: "Rex Smith", AnimalName: "Rex", Species: dicomtest.Species,
 				Breed: dicomtest.Breed, Sex: "M", Neutered: "ALTERED", BirthDate: time.Date(2019, 4, 1, 0, 0, 0, 0, time.UTC),
 				WeightKg: 9.5, ResponsiblePerson: "Anna Smith", StudyDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Modality: "DX"}
 			if tg != wantTags {

@@ -19,6 +19,10 @@ type Tags struct {
 	// in given-name-first order, "Rex Smith" for "Smith^Rex" (veterinary
 	// files put the owner's family name first and the animal's name second).
 	PatientName string
+	// AnimalName is the animal's name by the veterinary convention for
+	// Patient's Name (owner's family name, then the animal's name): the
+	// given-name component, else the whole name ("Rex" for "Smith^Rex").
+	AnimalName string
 	// Species is Patient Species Description (0010,2201), e.g. "Canine".
 	Species string
 	// Breed is Patient Breed Description (0010,2292).
@@ -65,6 +69,10 @@ func tagsOf(ds *dcm.Dataset) Tags {
 		Modality:                stringOf(ds, tag.Modality),
 		BodyPart:                stringOf(ds, tag.BodyPartExamined),
 		Institution:             stringOf(ds, tag.InstitutionName),
+	}
+	t.AnimalName = t.PatientName
+	if c := strings.Split(stringOf(ds, tag.PatientName), "^"); len(c) > 1 && strings.TrimSpace(c[1]) != "" {
+		t.AnimalName = strings.TrimSpace(c[1])
 	}
 	if w, ok := numberOf(ds, tag.PatientWeight); ok && w > 0 {
 		t.WeightKg = w
