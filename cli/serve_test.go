@@ -176,7 +176,12 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	if !strings.Contains(kout.String(), "Clinic B") {
 		t.Fatalf("list via socket: %s %s", kout.String(), kerr.String())
 	}
-	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, key[3:11]}, io.Discard, &kerr); code != 0 {
+	// Through the socket too, a reference that fits no key is refused, and
+	// the whole key revokes it.
+	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, "vl_" + strings.Repeat("f", 8)}, io.Discard, io.Discard); code != ExitRejected {
+		t.Fatalf("revoke of an unknown key via socket: exit %d", code)
+	}
+	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, key}, io.Discard, &kerr); code != 0 {
 		t.Fatalf("revoke via socket: %s", kerr.String())
 	}
 	if code := post(key); code != 403 {
