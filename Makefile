@@ -86,18 +86,26 @@ test-leaks:
 
 # The real binary under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
-# panel is screened, every screen is written as PNG to $(SHOTS), and the
-# in-process listener must answer on every URL the Server tab shows;
+# panel is screened, every screen is written as PNG to $(SHOTS), the
+# in-process listener must answer on every URL the Server tab shows, and a
+# DICOM file (--open) is measured with its patient in the patient field
+# (07-open.png);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots.
 SHOTS ?= test-output/screenshots
 TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
+# The radiograph the run opens last as a DICOM file (made by dcmtk's img2dcm,
+# tagged by dcmodify): its patient must reach the patient field.
+TEST_XRAY := engine/cardiac/testdata/phantoms/xraysim_4_1400x900.jpg
 test-gui: build
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
-	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
-		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --screenshots $(SHOTS); \
+	tmp=$$(mktemp -d) && img2dcm $(TEST_XRAY) $$tmp/xray.dcm && \
+		dcmodify -nb -i "(0010,0010)=Smith^Rex" -i "(0010,0020)=DICOM-0042" -i "(0010,2201)=Canine" \
+			-i "(0010,2292)=Beagle" -i "(0010,0040)=M" -i "(0010,0030)=20190401" -i "(0010,2297)=Smith^Anna" $$tmp/xray.dcm && \
+		XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
+		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --open $$tmp/xray.dcm --screenshots $(SHOTS); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
-	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server
+	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-open
 
 screenshots: test-gui
 	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/

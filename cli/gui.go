@@ -27,6 +27,7 @@ type guiConfig struct {
 	serve       bool   // start the HTTPS API in-process
 	camera      string // capture source spec
 	screenshots string // screenshot run's output folder
+	open        string // a radiograph to open at start (--open)
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -41,6 +42,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
 	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
 	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
+	open := fs.String("open", "", "open this radiograph (JPEG, PNG or DICOM) on Review at start; with --screenshots, measured and shot last")
 	importDir := fs.String("import-dir", "", "watched import folder for new DICOM, JPEG and PNG files (default: the saved setting)")
 	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
 	if err := fs.Parse(args); err != nil {
@@ -50,7 +52,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE] [--screenshots DIR]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -95,7 +97,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	}
 	c = guiConfig{
 		serve:  ls.Serve,
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots,
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots, open: *open,
 		serveConfig: serveConfig{
 			dataDir: dir, addr: ls.Addr, models: ModelsDir(*models), ortLib: *ortLib,
 			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1, importDir: *importDir,
@@ -219,10 +221,16 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		closeAll = func() { u.StopImport(); listener.stop(); closeSvc() } // no import measured on a closed store
 		mu.Unlock()
 		if c.screenshots != "" {
-			if err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout); err != nil {
+			err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout)
+			if err == nil && c.open != "" {
+				err = screenshotOpen(ctx, u, w, c.open, c.screenshots, len(u.Tabs())+1, stdout)
+			}
+			if err != nil {
 				fail(fmt.Errorf("screenshots: %w", err))
 			}
 			fyne.Do(a.Quit)
+		} else if c.open != "" {
+			openAtStart(u, c.open, log)
 		}
 	}()
 	closed := make(chan struct{})

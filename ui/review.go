@@ -542,3 +542,7 @@ func dicomText(d *app.DICOMImage) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// ReviewStatus is the Review tab's status line and the DICOM patient and
+// study text under the file name (for the Xvfb run).
+func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }
