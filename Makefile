@@ -84,26 +84,30 @@ test-leaks:
 	$(GO) vet -tags matprofile $(LEAK_PKGS)
 	$(GO) test -tags matprofile -count=1 -run 'Leak' $(LEAK_PKGS)
 
-# The real binary under Xvfb with the test video as its camera: a capture
+# The desktop app under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
 # panel is screened, every screen is written as PNG to $(SHOTS), the
 # in-process listener must answer on every URL the Server tab shows, and a
 # DICOM file (--open) is measured with its patient in the patient field
 # (07-open.png);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
-# copies them into docs/screenshots.
+# copies them into docs/screenshots. The driver (bench/screenshots) runs
+# the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
+# the screenshot run and its XWD decoder do not ship in vetlens.
 SHOTS ?= test-output/screenshots
 TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
 # The radiograph the run opens last as a DICOM file (made by dcmtk's img2dcm,
 # tagged by dcmodify): its patient must reach the patient field.
 TEST_XRAY := engine/cardiac/testdata/phantoms/xraysim_4_1400x900.jpg
-test-gui: build
+SHOTS_BIN := build/vetlens-screenshots
+test-gui: deps
+	mkdir -p build && $(GO) build -o $(SHOTS_BIN) ./bench/screenshots
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
 	tmp=$$(mktemp -d) && img2dcm $(TEST_XRAY) $$tmp/xray.dcm && \
 		dcmodify -nb -i "(0010,0010)=Smith^Rex" -i "(0010,0020)=DICOM-0042" -i "(0010,2201)=Canine" \
 			-i "(0010,2292)=Beagle" -i "(0010,0040)=M" -i "(0010,0030)=20190401" -i "(0010,2297)=Smith^Anna" $$tmp/xray.dcm && \
 		XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
-		./$(BIN) gui --data-dir $$tmp/data --models models --camera $(TEST_VIDEO) --open $$tmp/xray.dcm --screenshots $(SHOTS); \
+		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml --open $$tmp/xray.dcm -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
 	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-open
 
@@ -126,8 +130,10 @@ fuzz:
 bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
 
+# The trainers are one small package (models/train/pyproject.toml): run
+# from models/train, the tests import its modules without sys.path edits.
 test-py:
-	cd models/train && $(PY) -m unittest discover -s tests -v
+	cd models/train && $(PY) -m unittest discover -s tests -t . -v
 
 # ---- packaging ----------------------------------------------------------------
 # An installable Linux bundle made by the fyne tool from FyneApp.toml (app
@@ -158,7 +164,7 @@ train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
 train-usg:
-	$(PY) models/train/usg/train.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.train $(if $(DATA),--data $(abspath $(DATA)))
 	$(PY) models/train/make_manifest.py models
 
 manifest:
@@ -190,7 +196,7 @@ eval-pop:
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
 
 eval-usg:
-	$(PY) models/train/usg/eval.py $(if $(DATA),--data $(DATA))
+	cd models/train && $(PY) -m usg.eval $(if $(DATA),--data $(abspath $(DATA)))
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...

@@ -52,12 +52,17 @@ func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path
 
 // TestLayering checks the direction of calls (README, Architecture):
 //
-//   - engine/... (the measurement engines) depends on nothing of app,
-//     platform, ui or cli;
+//   - engine/... (the measurement engines) depends on nothing of api,
+//     app, platform, ui or cli;
+//   - api (the specs' wire bodies) depends on nothing of app, platform,
+//     ui or cli;
 //   - app and its subpackages (the domain, its use cases and ports)
 //     depend on no platform package (adapters plug into app's ports);
 //   - ui and the HTTP adapter reach storage only through app: they do not
-//     depend on platform/store.
+//     depend on platform/store;
+//   - the product binary (package main) links no bench tooling (the
+//     screenshot driver and its XWD decoder live in bench/screenshots);
+//   - bench/evalcardiac does not link cli, ui or Fyne.
 //
 // Dependencies are transitive and exclude tests, as `go list -deps`
 // shows them.
@@ -74,11 +79,17 @@ func TestLayering(t *testing.T) {
 		forbidden []string
 	}{
 		{"engine depends on nothing above it", func(p string) bool { return under(p, "vetlens/engine") },
+			[]string{"vetlens/api", "vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
+		{"the wire bodies depend on the engines' types only", func(p string) bool { return under(p, "vetlens/api") },
 			[]string{"vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
 		{"app depends on no platform package", func(p string) bool { return under(p, "vetlens/app") },
 			[]string{"vetlens/platform"}},
 		{"ui and the HTTP adapter do not depend on the store", func(p string) bool { return p == "vetlens/ui" || p == "vetlens/platform/httpapi" },
 			[]string{"vetlens/platform/store"}},
+		{"the product binary links no test or bench tooling", func(p string) bool { return p == "vetlens" },
+			[]string{"vetlens/bench", "vetlens/internal/testmodels"}},
+		{"the engine evaluation tool does not link the command line or the GUI", func(p string) bool { return p == "vetlens/bench/evalcardiac" },
+			[]string{"vetlens/cli", "vetlens/ui", "fyne.io"}},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {

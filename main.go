@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"vetlens/cli"
+	"vetlens/internal/config"
 )
 
 const usage = `usage: vetlens [<command> [flags]]
@@ -33,6 +34,7 @@ commands:
   keys create --data-dir DIR --customer NAME [--tier T] | keys list --data-dir DIR | keys revoke --data-dir DIR PREFIX
                                         API key administration
   help                                  this text
+  help config                           every flag and environment variable with its default
 
 Run "vetlens <command> -h" for a command's flags.
 `
@@ -54,9 +56,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "predict":
 		return cli.Predict(ctx, args[1:], stdout, stderr)
 	case "corners":
-		return cli.Corners(args[1:], stdout, stderr)
+		return cli.Corners(ctx, args[1:], stdout, stderr)
 	case "preprocess":
-		return cli.Preprocess(args[1:], stdout, stderr)
+		return cli.Preprocess(ctx, args[1:], stdout, stderr)
 	case "capture":
 		return cli.Capture(ctx, args[1:], stdout, stderr)
 	case "usg":
@@ -66,7 +68,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return cli.Keys(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] == "config" {
+			fmt.Fprintln(stdout, "Every setting: its flag, its environment variable, the commands that take it, its default.")
+			if err := config.Print(stdout); err != nil {
+				return cli.ExitInternal
+			}
+			return cli.ExitOK
+		}
 		fmt.Fprint(stdout, usage)
+		fmt.Fprintln(stdout)
+		cli.PrintExitCodes(stdout)
 		return cli.ExitOK
 	default:
 		fmt.Fprintf(stderr, "vetlens: unknown command %q\n\n%s", args[0], usage)

@@ -14,6 +14,7 @@ import (
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 	"vetlens/internal/membudget"
 )
 
@@ -73,11 +74,11 @@ type Config struct {
 
 // DefaultMaxOpenSessionsPerKey is the default cap on open PoP sessions
 // per API key: a clinic runs one capture at a time per workstation.
-const DefaultMaxOpenSessionsPerKey = 8
+const DefaultMaxOpenSessionsPerKey = config.DefaultMaxPoPSessions
 
 // DefaultUSGRate is the flat USG price when none is configured: $0.50
 // (the spec does not show the amount).
-const DefaultUSGRate Cents = 50
+const DefaultUSGRate Cents = config.DefaultUSGRateCents
 
 // DefaultConfig is the spec's rate table, $1.50/$2.50 as the enterprise
 // rates of customers without custom ones, DefaultUSGRate and 24 h.
@@ -91,7 +92,7 @@ func DefaultConfig() Config {
 		},
 		USGRate:            DefaultUSGRate,
 		RecheckWindow:      24 * time.Hour,
-		CardiacConcurrency: 1,
+		CardiacConcurrency: config.DefaultCardiacConcurrency,
 	}
 }
 
@@ -189,6 +190,31 @@ const (
 	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
 	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
 )
+
+// Status is the HTTP status the cardiac spec answers for an error of
+// kind k (500 for KindInternal), the one mapping the HTTP adapter and the
+// command line (which prints it in its error lines) share.
+func (k Kind) Status() int {
+	switch k {
+	case KindInvalid:
+		return 400
+	case KindTooLarge:
+		return 413
+	case KindUnauthorized:
+		return 403
+	case KindUnavailable, KindBusy:
+		return 503
+	case KindNotFound:
+		return 404
+	case KindUnprocessable:
+		return 422
+	case KindConflict:
+		return 409
+	case KindTooMany:
+		return 429
+	}
+	return 500
+}
 
 // Error is a use-case error with its Kind.
 type Error struct {

@@ -10,10 +10,12 @@ import (
 	"slices"
 	"time"
 
+	"vetlens/api"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/internal/membudget"
+	"vetlens/internal/stats"
 )
 
 // ErrCardiacUnavailable means the cardiac models are not loaded (503).
@@ -23,7 +25,7 @@ var ErrCardiacUnavailable = &Error{Kind: KindUnavailable, Msg: "cardiac models n
 // plus history and billing. HistoricVHS/VLAS hold the JSON `null` without
 // a uuid, an array with one, and are omitted on rejection (code 6).
 type SingleBody struct {
-	cardiac.Response
+	api.CardiacResponse
 	HistoricVHS  json.RawMessage `json:"historic_vhs,omitempty"`
 	HistoricVLAS json.RawMessage `json:"historic_vlas,omitempty"`
 	Billing      Billing         `json:"billing"`
@@ -216,7 +218,7 @@ func (s *Service) inCardiacSlot(ctx context.Context, predict func() (*cardiac.Re
 
 // finishSingle adds history and billing to one result.
 func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleBody, error) {
-	body := &SingleBody{Response: cardiac.NewResponse(res, s.cardiac.ModelVersion())}
+	body := &SingleBody{CardiacResponse: api.NewCardiacResponse(res, s.cardiac.ModelVersion())}
 	if res.Code != cardiac.CodeRejected {
 		hv, hl, err := s.history(ctx, c, uuid)
 		if err != nil {
@@ -436,7 +438,7 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 
 func photoOf(r *cardiac.Result) PhotoResult {
 	if r.Code == cardiac.CodeRejected {
-		cc := math.Round(r.ClassifierConfidence*1e4) / 1e4
+		cc := cardiac.Round(r.ClassifierConfidence, cardiac.DecimalsClassifier)
 		return PhotoResult{Rejected: true, RejectionReason: cardiac.RejectionReason, ClassifierConfidence: &cc}
 	}
 	p := PhotoResult{VHS: r.VHS, VLAS: r.VLAS, LandmarksDetected: r.LandmarksDetected, AxesPerpendicular: r.AxesPerpendicular}
@@ -520,7 +522,7 @@ func seriesStats(cs []cand, get func(*cardiac.Result) float64, stdBound float64)
 		spreads = append(spreads, c.r.Spread)
 	}
 	std := stdOf(vals)
-	return ptr(round2(median(vals))), std, batchConfidence(median(spreads), std, stdBound)
+	return ptr(cardiac.Round(median(vals), cardiac.DecimalsScore)), std, batchConfidence(median(spreads), std, stdBound)
 }
 
 func batchConfidence(medianSpread float64, std *float64, bound float64) string {
@@ -536,15 +538,8 @@ func batchConfidence(medianSpread float64, std *float64, bound float64) string {
 	return string(c)
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is the one median rule (stats.Median).
+func median(v []float64) float64 { return stats.Median(v) }
 
 func stdOf(v []float64) *float64 {
 	if len(v) < 2 {
@@ -561,7 +556,5 @@ func stdOf(v []float64) *float64 {
 	}
 	return ptr(math.Round(math.Sqrt(ss/float64(len(v)))*1e3) / 1e3)
 }
-
-func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 func ptr[T any](v T) *T { return &v }

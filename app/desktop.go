@@ -440,7 +440,7 @@ func (d *DesktopSession) ID() string { return d.id }
 // (rectified image, final result, billing) is available from Result; it
 // is not recorded in history until SaveMeasurement.
 func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
-	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, false)
+	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, sessionDesktop)
 	if err != nil {
 		return out, err
 	}

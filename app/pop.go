@@ -49,11 +49,15 @@ var (
 	ErrSessionClosed   = errors.New("session already finished")
 )
 
-// SessionConfig is the spec's session_config.
+// SessionConfig is the spec's session_config, and how many agreeing
+// good frames complete a session (not in the spec's body).
 type SessionConfig struct {
 	MaxFrames              int `json:"max_frames"`
 	MaxConsecutiveFailures int `json:"max_consecutive_failures"`
 	SessionTTLSeconds      int `json:"session_ttl_seconds"`
+	// GoodFramesNeeded is how many good frames whose VHS agree complete
+	// the session (the desktop's progress counts up to it).
+	GoodFramesNeeded int `json:"-"`
 }
 
 // Session is a started capture session.

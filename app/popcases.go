@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"vetlens/api"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 )
@@ -40,20 +41,20 @@ type FrameResult struct {
 // FrameBody is the /v3/pop-session response; which fields are set
 // depends on SessionStatus (continue, complete, failed) as in the spec.
 type FrameBody struct {
-	SessionID         string            `json:"session_id"`
-	SessionStatus     string            `json:"session_status"`
-	Reason            string            `json:"reason,omitempty"`
-	FrameIndex        int               `json:"frame_index"`
-	FramesProcessed   *int              `json:"frames_processed,omitempty"`
-	GoodFrames        *int              `json:"good_frames,omitempty"`
-	ResultCode        *cardiac.Code     `json:"result_code,omitempty"`
-	ResultDescription string            `json:"result_description,omitempty"`
-	FrameResult       *FrameResult      `json:"frame_result,omitempty"`
-	RectifiedImage    string            `json:"rectified_image,omitempty"`
-	Prediction        *cardiac.Response `json:"prediction,omitempty"`
-	Error             string            `json:"error,omitempty"`
-	ModelVersion      string            `json:"model_version,omitempty"`
-	Billing           *Billing          `json:"billing,omitempty"`
+	SessionID         string               `json:"session_id"`
+	SessionStatus     string               `json:"session_status"`
+	Reason            string               `json:"reason,omitempty"`
+	FrameIndex        int                  `json:"frame_index"`
+	FramesProcessed   *int                 `json:"frames_processed,omitempty"`
+	GoodFrames        *int                 `json:"good_frames,omitempty"`
+	ResultCode        *cardiac.Code        `json:"result_code,omitempty"`
+	ResultDescription string               `json:"result_description,omitempty"`
+	FrameResult       *FrameResult         `json:"frame_result,omitempty"`
+	RectifiedImage    string               `json:"rectified_image,omitempty"`
+	Prediction        *api.CardiacResponse `json:"prediction,omitempty"`
+	Error             string               `json:"error,omitempty"`
+	ModelVersion      string               `json:"model_version,omitempty"`
+	Billing           *Billing             `json:"billing,omitempty"`
 }
 
 func (s *Service) modelVersion() string {
@@ -253,14 +254,27 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 // unknown, expired or other customer's session is KindNotFound (404); a
 // frame after complete or failed is KindConflict (409).
 func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
-	body, _, err := s.sessionFrame(ctx, c, sessionID, frame, uuid, true)
+	body, _, err := s.sessionFrame(ctx, c, sessionID, frame, uuid, sessionAPI)
 	return body, err
 }
 
-// sessionFrame is SessionFrame also returning the pipeline's outcome;
-// record says whether a complete session's valid result goes into the
-// uuid's history at once (the desktop saves it after review instead).
-func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, record bool) (*FrameBody, FrameOutcome, error) {
+// sessionUse is who feeds a session's frames, which decides what a
+// finished session leaves behind.
+type sessionUse int
+
+const (
+	// sessionAPI: billed, and a complete session's valid result goes
+	// into the uuid's history at once.
+	sessionAPI sessionUse = iota
+	// sessionDesktop: billed; the result is saved after review.
+	sessionDesktop
+	// sessionLocal (`vetlens capture`): neither billed nor recorded.
+	sessionLocal
+)
+
+// sessionFrame is SessionFrame also returning the pipeline's outcome,
+// for use.
+func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, use sessionUse) (*FrameBody, FrameOutcome, error) {
 	var out FrameOutcome
 	if s.pop == nil {
 		return nil, out, ErrPoPUnavailable
@@ -297,12 +311,15 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if err != nil {
 		return nil, out, fmt.Errorf("session frame: %w", err)
 	}
+	if use == sessionLocal {
+		return body, out, nil
+	}
 	switch out.Status {
 	case StatusComplete:
 		r := out.Result
 		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
 		body.Billing = &b
-		if record {
+		if use == sessionAPI {
 			if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
 				return nil, out, err
 			}
@@ -344,7 +361,7 @@ func NewFrameBody(sessionID string, out FrameOutcome, modelVersion string) (*Fra
 		}
 		r := *out.Result
 		r.Rendered = out.Rendered
-		resp := cardiac.NewResponse(&r, modelVersion)
+		resp := api.NewCardiacResponse(&r, modelVersion)
 		body.Prediction = &resp
 		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
 	case StatusFailed:

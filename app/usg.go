@@ -27,19 +27,9 @@ type usgLogInputs struct {
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
-	if s.usg == nil {
-		return nil, ErrUSGUnavailable
-	}
-	// usg.ParseRequest applies the identifier rule already; requests built
-	// in process (the desktop) are checked here, before anything is stored.
-	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {
-		if err := ident.Check(f.v); err != nil {
-			return nil, &Error{Kind: KindInvalid, Msg: f.name, Err: err}
-		}
-	}
-	resp, err := s.usg.Predict(ctx, req)
+	resp, err := s.predictUSG(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("usg predict: %w", err)
+		return nil, err
 	}
 	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings}
 	for i, f := range usg.Features() {
@@ -60,6 +50,26 @@ func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*
 	}
 	if b := s.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
 		return nil, fmt.Errorf("usg: log and ledger could not be written")
+	}
+	return resp, nil
+}
+
+// predictUSG checks a request's identifiers and runs the engine: what
+// every USG front door shares before logging and billing.
+func (s *Service) predictUSG(ctx context.Context, req *usg.Request) (*usg.Response, error) {
+	if s.usg == nil {
+		return nil, ErrUSGUnavailable
+	}
+	// usg.ParseRequest applies the identifier rule already; requests built
+	// in process (the desktop) are checked here, before anything is stored.
+	for _, f := range []struct{ name, v string }{{usg.FieldClinicCode, req.ClinicCode}, {usg.FieldUUID, req.UUID}} {
+		if err := ident.Check(f.v); err != nil {
+			return nil, &Error{Kind: KindInvalid, Msg: f.name, Err: err}
+		}
+	}
+	resp, err := s.usg.Predict(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("usg predict: %w", err)
 	}
 	return resp, nil
 }

@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
 	"vetlens/app/live"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
+	"vetlens/internal/config"
 	"vetlens/platform/camera"
 )
 
@@ -61,13 +59,13 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, captureUsage) }
-	spec := fs.String("camera", "device:0", "frame source: device:N, a video file, an image folder or an image")
+	spec := config.Camera.String(fs, config.DefaultCamera)
 	maxSeconds := fs.Float64("max-seconds", 0, "give up after this many seconds (0: no limit)")
 	loop := fs.Bool("loop", false, "replay a file source from its start")
 	rectOut := fs.String("o", "", "write the rectified best frame here (and leave it out of the JSON)")
 	render := fs.String("render", "", "write the annotated best frame here")
-	modelsFlag := fs.String("models", "", "models directory")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library")
+	modelsFlag := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -80,17 +78,12 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 
-	if err := ort.Init(*ortLib); err != nil {
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
+	if err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: %v\n", err)
 		return ExitInternal
 	}
-	dir := ModelsDir(*modelsFlag)
-	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
-	if err != nil {
-		fmt.Fprintf(stderr, "vetlens capture: load cardiac models from %s: %v\n", dir, err)
-		return ExitInternal
-	}
-	defer eng.Close()
+	defer closeAll()
 
 	fail := func(err error) int {
 		if werr := writeLine(stdout, captureError{Error: err.Error(), Camera: *spec}); werr != nil {
@@ -113,16 +106,14 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*maxSeconds*float64(time.Second)))
 		defer cancel()
 	}
-	pipeline := capture.NewService(capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now), eng, capture.PoP{})
-	sink, err := live.PoPSink(ctx, pipeline)
+	// The API's session use case on a local service: the same pipeline,
+	// states, errors and bodies as /v3/pop-session, nothing billed.
+	sink, err := svc.StartLocalSession(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	id, version := sink.Session.ID, eng.ModelVersion()
-	start := app.SessionStart{SessionID: id, SessionStatus: app.StatusReady, PopPipelineEnabled: true,
-		ModelsLoaded: eng.LandmarkModels(), PopModelsLoaded: pipeline.ModelsLoaded(), ModelVersion: version,
-		SessionConfig: sink.Session.Config}
-	if err := writeLine(stdout, start); err != nil {
+	id, version := sink.Start.SessionID, sink.Start.ModelVersion
+	if err := writeLine(stdout, sink.Start); err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: write output: %v\n", err)
 		return ExitRejected
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	"image/png"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"vetlens/app"
 )
 
 const popFixtures = "../engine/pop/testdata"
@@ -37,14 +40,14 @@ func TestCornersCommand(t *testing.T) {
 				path = black
 			}
 			var out, errb bytes.Buffer
-			if got := Corners([]string{path}, &out, &errb); got != tc.status {
+			if got := Corners(context.Background(), []string{path}, &out, &errb); got != tc.status {
 				t.Fatalf("exit %d, want %d; stdout %s stderr %s", got, tc.status, out.String(), errb.String())
 			}
 			if !strings.Contains(out.String(), tc.want) {
 				t.Fatalf("stdout %s lacks %s", out.String(), tc.want)
 			}
 			if tc.status == ExitOK {
-				var body CornersBody
+				var body app.Corners
 				if err := json.Unmarshal(out.Bytes(), &body); err != nil || body.ImageWidth != 960 || body.ImageHeight != 540 {
 					t.Fatalf("body %+v, %v", body, err)
 				}
@@ -52,7 +55,7 @@ func TestCornersCommand(t *testing.T) {
 		})
 	}
 	var out, errb bytes.Buffer
-	if got := Corners(nil, &out, &errb); got != ExitUsage {
+	if got := Corners(context.Background(), nil, &out, &errb); got != ExitUsage {
 		t.Fatalf("no file: exit %d", got)
 	}
 }
@@ -62,10 +65,10 @@ func TestPreprocessCommand(t *testing.T) {
 	jpg := filepath.Join(dir, "out.jpg")
 	var out, errb bytes.Buffer
 	// Flags after the file, as in the usage line.
-	if got := Preprocess([]string{filepath.Join(popFixtures, "screen_0001.jpg"), "-o", jpg}, &out, &errb); got != ExitOK {
+	if got := Preprocess(context.Background(), []string{filepath.Join(popFixtures, "screen_0001.jpg"), "-o", jpg}, &out, &errb); got != ExitOK {
 		t.Fatalf("exit %d: %s %s", got, out.String(), errb.String())
 	}
-	var body PreprocessBody
+	var body app.Rectified
 	if err := json.Unmarshal(out.Bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +80,10 @@ func TestPreprocessCommand(t *testing.T) {
 		t.Fatalf("written JPEG: %v", err)
 	}
 	out.Reset()
-	if got := Preprocess([]string{filepath.Join(popFixtures, "screen_0001.jpg")}, &out, &errb); got != ExitOK {
+	if got := Preprocess(context.Background(), []string{filepath.Join(popFixtures, "screen_0001.jpg")}, &out, &errb); got != ExitOK {
 		t.Fatalf("exit %d", got)
 	}
-	body = PreprocessBody{}
+	body = app.Rectified{}
 	if err := json.Unmarshal(out.Bytes(), &body); err != nil || body.RectifiedImage == "" {
 		t.Fatalf("body without -o lacks the image: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"vetlens/internal/config"
 )
 
 // prepareDesktopEnv completes the environment Fyne and its libraries
@@ -21,7 +23,7 @@ import (
 // What cannot be fixed from here goes through fyneLogFilter.
 func prepareDesktopEnv() (cleanup func(), err error) {
 	cleanup = func() {}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d == "" || !isDir(d) {
+	if d := config.XDGRuntimeDir.FromEnv(); d == "" || !isDir(d) {
 		tmp, err := os.MkdirTemp("", "vetlens-runtime-")
 		if err != nil {
 			return cleanup, fmt.Errorf("runtime dir: %w", err)
@@ -30,7 +32,10 @@ func prepareDesktopEnv() (cleanup func(), err error) {
 			os.RemoveAll(tmp)
 			return cleanup, fmt.Errorf("runtime dir: %w", err)
 		}
-		os.Setenv("XDG_RUNTIME_DIR", tmp)
+		if err := config.XDGRuntimeDir.SetEnv(tmp); err != nil {
+			os.RemoveAll(tmp)
+			return cleanup, fmt.Errorf("runtime dir: %w", err)
+		}
 		cleanup = func() { os.RemoveAll(tmp) }
 	}
 	if d, err := os.UserCacheDir(); err == nil {

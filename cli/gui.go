@@ -17,6 +17,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/assets"
+	"vetlens/internal/config"
 	"vetlens/internal/lanaddr"
 	"vetlens/ui"
 )
@@ -24,10 +25,9 @@ import (
 // guiConfig is the parsed `vetlens gui` command line.
 type guiConfig struct {
 	serveConfig
-	serve       bool   // start the HTTPS API in-process
-	camera      string // capture source spec
-	screenshots string // screenshot run's output folder
-	open        string // a radiograph to open at start (--open)
+	serve  bool   // start the HTTPS API in-process
+	camera string // capture source spec
+	open   string // a radiograph to open on Review at start (--open)
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -36,15 +36,14 @@ type guiConfig struct {
 func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate (default: the saved setting, then the user config dir's vetlens folder)")
-	addr := fs.String("addr", "", "HTTPS listen address HOST:PORT for this run: 127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network (default: as the Server tab left it in the data dir, then "+lanaddr.Local(lanaddr.DefaultPort)+")")
-	serve := fs.Bool("serve", false, "serve the HTTPS API at start; --serve=false: do not (default: as the Server tab left it in the data dir, then on)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	cam := fs.String("camera", "", "capture source: device:N, a video file, an image folder or an image file (default: the saved setting)")
-	open := fs.String("open", "", "open this radiograph (JPEG, PNG or DICOM) on Review at start; with --screenshots, measured and shot last")
-	importDir := fs.String("import-dir", "", "watched import folder for new DICOM, JPEG and PNG files (default: the saved setting)")
-	shots := fs.String("screenshots", "", "run a capture session on --camera, write a PNG screenshot of every screen into this folder, and exit (Xvfb tests)")
+	dataDir := config.DataDir.String(fs, "")
+	addr := config.Addr.String(fs, "")
+	serve := config.Serve.Bool(fs, false)
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	cam := config.Camera.String(fs, "")
+	importDir := config.ImportDir.String(fs, "")
+	open := config.Open.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -52,7 +51,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE] [--screenshots DIR]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -97,15 +96,12 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	}
 	c = guiConfig{
 		serve:  ls.Serve,
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), screenshots: *shots, open: *open,
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), open: *open,
 		serveConfig: serveConfig{
-			dataDir: dir, addr: ls.Addr, models: ModelsDir(*models), ortLib: *ortLib,
-			inFlight: 32, usgRate: app.DefaultUSGRate, cardiacConc: 1, importDir: *importDir,
+			dataDir: dir, addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
+			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
+			importDir: *importDir,
 		}}
-	if c.screenshots != "" && c.camera == "" {
-		fmt.Fprintln(stderr, "vetlens gui: --screenshots needs --camera")
-		return c, ExitUsage, false
-	}
 	return c, ExitOK, true
 }
 
@@ -136,6 +132,20 @@ func firstNonEmpty(s ...string) string {
 // in-process when switched on (--serve, or as the Server tab left it),
 // and the desktop window until it is closed or ctx ends.
 func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return GUIDriven(ctx, args, stdout, stderr, nil)
+}
+
+// Driver drives the window once the screens are up, as a clinician would
+// (the screenshot tool, bench/screenshots: test tooling that is not part
+// of the product binary). camera is the --camera source. The window closes
+// when it returns; an error makes the exit status ExitInternal.
+type Driver func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error
+
+// GUIDriven is GUI with a driver (nil: the window is the clinician's until
+// it is closed). With a driver --camera is required, and the HTTPS API
+// serves this computer on a free port (the Server tab then shows a live
+// listener without taking the clinic's port).
+func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, drive Driver) int {
 	// A quiet terminal: complete what Fyne expects of the environment,
 	// and turn its reports about the machine into one line each.
 	cleanupEnv, err := prepareDesktopEnv()
@@ -158,6 +168,10 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, code, ok := parseGUI(args, stderr, a.Preferences())
 	if !ok {
 		return code
+	}
+	if drive != nil && c.camera == "" {
+		fmt.Fprintln(stderr, "vetlens gui: a driven run needs --camera")
+		return ExitUsage
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "vetlens gui: data dir: %v\n", err)
@@ -188,7 +202,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fail(err)
 			fyne.Do(func() {
 				w.SetContent(ui.LoadingScreen("VetLens could not start: "+err.Error(), false))
-				if c.screenshots != "" {
+				if drive != nil {
 					a.Quit()
 				}
 			})
@@ -199,7 +213,7 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		closeAll = func() { listener.stop(); closeSvc() }
 		mu.Unlock()
 		addr := c.addr
-		if c.screenshots != "" { // the screenshot run serves this computer on a free port
+		if drive != nil { // a driven run serves this computer on a free port
 			c.serve, addr = true, "127.0.0.1:0"
 		}
 		if c.serve {
@@ -220,13 +234,9 @@ func GUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mu.Lock()
 		closeAll = func() { u.StopImport(); listener.stop(); closeSvc() } // no import measured on a closed store
 		mu.Unlock()
-		if c.screenshots != "" {
-			err := screenshotRun(ctx, u, w, c.camera, c.screenshots, stdout)
-			if err == nil && c.open != "" {
-				err = screenshotOpen(ctx, u, w, c.open, c.screenshots, len(u.Tabs())+1, stdout)
-			}
-			if err != nil {
-				fail(fmt.Errorf("screenshots: %w", err))
+		if drive != nil {
+			if err := drive(ctx, u, w, c.camera, stdout); err != nil {
+				fail(fmt.Errorf("driven run: %w", err))
 			}
 			fyne.Do(a.Quit)
 		} else if c.open != "" {

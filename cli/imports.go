@@ -40,11 +40,19 @@ func watchImports(ctx context.Context, svc *app.Service, dir string, log *slog.L
 			}
 			if m := it.Measurement; m != nil && m.Result != nil {
 				log.Info("import: measured", "file", it.Name, "patient", m.PatientID, "result_code", int(m.Result.Code),
-					"vhs", fmtPtr(m.Result.VHS), "vlas", fmtPtr(m.Result.VLAS))
+					"vhs", valueText(m.Result.VHS), "vlas", valueText(m.Result.VLAS))
 			}
 		}
 	})
 	log.Info("watching the import folder", "dir", dir)
 	go q.Run(ctx)
 	return nil
+}
+
+// valueText is a VHS or VLAS for the log ("-" when withheld).
+func valueText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 )
@@ -43,7 +44,7 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory (required)")
+	dataDir := config.DataDir.String(fs, "")
 	customer := fs.String("customer", "", "customer name (create)")
 	tier := fs.String("tier", "", "contracted tier (create; default paygo for a new customer)")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"vetlens/app/capture"
+	"vetlens/api"
+	"vetlens/app"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // MaxInputFileBytes is the largest file `vetlens predict` reads. The HTTP
@@ -27,9 +28,12 @@ Measures VHS and VLAS on each JPEG, PNG or DICOM radiograph (told by its
 content, not its name; DICOM: the first frame) and prints one JSON
 body per file on stdout, one per line, in argument order: the cardiac v3
 single-image prediction body (or the rejection body) without billing and
-history. A file that cannot be read or decoded prints
-{"error": "...", "file": "..."} instead; the other files still run and the
-exit status is then 1. Setup failures (ONNX Runtime, models) exit 2.
+history, exactly as POST /v3/predict answers (the same use case in app).
+A file that cannot be read or measured prints {"error": "...", "status":
+N, "file": "..."} instead (status: the API's HTTP status for that error,
+absent when the file could not be read); the other files still run and
+the exit status is then 1. Setup failures (ONNX Runtime, models) exit 3;
+a bad command line exits 2 ("vetlens help" lists the exit statuses).
 
 --render writes the annotated image as JPEG (not into the JSON). With
 several files, OUT.jpg becomes OUT-1.jpg, OUT-2.jpg, ... by position.
@@ -48,61 +52,52 @@ Models: --models, else $VETLENS_MODELS, else models/ beside the executable,
 else ./models.
 `
 
-// errorLine is the JSON line printed for a file that could not be measured.
-type errorLine struct {
-	Error string `json:"error"`
-	File  string `json:"file"`
-}
-
-// Predict implements `vetlens predict`. It returns 0 when every file was
-// measured (rejection counts as measured), 1 when some file failed, and 2
-// for usage errors or when ONNX Runtime or the models cannot be loaded.
+// Predict implements `vetlens predict` through app.Service.PredictLocal,
+// the single-image use case of /v3/predict. It returns ExitOK when every
+// file was measured (rejection counts as measured), ExitRejected when
+// some file failed, ExitUsage for a bad command line and ExitInternal
+// when ONNX Runtime or the models cannot be loaded.
 func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, predictUsage) }
 	render := fs.String("render", "", "write the annotated image to this JPEG file")
-	modelsFlag := fs.String("models", "", "models directory")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library")
+	modelsFlag := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return ExitOK
 		}
-		return 2
+		return ExitUsage
 	}
 	files := fs.Args()
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "vetlens predict: no input files")
 		fs.Usage()
-		return 2
+		return ExitUsage
 	}
-	if err := ort.Init(*ortLib); err != nil {
-		fmt.Fprintf(stderr, "vetlens predict: %v\n", err)
-		return 2
-	}
-	dir := ModelsDir(*modelsFlag)
-	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*modelsFlag), *ortLib, localNeeds{cardiac: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "vetlens predict: load cardiac models from %s: %v\n", dir, err)
-		return 2
+		fmt.Fprintf(stderr, "vetlens predict: %v\n", err)
+		return ExitInternal
 	}
-	defer eng.Close()
+	defer closeAll()
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
-	status := 0
+	status := ExitOK
 	for i, file := range files {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintf(stderr, "vetlens predict: stopped before %s: %v\n", file, err)
-			return 1
+			return ExitRejected
 		}
-		resp, guard, err := predictFile(ctx, eng, file, renderPath(*render, i, len(files)))
+		resp, guard, err := predictFile(ctx, svc, file, renderPath(*render, i, len(files)))
 		if err != nil {
-			status = 1
+			status = ExitRejected
 			if resp == nil {
-				if err := enc.Encode(errorLine{Error: err.Error(), File: file}); err != nil {
+				if err := enc.Encode(errorLineOf(file, err)); err != nil {
 					fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
-					return 1
+					return ExitRejected
 				}
 				continue
 			}
@@ -115,36 +110,34 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if err := enc.Encode(resp); err != nil {
 			fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
-			return 1
+			return ExitRejected
 		}
 	}
 	return status
 }
 
-// predictFile measures one file and returns its body and the guard that
-// withheld VHS or VLAS (cardiac.Result.Guard). A nil response means the
-// file could not be measured; a response with an error means rendering
-// failed.
-func predictFile(ctx context.Context, eng *cardiac.Engine, file, renderOut string) (*cardiac.Response, cardiac.Guard, error) {
+// predictFile measures one file with the API's single-image use case and
+// returns its body and the guard that withheld VHS or VLAS
+// (cardiac.Result.Guard). A nil response means the file could not be
+// measured; a response with an error means rendering failed.
+func predictFile(ctx context.Context, svc *app.Service, file, renderOut string) (*api.CardiacResponse, cardiac.Guard, error) {
 	b, err := readLimited(file, MaxInputFileBytes)
 	if err != nil {
 		return nil, cardiac.GuardNone, err
 	}
 	// Screen photos are detected and perspective-corrected first
 	// (docs/pop.md); anything else is measured as it is.
-	s, err := capture.PredictImage(ctx, eng, capture.PoP{}, b, cardiac.PredictOptions{Render: renderOut != ""})
+	resp, r, err := svc.PredictLocal(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
 		return nil, cardiac.GuardNone, err
 	}
-	r := s.Result
-	resp := cardiac.NewResponse(r, eng.ModelVersion())
 	resp.RenderedImage = "" // written to renderOut instead of stdout
 	if renderOut != "" && r.Rendered != nil {
 		if err := os.WriteFile(renderOut, r.Rendered, 0o644); err != nil {
-			return &resp, r.Guard, fmt.Errorf("write rendered image: %w", err)
+			return resp, r.Guard, fmt.Errorf("write rendered image: %w", err)
 		}
 	}
-	return &resp, r.Guard, nil
+	return resp, r.Guard, nil
 }
 
 // readLimited reads a whole file, refusing files over limit bytes.

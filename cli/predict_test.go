@@ -102,13 +102,13 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-// TestPredictCLI runs a radiograph-like picture, a missing file, a corrupt
-// file and a colour scene in one call and checks each line's shape.
+// TestPredictCLI runs a held-out phantom radiograph, a missing file, a
+// corrupt file and a colour scene in one call and checks each line's
+// shape and the rendered file.
 func TestPredictCLI(t *testing.T) {
 	models := testModelsDir(t)
 	d := t.TempDir()
-	good := filepath.Join(d, "thorax.jpg")
-	writeImage(t, good, grayPicture(900, 700))
+	good := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_3_1024x1024.jpg")
 	corrupt := filepath.Join(d, "corrupt.png")
 	os.WriteFile(corrupt, []byte("\x89PNG\r\n\x1a\nnot really"), 0o644)
 	colour := filepath.Join(d, "scene.png")
@@ -135,38 +135,53 @@ func TestPredictCLI(t *testing.T) {
 	if rc := b["result_code"]; (rc == 4.0 || rc == 5.0) != explained {
 		t.Errorf("result %v, stderr %q", rc, stderr)
 	}
-	if b["rejected"] == true {
-		t.Logf("the models reject the synthetic picture: %v", b)
-	} else {
-		want := []string{"model_confidence", "model_version", "pop_detected", "prediction", "result_code", "result_description", "spread", "vhs", "vlas"}
-		if got := sortedKeys(b); !reflect.DeepEqual(got, want) {
-			t.Errorf("line 1 keys %v, want %v", got, want)
+	// The phantom is measured (whatever the result code), never rejected:
+	// the body and the rendered file are always checked.
+	want := []string{"model_confidence", "model_version", "pop_detected", "prediction", "result_code", "result_description", "spread", "vhs", "vlas"}
+	if got := sortedKeys(b); !reflect.DeepEqual(got, want) {
+		t.Errorf("line 1 keys %v, want %v (body %v)", got, want, b)
+	}
+	if p, _ := b["prediction"].([]any); len(p) != 7 {
+		t.Errorf("prediction %v", b["prediction"])
+	}
+	f, err := os.Open(filepath.Join(d, "render-1.jpg"))
+	if err != nil {
+		t.Fatalf("rendered file: %v", err)
+	}
+	img, err := jpeg.Decode(f)
+	f.Close()
+	if err != nil || img.Bounds().Dx() != 1024 || img.Bounds().Dy() != 1024 {
+		t.Fatalf("rendered file: %v, %v", err, img.Bounds())
+	}
+	// The annotation is drawn in colour over the grey radiograph.
+	coloured := 0
+	for y := 0; y < 1024; y += 4 {
+		for x := 0; x < 1024; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if max(r, g, bl)-min(r, g, bl) > 0x3000 {
+				coloured++
+			}
 		}
-		if p, _ := b["prediction"].([]any); len(p) != 7 {
-			t.Errorf("prediction %v", b["prediction"])
-		}
-		f, err := os.Open(filepath.Join(d, "render-1.jpg"))
-		if err != nil {
-			t.Fatalf("rendered file: %v", err)
-		}
-		img, err := jpeg.Decode(f)
-		f.Close()
-		if err != nil || img.Bounds().Dx() != 900 || img.Bounds().Dy() != 700 {
-			t.Errorf("rendered file: %v, %v", err, img.Bounds())
-		}
+	}
+	if coloured < 50 {
+		t.Errorf("rendered file has %d coloured samples: no annotation drawn", coloured)
 	}
 	// Lines 2 and 3: error lines naming the file.
 	for i, f := range []string{missing, corrupt} {
 		e := bodies[1+i]
-		if got := sortedKeys(e); !reflect.DeepEqual(got, []string{"error", "file"}) || e["file"] != f || e["error"] == "" {
+		keys := []string{"error", "file", "status"} // the API's 400 for a bad image
+		if f == missing {
+			keys = []string{"error", "file"} // no API equivalent
+		}
+		if got := sortedKeys(e); !reflect.DeepEqual(got, keys) || e["file"] != f || e["error"] == "" {
 			t.Errorf("line %d: %v", 2+i, e)
 		}
 	}
-	if !strings.Contains(bodies[2]["error"].(string), "corrupt") {
-		t.Errorf("corrupt file error %q does not say so", bodies[2]["error"])
+	if !strings.Contains(bodies[2]["error"].(string), "not a usable JPEG or PNG") || bodies[2]["status"] != 400.0 {
+		t.Errorf("corrupt file: %v, want the API's 400 saying the image is not usable", bodies[2])
 	}
 	// Line 4: the rejection body exactly.
-	want := []string{"classifier_confidence", "model_version", "rejected", "rejection_reason", "result_code", "result_description", "vhs", "vlas"}
+	want = []string{"classifier_confidence", "model_version", "rejected", "rejection_reason", "result_code", "result_description", "vhs", "vlas"}
 	if got := sortedKeys(bodies[3]); !reflect.DeepEqual(got, want) {
 		t.Errorf("rejection keys %v, want %v", got, want)
 	}
@@ -245,7 +260,7 @@ func TestPredictCLINoCardiacModels(t *testing.T) {
 	img := filepath.Join(d, "a.png")
 	writeImage(t, img, grayPicture(64, 64))
 	code, stdout, stderr := run(t, "--models", d, img)
-	if code != 2 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "no cardiac models") {
+	if code != ExitInternal || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "no cardiac models") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
@@ -266,30 +281,13 @@ func TestPredictCLIBadLibrary(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Errorf("%s: %v, want exit 2", lib, err)
+		if !errors.As(err, &ee) || ee.ExitCode() != ExitInternal {
+			t.Errorf("%s: %v, want exit %d", lib, err, ExitInternal)
 		}
 		msg := strings.TrimSpace(errb.String())
 		if out.Len() != 0 || strings.Contains(msg, "\n") || !strings.Contains(msg, lib) {
 			t.Errorf("%s: stdout %q, stderr %q: want one line naming the library", lib, out.String(), msg)
 		}
-	}
-}
-
-func TestModelsDir(t *testing.T) {
-	t.Setenv(ModelsEnv, "")
-	if got := ModelsDir("/opt/m"); got != "/opt/m" {
-		t.Errorf("flag: %s", got)
-	}
-	if got := ModelsDir(""); got != "models" {
-		t.Errorf("fallback: %s", got)
-	}
-	t.Setenv(ModelsEnv, "/env/models")
-	if got := ModelsDir(""); got != "/env/models" {
-		t.Errorf("env: %s", got)
-	}
-	if got := ModelsDir("/flag"); got != "/flag" {
-		t.Errorf("flag over env: %s", got)
 	}
 }
 

@@ -17,10 +17,7 @@ import (
 	"time"
 
 	"vetlens/app"
-	"vetlens/app/capture"
-	"vetlens/engine/cardiac"
-	"vetlens/engine/ort"
-	"vetlens/engine/usg"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 )
@@ -35,22 +32,22 @@ const AdminSocket = "admin.sock"
 func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "data directory: database, certificate, admin socket (required)")
-	addr := fs.String("addr", "0.0.0.0:8443", "HTTPS listen address HOST:PORT")
-	certPath := fs.String("cert", "", "TLS certificate PEM (default: self-signed, generated into the data dir)")
-	keyPath := fs.String("key", "", "TLS private key PEM (with --cert)")
-	redirect := fs.String("redirect-addr", "", "also serve plain HTTP here, redirecting to HTTPS")
-	public := fs.String("public-host", "", "host name or address clients use, the HTTP redirect's target (default: the --addr host, or the machine's host name for 0.0.0.0)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search)")
-	inFlight := fs.Int("max-in-flight", 32, "requests in flight per API key before 429")
+	dataDir := config.DataDir.String(fs, "")
+	addr := config.Addr.String(fs, config.DefaultAddr)
+	certPath := config.Cert.String(fs, "")
+	keyPath := config.Key.String(fs, "")
+	redirect := config.RedirectAddr.String(fs, "")
+	public := config.PublicHost.String(fs, "")
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
+	inFlight := config.MaxInFlight.Int(fs, config.DefaultMaxInFlight)
 	usgRate := dollarsFlag(app.DefaultUSGRate)
-	fs.Var(&usgRate, "usg-rate", "flat price of one USG prediction, dollars with at most 2 decimals")
-	cardiacConc := fs.Int("cardiac-concurrency", 1, "cardiac images measured at once across all requests")
-	pixelMB := fs.Int64("pixel-budget-mb", 0, "memory budget for decoded image pixels across all requests, MiB (0: total memory / 16, within 256-4096)")
-	pixelWait := fs.Duration("pixel-wait", 0, "how long an image waits for room in the pixel budget before 503 (0: 2s)")
-	popSessions := fs.Int("max-pop-sessions", app.DefaultMaxOpenSessionsPerKey, "open PoP capture sessions per API key before 429")
-	importDir := fs.String("import-dir", "", "watched import folder: new DICOM, JPEG and PNG files are measured and logged (docs/dicom.md)")
+	config.USGRate.Var(fs, &usgRate)
+	cardiacConc := config.CardiacConcurrency.Int(fs, config.DefaultCardiacConcurrency)
+	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
+	pixelWait := config.PixelWait.Duration(fs, 0)
+	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
+	importDir := config.ImportDir.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -64,7 +61,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
-		models: ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
+		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
@@ -129,28 +126,16 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 			closers[i]()
 		}
 	}
-	deps := app.Deps{Repos: st.Repos()}
-	if err := ort.Init(c.ortLib); err != nil {
-		log.Warn("ONNX Runtime unavailable: prediction endpoints answer 503", "err", err)
-	} else {
-		if e, err := usg.Load(c.models); err != nil {
-			log.Warn("USG model not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.USG = e
-		}
-		if e, err := cardiac.Load(c.models, cardiac.DefaultOptions()); err != nil {
-			log.Warn("cardiac models not loaded", "err", err)
-		} else {
-			closers = append(closers, e.Close)
-			deps.Cardiac = e
-			// The PoP pipeline (classical geometry, no model files) needs
-			// the cardiac engine to measure rectified frames.
-			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
-			go mgr.RunSweeper(ctx, 30*time.Second)
-			deps.PoP = capture.NewService(mgr, e, capture.PoP{})
-		}
+	deps, closeEngines, err := loadEngines(ctx, c.models, c.ortLib, localNeeds{cardiac: true, usg: true}, func(part string, err error) error {
+		log.Warn(part+" not loaded: its endpoints answer 503", "err", err)
+		return nil
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
+	closers = append(closers, func() error { closeEngines(); return nil })
+	deps.Repos = st.Repos()
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc

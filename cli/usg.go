@@ -12,16 +12,8 @@ import (
 	"os"
 	"time"
 
-	"vetlens/engine/ort"
 	"vetlens/engine/usg"
-)
-
-// Exit statuses of the subcommands.
-const (
-	ExitOK       = 0 // result printed
-	ExitRejected = 1 // the request was rejected; the error body is printed
-	ExitUsage    = 2 // bad command line
-	ExitInternal = 3 // models or ONNX Runtime unusable; internal_error body printed
+	"vetlens/internal/config"
 )
 
 // usgFlags maps each feature flag to its canonical request key.
@@ -35,7 +27,8 @@ var usgFlags = []struct{ flag, key, help string }{
 
 // USG runs `vetlens usg`: it validates one request given as flags or as a
 // JSON body (--json FILE, or - for stdin), predicts with the shipped USG
-// model, and prints the spec's {result, meta} body or its error body to
+// model through app.Service.PredictUSGLocal (the use case of
+// /usg/v1/predict, without logging or billing), and prints the spec's {result, meta} body or its error body to
 // stdout. It returns the process exit status.
 func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	received := time.Now()
@@ -53,8 +46,8 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	jsonFile := fs.String("json", "", "read the request body (spec usg-v1) from FILE, or stdin for -")
 	clinic := fs.String("clinic-code", "", "optional clinic code (logged only)")
 	uuid := fs.String("uuid", "", "optional patient identifier (logged only)")
-	models := fs.String("models", "", "models directory (default $"+ModelsEnv+", then models beside the executable, then ./models)")
-	ortLib := fs.String("ort-lib", "", "ONNX Runtime shared library (default: search, see engine/ort)")
+	models := config.Models.String(fs, "")
+	ortLib := config.ORTLib.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -105,15 +98,12 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printError(stdout, stderr, err)
 	}
 	req.Received = received
-	if err := ort.Init(*ortLib); err != nil {
-		return printError(stdout, stderr, err)
-	}
-	eng, err := usg.Load(ModelsDir(*models))
+	svc, closeAll, err := openLocal(ctx, config.ModelsDir(*models), *ortLib, localNeeds{usg: true})
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
-	defer eng.Close()
-	resp, err := eng.Predict(ctx, req)
+	defer closeAll()
+	resp, err := svc.PredictUSGLocal(ctx, req)
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}

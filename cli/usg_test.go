@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 )
 
 const modelsDir = "../models"
@@ -53,10 +54,10 @@ func TestUSGJSONInput(t *testing.T) {
 	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(ModelsEnv, modelsDir)
+	t.Setenv(config.Models.Env, modelsDir)
 	code, out2, errs := runUSG(t, "", "--json", f)
 	if code != ExitOK {
-		t.Fatalf("file with $%s: exit %d, %s %s", ModelsEnv, code, errs, out2)
+		t.Fatalf("file with $%s: exit %d, %s %s", config.Models.Env, code, errs, out2)
 	}
 	var a, b usg.Response
 	_ = json.Unmarshal([]byte(out), &a)

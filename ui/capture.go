@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"image"
 	"image/color"
+	"strings"
 	"sync"
 
 	"fyne.io/fyne/v2"
@@ -138,7 +138,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 		}
 		cfg.Sink = sess
 		cfg.OnProgress = func(o app.FrameOutcome) { fyne.Do(func() { c.showProgress(o, sess.Config) }) }
-		c.status.SetText(fmt.Sprintf("Hold the camera on the radiograph: %d good frames that agree are needed.", goodFramesNeeded))
+		c.status.SetText(fmt.Sprintf("Hold the camera on the radiograph: %d good frames that agree are needed.", sess.Config.GoodFramesNeeded))
 	} else {
 		c.status.SetText("Previewing " + spec)
 	}
@@ -163,9 +163,6 @@ func (u *UI) StartCapture(spec string, session bool) error {
 // maxOutlineAge is how many frames old an outline may be and still be
 // drawn on the preview (about half a second at 15 fps).
 const maxOutlineAge = 8
-
-// goodFramesNeeded is shown to the user; the session engine decides.
-const goodFramesNeeded = 3
 
 // StopCapture stops the running preview or session and waits for it.
 func (u *UI) StopCapture() {
@@ -210,8 +207,8 @@ func (c *captureTab) onPreview(p live.Preview) {
 func (c *captureTab) showProgress(o app.FrameOutcome, cfg app.SessionConfig) {
 	switch o.Status {
 	case app.StatusContinue:
-		c.progress.SetValue(min(1, float64(o.GoodFrames)/goodFramesNeeded))
-		c.status.SetText(progressText(o, cfg.MaxFrames))
+		c.progress.SetValue(min(1, float64(o.GoodFrames)/float64(max(1, cfg.GoodFramesNeeded))))
+		c.status.SetText(progressText(o, cfg))
 	case app.StatusComplete:
 		c.progress.SetValue(1)
 	}
@@ -220,8 +217,8 @@ func (c *captureTab) showProgress(o app.FrameOutcome, cfg app.SessionConfig) {
 // progressText is a session's progress: the good frames, the frame
 // count, and why the last frame was not good. The outcome's reason starts
 // with the same count ("2 of 3 good frames: why"), which is said once.
-func progressText(o app.FrameOutcome, maxFrames int) string {
-	text := fmt.Sprintf("%d of %d good frames (frame %d of at most %d).", o.GoodFrames, goodFramesNeeded, o.FramesProcessed, maxFrames)
+func progressText(o app.FrameOutcome, cfg app.SessionConfig) string {
+	text := fmt.Sprintf("%d of %d good frames (frame %d of at most %d).", o.GoodFrames, cfg.GoodFramesNeeded, o.FramesProcessed, cfg.MaxFrames)
 	if _, why, ok := strings.Cut(o.Reason, ": "); ok && why != "" {
 		text += " Last frame: " + why
 	}

@@ -121,7 +121,7 @@ func TestProgressTextSaysCountOnce(t *testing.T) {
 		{app.FrameOutcome{GoodFrames: 2, FramesProcessed: 5, Reason: "2 of 3 good frames"}, "2 of 3 good frames (frame 5 of at most 60)."},
 		{app.FrameOutcome{GoodFrames: 1, FramesProcessed: 9, Reason: "1 of 3 good frames: no screen found"}, "1 of 3 good frames (frame 9 of at most 60). Last frame: no screen found"},
 	} {
-		got := progressText(c.o, 60)
+		got := progressText(c.o, app.SessionConfig{GoodFramesNeeded: 3, MaxFrames: 60})
 		if got != c.want || strings.Count(got, "good frames") != 1 {
 			t.Errorf("progressText(%+v) = %q, want %q", c.o, got, c.want)
 		}

@@ -18,12 +18,6 @@ import (
 	"vetlens/engine/cardiac"
 )
 
-// Canine reference ranges shown beside the values.
-const (
-	vhsLow, vhsHigh = 8.5, 10.5
-	vlasHigh        = 2.5
-)
-
 // review is the Review tab: one radiograph (rectified when it was a
 // screen photo), its measurement, editable landmarks, hand placement,
 // undo, save and report.

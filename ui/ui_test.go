@@ -2,7 +2,9 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -199,16 +201,31 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 }
 
+// TestReviewOpenBadFile runs with the engines loaded, so a refusal is
+// about the file, not about missing models: a missing file is refused at
+// once; a file that is not an image is measured in the background and the
+// review says why it failed, showing no measurement.
 func TestReviewOpenBadFile(t *testing.T) {
-	u, _, _ := newTestUI(t, false)
+	u, _, done := newTestUI(t, true)
+	u.SetPatientID("rex")
+	missing := filepath.Join(t.TempDir(), "missing.png")
+	if err := u.OpenFile(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenFile(missing): %v, want a not-exist error", err)
+	}
 	bad := filepath.Join(t.TempDir(), "x.jpg")
 	if err := os.WriteFile(bad, []byte("not an image"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{bad, filepath.Join(t.TempDir(), "missing.png")} {
-		if err := u.OpenFile(p); err == nil {
-			t.Errorf("OpenFile(%s) succeeded", p)
-		}
+	if err := u.OpenFile(bad); err != nil {
+		t.Fatalf("OpenFile(bad) with the engines loaded: %v", err)
+	}
+	wait(t, done)
+	st := u.review.status.Text
+	if !strings.Contains(st, "Measurement failed") || !strings.Contains(st, "not a usable JPEG or PNG") || strings.Contains(st, "not loaded") {
+		t.Errorf("review status %q, want the bad image named as the cause", st)
+	}
+	if u.ReviewMeasurement() != nil {
+		t.Error("a measurement is shown for a file that is not an image")
 	}
 }
 

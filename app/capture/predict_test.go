@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"testing"
 
+	"vetlens/api"
 	"vetlens/engine/cardiac"
 )
 
@@ -38,7 +39,7 @@ func TestPredictImage(t *testing.T) {
 			if p.refined.Load() != 0 {
 				t.Fatal("a rectified screen photo was measured with the refinement stage")
 			}
-			resp := cardiac.NewResponse(r, "v")
+			resp := api.NewCardiacResponse(r, "v")
 			if resp.PopDetected == nil || *resp.PopDetected != tc.pop {
 				t.Fatalf("pop_detected in body: %v", resp.PopDetected)
 			}

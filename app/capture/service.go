@@ -98,23 +98,21 @@ func (s *Service) StartSession(ctx context.Context) (app.Session, error) {
 	cfg := s.m.Config()
 	return app.Session{ID: o.SessionID, Config: app.SessionConfig{
 		MaxFrames: cfg.MaxFrames, MaxConsecutiveFailures: cfg.MaxConsecutiveFailures, SessionTTLSeconds: cfg.TTLSeconds,
+		GoodFramesNeeded: cfg.GoodFramesNeeded,
 	}}, nil
 }
 
-// Frame feeds one frame to a session and translates the outcome.
+// Frame feeds one frame to a session and returns its outcome with the
+// final images of a complete session. The Manager's errors are app's
+// (app.ErrSessionNotFound, app.ErrSessionClosed) already.
 func (s *Service) Frame(ctx context.Context, id string, frame []byte) (app.FrameOutcome, error) {
 	o, err := s.m.Frame(ctx, id, frame)
-	switch {
-	case errors.Is(err, ErrUnknownSession):
-		return app.FrameOutcome{}, fmt.Errorf("%w: %w", app.ErrSessionNotFound, err)
-	case errors.Is(err, ErrSessionClosed):
-		return app.FrameOutcome{}, fmt.Errorf("%w: %w", app.ErrSessionClosed, err)
-	case err != nil:
+	if err != nil {
 		return app.FrameOutcome{}, err
 	}
-	out := app.FrameOutcome{Status: string(o.Status), FrameIndex: o.FrameIndex, FramesProcessed: o.FramesProcessed,
+	out := app.FrameOutcome{Status: o.Status, FrameIndex: o.FrameIndex, FramesProcessed: o.FramesProcessed,
 		GoodFrames: o.GoodFrames, Reason: o.Reason, Result: o.Frame.Result, Error: o.Error}
-	if o.Status == StatusComplete {
+	if o.Status == app.StatusComplete {
 		out.Result, out.Rectified = o.Best, o.RectifiedJPEG
 		img, _, err := imageproc.Decode(o.RectifiedJPEG)
 		if err != nil {

@@ -5,43 +5,22 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"sync"
 	"time"
 
+	"vetlens/app"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/pop"
 )
 
-// Status is a session's state, the spec's session_status.
-type Status string
-
-// Session states.
-const (
-	StatusReady    Status = "ready"
-	StatusContinue Status = "continue"
-	StatusComplete Status = "complete"
-	StatusFailed   Status = "failed"
-)
-
-// Failure errors, the spec's `error` values of a failed session.
-const (
-	ErrorMaxFrames = "max_frames_exceeded"
-	ErrorTimeout   = "session_timeout"
-)
-
-// Sentinel errors of Manager.Frame.
-var (
-	// ErrUnknownSession: no such session id, or it expired and was swept
-	// from memory. The HTTP layer answers 404.
-	ErrUnknownSession = errors.New("unknown or expired session")
-	// ErrSessionClosed: the session already completed or failed; a frame
-	// sent after that is not processed. The HTTP layer answers 409.
-	ErrSessionClosed = errors.New("session already finished")
-)
+// A session's states and failure errors are app's (app.StatusReady,
+// app.StatusContinue, app.StatusComplete, app.StatusFailed; app.ErrMaxFrames,
+// ErrTimeout; Manager.Frame's sentinels app.ErrSessionNotFound and
+// app.ErrSessionClosed): one set for the API, the desktop and `vetlens
+// capture`.
 
 // Config is a session's configuration; the first three fields are the
 // spec's session_config.
@@ -102,7 +81,7 @@ func (f FrameResult) Code() cardiac.Code {
 // Outcome is the answer to one frame (or to Start: status ready).
 type Outcome struct {
 	SessionID string
-	Status    Status
+	Status    string
 	// FrameIndex is the 0-based index of this frame in the session; for
 	// complete, the index of the best frame.
 	FrameIndex int
@@ -120,14 +99,14 @@ type Outcome struct {
 	Best *cardiac.Result
 	// RectifiedJPEG is the best frame's rectified image (complete only).
 	RectifiedJPEG []byte
-	// Error is ErrorMaxFrames or ErrorTimeout (failed only).
+	// Error is app.ErrMaxFrames or app.ErrTimeout (failed only).
 	Error string
 }
 
 // Billable reports whether the outcome is a billable completion (a valid
 // VHS, result codes 1-4). The manager never bills; the caller does.
 func (o Outcome) Billable() bool {
-	return o.Status == StatusComplete && o.Best != nil && o.Best.Code.HasVHS()
+	return o.Status == app.StatusComplete && o.Best != nil && o.Best.Code.HasVHS()
 }
 
 type goodFrame struct {
@@ -144,7 +123,7 @@ type session struct {
 	pictures map[[32]byte]bool // pop.FrameHash of every decoded frame
 	id       string
 	created  time.Time
-	status   Status
+	status   string
 	frames   int // frames accepted for processing
 	done     int // frames whose processing finished
 	failRun  int
@@ -194,11 +173,11 @@ func (m *Manager) Start() (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	s := &session{id: id, created: m.now(), status: StatusReady}
+	s := &session{id: id, created: m.now(), status: app.StatusReady}
 	m.mu.Lock()
 	m.sessions[id] = s
 	m.mu.Unlock()
-	return Outcome{SessionID: id, Status: StatusReady, GoodFramesNeeded: m.cfg.GoodFramesNeeded}, nil
+	return Outcome{SessionID: id, Status: app.StatusReady, GoodFramesNeeded: m.cfg.GoodFramesNeeded}, nil
 }
 
 // Len is the number of sessions held in memory.
@@ -246,13 +225,13 @@ func (m *Manager) get(id string) (*session, error) {
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return nil, ErrUnknownSession
+		return nil, app.ErrSessionNotFound
 	}
 	return s, nil
 }
 
 // Frame processes one encoded frame (JPEG or PNG) of session id. Errors:
-// ErrUnknownSession, ErrSessionClosed, or a failure to run the models
+// app.ErrSessionNotFound, app.ErrSessionClosed, or a failure to run the models
 // (wrapped). A frame that cannot be decoded or shows no screen is not an
 // error: it is a frame that is not good.
 func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, error) {
@@ -262,13 +241,13 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	}
 	// Reserve this frame's index, or answer timeout / closed.
 	s.mu.Lock()
-	if s.status == StatusComplete || s.status == StatusFailed {
+	if s.status == app.StatusComplete || s.status == app.StatusFailed {
 		s.mu.Unlock()
-		return Outcome{}, fmt.Errorf("session %s: %w", id, ErrSessionClosed)
+		return Outcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
 	}
 	now := m.now()
 	if now.Sub(s.created) > m.ttl() {
-		out := m.fail(s, ErrorTimeout, s.frames, now)
+		out := m.fail(s, app.ErrTimeout, s.frames, now)
 		s.mu.Unlock()
 		return out, nil
 	}
@@ -276,7 +255,7 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 		// Earlier frames still in flight will decide; this one is over
 		// the limit.
 		s.mu.Unlock()
-		return Outcome{}, fmt.Errorf("session %s: frame over max_frames while others are processed: %w", id, ErrSessionClosed)
+		return Outcome{}, fmt.Errorf("session %s: frame over max_frames while others are processed: %w", id, app.ErrSessionClosed)
 	}
 	index := s.frames
 	s.frames++
@@ -301,8 +280,8 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	if err != nil {
 		s.mu.Lock()
 		s.done++
-		if s.done >= m.cfg.MaxFrames && s.status != StatusComplete && s.status != StatusFailed {
-			m.fail(s, ErrorMaxFrames, index, m.now())
+		if s.done >= m.cfg.MaxFrames && s.status != app.StatusComplete && s.status != app.StatusFailed {
+			m.fail(s, app.ErrMaxFrames, index, m.now())
 		}
 		s.mu.Unlock()
 		return Outcome{}, err
@@ -311,12 +290,12 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done++
-	if s.status == StatusComplete || s.status == StatusFailed {
-		return Outcome{}, fmt.Errorf("session %s: %w", id, ErrSessionClosed)
+	if s.status == app.StatusComplete || s.status == app.StatusFailed {
+		return Outcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
 	}
 	now = m.now()
 	if now.Sub(s.created) > m.ttl() {
-		return m.fail(s, ErrorTimeout, index, now), nil
+		return m.fail(s, app.ErrTimeout, index, now), nil
 	}
 	if fr.Good {
 		s.failRun = 0
@@ -331,18 +310,18 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 	out := Outcome{SessionID: id, FrameIndex: index, FramesProcessed: s.done, GoodFrames: len(s.good),
 		GoodFramesNeeded: m.cfg.GoodFramesNeeded, Frame: fr}
 	if best, ok := m.agree(s.good); ok {
-		s.status, s.finished = StatusComplete, now
-		out.Status = StatusComplete
+		s.status, s.finished = app.StatusComplete, now
+		out.Status = app.StatusComplete
 		out.FrameIndex = best.index
 		out.Best = best.res
 		out.RectifiedJPEG = best.jpeg
 		return out, nil
 	}
 	if s.done >= m.cfg.MaxFrames {
-		return m.fail(s, ErrorMaxFrames, index, now), nil
+		return m.fail(s, app.ErrMaxFrames, index, now), nil
 	}
-	s.status = StatusContinue
-	out.Status = StatusContinue
+	s.status = app.StatusContinue
+	out.Status = app.StatusContinue
 	out.Reason = fmt.Sprintf("%d of %d good frames", len(s.good), m.cfg.GoodFramesNeeded)
 	if !fr.Good {
 		out.Reason += ": " + fr.Problem
@@ -371,8 +350,8 @@ func (s *session) seenPicture(h [32]byte) bool {
 
 // fail moves s to failed; s.mu is held.
 func (m *Manager) fail(s *session, reason string, index int, now time.Time) Outcome {
-	s.status, s.finished = StatusFailed, now
-	return Outcome{SessionID: s.id, Status: StatusFailed, FrameIndex: index, FramesProcessed: s.done,
+	s.status, s.finished = app.StatusFailed, now
+	return Outcome{SessionID: s.id, Status: app.StatusFailed, FrameIndex: index, FramesProcessed: s.done,
 		GoodFrames: len(s.good), GoodFramesNeeded: m.cfg.GoodFramesNeeded, Error: reason}
 }
 

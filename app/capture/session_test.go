@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -12,12 +13,14 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"vetlens/app"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/pop"
 )
@@ -114,7 +117,7 @@ func newTestManager() (*Manager, *clock, *fakePredictor) {
 func TestSessionRows(t *testing.T) {
 	type step struct {
 		frame  string
-		status Status
+		status string
 		good   int
 		reason string // substring for continue
 		index  int    // FrameIndex (best frame on complete)
@@ -124,44 +127,44 @@ func TestSessionRows(t *testing.T) {
 		steps []step
 	}{
 		{"three agreeing good frames complete, best is the lowest spread", []step{
-			{"good:10.0:0.004", StatusContinue, 1, "1 of 3 good frames", 0},
-			{"bad", StatusContinue, 1, "1 of 3 good frames: no screen found", 1},
-			{"good:10.2:0.002", StatusContinue, 2, "2 of 3 good frames", 2},
-			{"good:10.1:0.003", StatusComplete, 3, "", 2},
+			{"good:10.0:0.004", app.StatusContinue, 1, "1 of 3 good frames", 0},
+			{"bad", app.StatusContinue, 1, "1 of 3 good frames: no screen found", 1},
+			{"good:10.2:0.002", app.StatusContinue, 2, "2 of 3 good frames", 2},
+			{"good:10.1:0.003", app.StatusComplete, 3, "", 2},
 		}},
 		{"disagreeing VHS keeps the session open until a third agrees", []step{
-			{"good:9.0:0.004", StatusContinue, 1, "1 of 3", 0},
-			{"good:10.0:0.004", StatusContinue, 2, "2 of 3", 1},
-			{"good:11.0:0.004", StatusContinue, 3, "3 of 3", 2},
-			{"good:10.2:0.003", StatusContinue, 4, "4 of 3", 3},
-			{"good:10.1:0.005", StatusComplete, 5, "", 3},
+			{"good:9.0:0.004", app.StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004", app.StatusContinue, 2, "2 of 3", 1},
+			{"good:11.0:0.004", app.StatusContinue, 3, "3 of 3", 2},
+			{"good:10.2:0.003", app.StatusContinue, 4, "4 of 3", 3},
+			{"good:10.1:0.005", app.StatusComplete, 5, "", 3},
 		}},
 		{"the same frame sent again does not count", []step{
-			{"good:10.0:0.004", StatusContinue, 1, "1 of 3", 0},
-			{"good:10.0:0.004", StatusContinue, 1, "duplicate of an earlier frame", 1},
-			{"good:10.0:0.004", StatusContinue, 1, "duplicate", 2},
-			{"good:10.0:0.0041", StatusContinue, 2, "2 of 3", 3},
+			{"good:10.0:0.004", app.StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004", app.StatusContinue, 1, "duplicate of an earlier frame", 1},
+			{"good:10.0:0.004", app.StatusContinue, 1, "duplicate", 2},
+			{"good:10.0:0.0041", app.StatusContinue, 2, "2 of 3", 3},
 		}},
 		{"the same picture with bytes appended does not count", []step{
-			{"good:10.0:0.004", StatusContinue, 1, "1 of 3", 0},
-			{"good:10.0:0.004|x", StatusContinue, 1, "duplicate of an earlier frame (the same picture)", 1},
-			{"good:10.0:0.004|xx", StatusContinue, 1, "duplicate", 2},
-			{"good:10.1:0.004|x", StatusContinue, 2, "2 of 3", 3},
-			{"good:10.1:0.004|xyz", StatusContinue, 2, "duplicate", 4},
-			{"good:10.2:0.004", StatusComplete, 3, "", 0},
+			{"good:10.0:0.004", app.StatusContinue, 1, "1 of 3", 0},
+			{"good:10.0:0.004|x", app.StatusContinue, 1, "duplicate of an earlier frame (the same picture)", 1},
+			{"good:10.0:0.004|xx", app.StatusContinue, 1, "duplicate", 2},
+			{"good:10.1:0.004|x", app.StatusContinue, 2, "2 of 3", 3},
+			{"good:10.1:0.004|xyz", app.StatusContinue, 2, "duplicate", 4},
+			{"good:10.2:0.004", app.StatusComplete, 3, "", 0},
 		}},
 		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
-			{"blur", StatusContinue, 0, "frame quality: [blurred]", 0},
-			{"unsure:10", StatusContinue, 0, "result code 3", 1},
-			{"nocorr", StatusContinue, 0, "screen corners not found", 2},
-			{"corrupt", StatusContinue, 0, "unreadable frame", 3},
+			{"blur", app.StatusContinue, 0, "frame quality: [blurred]", 0},
+			{"unsure:10", app.StatusContinue, 0, "result code 3", 1},
+			{"nocorr", app.StatusContinue, 0, "screen corners not found", 2},
+			{"corrupt", app.StatusContinue, 0, "unreadable frame", 3},
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, p := newTestManager()
 			st, err := m.Start()
-			if err != nil || st.Status != StatusReady || len(st.SessionID) != 32 {
+			if err != nil || st.Status != app.StatusReady || len(st.SessionID) != 32 {
 				t.Fatalf("start: %+v, %v", st, err)
 			}
 			defer func() {
@@ -178,10 +181,10 @@ func TestSessionRows(t *testing.T) {
 					t.Fatalf("frame %d (%s): got %s good=%d index=%d processed=%d, want %s good=%d index=%d",
 						i, s.frame, out.Status, out.GoodFrames, out.FrameIndex, out.FramesProcessed, s.status, s.good, s.index)
 				}
-				if s.status == StatusContinue && !strings.Contains(out.Reason, s.reason) {
+				if s.status == app.StatusContinue && !strings.Contains(out.Reason, s.reason) {
 					t.Fatalf("frame %d: reason %q, want %q", i, out.Reason, s.reason)
 				}
-				if s.status == StatusComplete {
+				if s.status == app.StatusComplete {
 					if out.Best == nil || !out.Billable() || !bytes.HasPrefix(out.RectifiedJPEG, []byte("jpeg:good")) {
 						t.Fatalf("complete without best result or image: %+v", out)
 					}
@@ -195,7 +198,7 @@ func TestSessionRows(t *testing.T) {
 
 func TestClosedAndUnknown(t *testing.T) {
 	m, _, _ := newTestManager()
-	if _, err := m.Frame(context.Background(), "nope", []byte("bad")); !errors.Is(err, ErrUnknownSession) {
+	if _, err := m.Frame(context.Background(), "nope", []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	st, _ := m.Start()
@@ -204,7 +207,7 @@ func TestClosedAndUnknown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.0013")); !errors.Is(err, ErrSessionClosed) {
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.0013")); !errors.Is(err, app.ErrSessionClosed) {
 		t.Fatalf("frame after complete: %v", err)
 	}
 }
@@ -217,18 +220,18 @@ func TestMaxFrames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := StatusContinue
+		want := app.StatusContinue
 		if i == 19 {
-			want = StatusFailed
+			want = app.StatusFailed
 		}
 		if out.Status != want {
 			t.Fatalf("frame %d: %s, want %s", i, out.Status, want)
 		}
-		if i == 19 && (out.Error != ErrorMaxFrames || out.Billable() || out.FrameIndex != 19) {
+		if i == 19 && (out.Error != app.ErrMaxFrames || out.Billable() || out.FrameIndex != 19) {
 			t.Fatalf("failed outcome: %+v", out)
 		}
 	}
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("bad")); !errors.Is(err, ErrSessionClosed) {
+	if _, err := m.Frame(context.Background(), st.SessionID, []byte("bad")); !errors.Is(err, app.ErrSessionClosed) {
 		t.Fatalf("frame 21: %v", err)
 	}
 }
@@ -238,13 +241,13 @@ func TestTTLAndSweep(t *testing.T) {
 	st, _ := m.Start()
 	other, _ := m.Start()
 	c.add(299 * time.Second)
-	if out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001")); err != nil || out.Status != StatusContinue {
+	if out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001")); err != nil || out.Status != app.StatusContinue {
 		t.Fatalf("at 299 s: %+v %v", out, err)
 	}
 	c.add(2 * time.Second)
 	calls := p.calls.Load()
 	out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001"))
-	if err != nil || out.Status != StatusFailed || out.Error != ErrorTimeout {
+	if err != nil || out.Status != app.StatusFailed || out.Error != app.ErrTimeout {
 		t.Fatalf("at 301 s: %+v %v", out, err)
 	}
 	if p.calls.Load() != calls {
@@ -259,7 +262,7 @@ func TestTTLAndSweep(t *testing.T) {
 		t.Fatalf("after sweep: %d sessions held", m.Len())
 	}
 	for _, id := range []string{st.SessionID, other.SessionID} {
-		if _, err := m.Frame(context.Background(), id, []byte("bad")); !errors.Is(err, ErrUnknownSession) {
+		if _, err := m.Frame(context.Background(), id, []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
 			t.Fatalf("swept session: %v", err)
 		}
 	}
@@ -280,7 +283,7 @@ func TestConsecutiveFailuresDiscardGoodFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out.Status != StatusContinue || out.GoodFrames != 1 {
+	if out.Status != app.StatusContinue || out.GoodFrames != 1 {
 		t.Fatalf("after %d failures: %+v", m.Config().MaxConsecutiveFailures, out)
 	}
 }
@@ -313,7 +316,7 @@ func TestConcurrentSessions(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if out.Status == StatusComplete {
+				if out.Status == app.StatusComplete {
 					complete.Add(1)
 				}
 			}
@@ -336,13 +339,13 @@ func TestConcurrentFramesOneSession(t *testing.T) {
 			defer wg.Done()
 			out, err := m.Frame(context.Background(), st.SessionID, []byte(fmt.Sprintf("good:10:%g", 0.002+float64(i)*1e-5)))
 			switch {
-			case errors.Is(err, ErrSessionClosed):
+			case errors.Is(err, app.ErrSessionClosed):
 				closed.Add(1)
 			case err != nil:
 				t.Error(err)
-			case out.Status == StatusComplete:
+			case out.Status == app.StatusComplete:
 				complete.Add(1)
-			case out.Status == StatusContinue:
+			case out.Status == app.StatusContinue:
 				cont.Add(1)
 			}
 		}()
@@ -353,15 +356,43 @@ func TestConcurrentFramesOneSession(t *testing.T) {
 	}
 }
 
+// TestUniqueIDs: session ids are 128 random bits (32 lowercase hex
+// digits), unique, and unguessable: across 2,000 ids every bit is set
+// about half the time (a counter, a clock or a truncated source would
+// leave bits fixed or skewed), and each id opens its own session.
 func TestUniqueIDs(t *testing.T) {
 	m, _, _ := newTestManager()
+	const n = 2000
 	seen := map[string]bool{}
-	for range 1000 {
-		st, _ := m.Start()
-		if seen[st.SessionID] {
-			t.Fatal("duplicate session id")
+	var ones [128]int
+	hexID := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	for range n {
+		st, err := m.Start()
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[st.SessionID] = true
+		id := st.SessionID
+		if !hexID.MatchString(id) {
+			t.Fatalf("session id %q is not 32 lowercase hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate session id %s", id)
+		}
+		seen[id] = true
+		b, _ := hex.DecodeString(id)
+		for i := range ones {
+			ones[i] += int(b[i/8] >> (7 - i%8) & 1)
+		}
+	}
+	// Binomial(2000, 0.5): sd 22; 4.5 sd either side fails by chance
+	// about once in 150,000 runs of all 128 bits.
+	for i, c := range ones {
+		if c < n/2-100 || c > n/2+100 {
+			t.Errorf("bit %d set in %d of %d ids: not uniformly random", i, c, n)
+		}
+	}
+	if m.Len() != n {
+		t.Errorf("%d sessions open, want %d", m.Len(), n)
 	}
 }
 
@@ -403,7 +434,7 @@ func TestBadFramesRealPipeline(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if out.Status != StatusContinue || out.GoodFrames != 0 || out.Frame.Good {
+		if out.Status != app.StatusContinue || out.GoodFrames != 0 || out.Frame.Good {
 			t.Fatalf("%s: %+v", name, out)
 		}
 	}
@@ -430,7 +461,7 @@ func TestAppendedBytesRealPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		dup := strings.Contains(out.Reason, "duplicate")
-		if out.Status != StatusContinue || dup != (i > 0) {
+		if out.Status != app.StatusContinue || dup != (i > 0) {
 			t.Fatalf("frame %d: %s %q", i, out.Status, out.Reason)
 		}
 	}

@@ -70,8 +70,9 @@ type Outliner interface {
 }
 
 // FrameSink is one capture session: it takes a frame and answers the
-// session's outcome. The desktop app implements it over app.Service
-// (billing, history); PoPSink implements it over an app.PoP pipeline.
+// session's outcome. app implements it over its one session use case:
+// app.DesktopSession (the desktop: billing, history) and app.LocalSession
+// (`vetlens capture`, nothing billed).
 type FrameSink interface {
 	Frame(ctx context.Context, jpeg []byte) (app.FrameOutcome, error)
 }

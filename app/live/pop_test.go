@@ -75,25 +75,3 @@ func TestPoPOutliner(t *testing.T) {
 		})
 	}
 }
-
-func TestPoPSink(t *testing.T) {
-	p := &fakePoP{}
-	s, err := PoPSink(context.Background(), p)
-	if err != nil || s.Session.ID != "s0" || s.Session.Config.MaxFrames != 20 {
-		t.Fatalf("%+v %v", s, err)
-	}
-	for i, want := range []string{app.StatusContinue, app.StatusComplete} {
-		out, err := s.Frame(context.Background(), []byte("f"))
-		if err != nil || out.Status != want {
-			t.Fatalf("frame %d: %+v %v", i, out, err)
-		}
-	}
-	if _, err := s.Frame(context.Background(), []byte("f")); !errors.Is(err, app.ErrSessionClosed) {
-		t.Fatalf("frame after complete: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := PoPSink(ctx, p); !errors.Is(err, context.Canceled) {
-		t.Fatalf("start on a cancelled context: %v", err)
-	}
-}

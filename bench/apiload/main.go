@@ -28,6 +28,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 )
@@ -60,7 +61,7 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 		return err
 	}
 	defer st.Close()
-	if err := ort.Init(""); err != nil {
+	if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 		return err
 	}
 	deps := app.Deps{Repos: st.Repos()}

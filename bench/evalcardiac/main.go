@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"vetlens/cli"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 type item struct {
@@ -139,7 +139,7 @@ func main() {
 	}
 	opts := cardiac.DefaultOptions()
 	opts.FirstStageOnly = *firstStage
-	if err := run(*data, cli.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
+	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}
@@ -154,7 +154,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 	if err := json.Unmarshal(b, &tf); err != nil {
 		return fmt.Errorf("parse held-out truth: %w", err)
 	}
-	if err := ort.Init(lib); err != nil {
+	if err := ort.Init(lib, config.ORTLibraryCandidates()...); err != nil {
 		return err
 	}
 	eng, err := cardiac.Load(modelsDir, opts)

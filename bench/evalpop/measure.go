@@ -8,17 +8,19 @@ import (
 	"sort"
 	"strings"
 
+	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/internal/config"
 )
 
 // measurer runs the cardiac engine for VHS and session figures.
 type measurer struct{ eng *cardiac.Engine }
 
 func newMeasurer(models, ortLib string) (*measurer, error) {
-	if err := ort.Init(ortLib); err != nil {
+	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return nil, err
 	}
 	eng, err := cardiac.Load(models, cardiac.DefaultOptions())
@@ -67,7 +69,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.File, err)
 			}
-			if out.Status == capture.StatusComplete {
+			if out.Status == app.StatusComplete {
 				done = i + 1
 				if out.Best.VHS != nil {
 					best = *out.Best.VHS

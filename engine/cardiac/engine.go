@@ -328,7 +328,7 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 	}
 	r.Landmarks = clampTo(EnsembleMean(r.ModelLandmarks), w, h)
 	r.Geometry = Measure(r.Landmarks)
-	r.Spread = round(Spread(r.ModelLandmarks, w, h), DecimalsSpread)
+	r.Spread = Round(Spread(r.ModelLandmarks, w, h), DecimalsSpread)
 	finite = finite && isFinite(r.Spread)
 	r.Confidence = ConfidenceFor(r.Spread)
 
@@ -353,11 +353,11 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 	r.LandmarksDetected = r.Code.HasVHS()
 	r.AxesPerpendicular = finite && r.Geometry.AxesPerpendicular()
 	if r.Code.HasVHS() {
-		v := round(r.Geometry.VHS, DecimalsScore)
+		v := Round(r.Geometry.VHS, DecimalsScore)
 		r.VHS = &v
 	}
 	if r.Code.HasVLAS() {
-		v := round(r.Geometry.VLAS, DecimalsScore)
+		v := Round(r.Geometry.VLAS, DecimalsScore)
 		r.VLAS = &v
 	}
 	return r

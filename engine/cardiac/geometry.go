@@ -148,8 +148,8 @@ func clampTo(l Landmarks, w, h int) Landmarks {
 	return l
 }
 
-// round returns v rounded half away from zero to the given decimals.
-func round(v float64, decimals int) float64 {
+// Round returns v rounded half away from zero to the given decimals.
+func Round(v float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(v*p) / p
 }

@@ -190,8 +190,8 @@ func TestRound(t *testing.T) {
 		d    int
 		want float64
 	}{{8.456, 2, 8.46}, {8.454, 2, 8.45}, {0.123456, 4, 0.1235}, {0.0049996, 5, 0.005}, {-1.005, 1, -1.0}} {
-		if got := round(tc.v, tc.d); got != tc.want {
-			t.Errorf("round(%v,%d) = %v, want %v", tc.v, tc.d, got, tc.want)
+		if got := Round(tc.v, tc.d); got != tc.want {
+			t.Errorf("Round(%v,%d) = %v, want %v", tc.v, tc.d, got, tc.want)
 		}
 	}
 }

@@ -16,10 +16,6 @@ import (
 	onnx "github.com/yalue/onnxruntime_go"
 )
 
-// LibraryEnv is the environment variable that overrides where the ONNX
-// Runtime shared library is looked for.
-const LibraryEnv = "VETLENS_ORT_LIB"
-
 // libraryFile is the file name `make deps` installs.
 const libraryFile = "libonnxruntime.so.1.30.0"
 
@@ -31,11 +27,12 @@ var (
 )
 
 // Candidates returns the paths searched for the ONNX Runtime library, in
-// order: an explicit override, $VETLENS_ORT_LIB, $ONNXRUNTIME_SHARED_LIBRARY_PATH,
-// a lib/ folder beside the executable, and the system-wide install of `make deps`.
-func Candidates(override string) []string {
+// order: an explicit override (--ort-lib), the paths the environment names
+// (fromEnv: the caller reads them, see internal/config), a lib/ folder
+// beside the executable, and the system-wide install of `make deps`.
+func Candidates(override string, fromEnv ...string) []string {
 	var c []string
-	for _, p := range []string{override, os.Getenv(LibraryEnv), os.Getenv("ONNXRUNTIME_SHARED_LIBRARY_PATH")} {
+	for _, p := range append([]string{override}, fromEnv...) {
 		if p != "" {
 			c = append(c, p)
 		}
@@ -49,8 +46,8 @@ func Candidates(override string) []string {
 }
 
 // FindLibrary returns the first existing candidate library path.
-func FindLibrary(override string) (string, error) {
-	cands := Candidates(override)
+func FindLibrary(override string, fromEnv ...string) (string, error) {
+	cands := Candidates(override, fromEnv...)
 	if override != "" {
 		// An explicit choice is never silently replaced by another library.
 		cands = cands[:1]
@@ -64,20 +61,21 @@ func FindLibrary(override string) (string, error) {
 			return abs, nil
 		}
 	}
-	return "", fmt.Errorf("onnxruntime library not found (looked in %v); run `make deps` or set %s", cands, LibraryEnv)
+	return "", fmt.Errorf("onnxruntime library not found (looked in %v); run `make deps` or name it with --ort-lib or $VETLENS_ORT_LIB", cands)
 }
 
-// Init loads the ONNX Runtime library and creates the environment. It is
-// safe to call more than once; later calls return the first call's outcome.
-// Any failure is reported as one line naming the library and the cause.
-func Init(override string) error {
+// Init loads the ONNX Runtime library (the first of Candidates(override,
+// fromEnv...) that exists) and creates the environment. It is safe to call
+// more than once; later calls return the first call's outcome. Any failure
+// is reported as one line naming the library and the cause.
+func Init(override string, fromEnv ...string) error {
 	initMu.Lock()
 	defer initMu.Unlock()
 	if initDone {
 		return initErr
 	}
 	initDone = true
-	path, err := FindLibrary(override)
+	path, err := FindLibrary(override, fromEnv...)
 	if err != nil {
 		initErr = err
 		return err

@@ -3,9 +3,10 @@ package pop
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"gocv.io/x/gocv"
+
+	"vetlens/internal/stats"
 )
 
 // gray is an 8-bit single-channel image copied out of a gocv.Mat, for the
@@ -41,14 +42,8 @@ func (g gray) sample(x, y float64) float64 {
 	return a*(1-fy) + b*fy
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
-}
+// median is the one median rule (stats.Median).
+func median(v []float64) float64 { return stats.Median(v) }
 
 // field is an image the edge searches sample: grey (one channel) or
 // colour (three). An edge's step is the largest step of any channel, so a

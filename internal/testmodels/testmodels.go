@@ -3,7 +3,6 @@
 package testmodels
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -13,12 +12,8 @@ import (
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/internal/config"
 )
-
-// Env names a models directory to test the cardiac engine on instead of
-// the shipped one (for example the test double made by
-// engine/cardiac/testdata/make_test_double.py).
-const Env = "VETLENS_TEST_MODELS"
 
 var (
 	usgOnce sync.Once
@@ -41,7 +36,7 @@ func Dir() string {
 func USG(t testing.TB) *usg.Engine {
 	t.Helper()
 	usgOnce.Do(func() {
-		if usgErr = ort.Init(""); usgErr != nil {
+		if usgErr = ort.Init("", config.ORTLibraryCandidates()...); usgErr != nil {
 			return
 		}
 		usgEng, usgErr = usg.Load(Dir())
@@ -52,13 +47,13 @@ func USG(t testing.TB) *usg.Engine {
 	return usgEng
 }
 
-// Cardiac loads the cardiac models of $VETLENS_TEST_MODELS or the shipped
+// Cardiac loads the cardiac models of $VETLENS_TEST_MODELS (config.TestModels) or the shipped
 // ones once, skipping while the manifest lists no landmark model; any
 // other failure fails the test.
 func Cardiac(t testing.TB) *cardiac.Engine {
 	t.Helper()
 	dir := Dir()
-	if d := os.Getenv(Env); d != "" {
+	if d := config.TestModels.FromEnv(); d != "" {
 		dir = d
 	}
 	m, err := manifest.Load(dir)
@@ -69,7 +64,7 @@ func Cardiac(t testing.TB) *cardiac.Engine {
 		t.Skipf("no %s models in %s/manifest.json: cardiac-model tests skipped", cardiac.RoleLandmark, dir)
 	}
 	cardiacOnce.Do(func() {
-		if cardiacErr = ort.Init(""); cardiacErr != nil {
+		if cardiacErr = ort.Init("", config.ORTLibraryCandidates()...); cardiacErr != nil {
 			return
 		}
 		cardiacEng, cardiacErr = cardiac.Load(dir, cardiac.DefaultOptions())

@@ -12,7 +12,7 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from phantom import _font
+from phantom import load_font
 
 WORDS = ("invoice total patient clinic dog cat report date amount paid results normal the of and for with "
          "appointment vaccine weight kg notes history follow up please sign here lorem ipsum dolor").split()
@@ -27,7 +27,7 @@ def document(r, w, h):
     im = Image.new("RGB", (w, h), (bg, bg, int(bg * r.uniform(0.9, 1))))
     d = ImageDraw.Draw(im)
     sz = int(h * r.uniform(0.015, 0.04))
-    f = _font(sz)
+    f = load_font(sz)
     y = int(h * 0.05)
     while y < h * 0.95:
         d.text((int(w * 0.06), y), _text(r, int(r.integers(3, 12))), fill=(20, 20, 20), font=f)
@@ -49,7 +49,7 @@ def screenshot(r, w, h):
         col = tuple(int(c) for c in r.uniform(0, 255, 3))
         d.rectangle([x0, y0, x0 + int(r.uniform(30, w / 2)), y0 + int(r.uniform(15, h / 3))], fill=col)
         d.text((x0 + 4, y0 + 4), _text(r, 3), fill=(0, 0, 0) if sum(col) > 380 else (255, 255, 255),
-               font=_font(h * 0.025))
+               font=load_font(h * 0.025))
     return im
 
 

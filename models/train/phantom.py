@@ -38,12 +38,16 @@ HELDOUT_SEED_BASE = 10_000_000
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
 
 
-def _font(size):
+def load_font(size):
+    """The DejaVu font at size px (PIL's default when DejaVu is missing):
+    the one font loader of the phantom, negative and simulator text."""
     for name in ("DejaVuSans-Bold.ttf", "DejaVuSans.ttf"):
         p = os.path.join(FONT_DIR, name)
         if os.path.exists(p):
             return ImageFont.truetype(p, max(6, int(size)))
     return ImageFont.load_default()
+
+
 
 
 def _u(rng, lo_hi):
@@ -447,7 +451,7 @@ def _annotate(r, im):
     d = ImageDraw.Draw(im)
     if r.random() < 0.8:
         sz = int(max(w, h) * r.uniform(0.03, 0.06))
-        f = _font(sz)
+        f = load_font(sz)
         x, y = int(r.uniform(0.02, 0.85) * w), int(r.uniform(0.02, 0.85) * h)
         txt = r.choice(["L", "R", "LT", "RT", "R LAT", "L LAT"])
         if r.random() < 0.6:
@@ -455,7 +459,7 @@ def _annotate(r, im):
         d.text((x, y), txt, fill=255, font=f)
     if r.random() < 0.7:
         sz = int(max(w, h) * r.uniform(0.012, 0.025))
-        f = _font(sz)
+        f = load_font(sz)
         lines = [r.choice(["VETERINARY HOSPITAL", "ANIMAL CLINIC", "PET CARE CENTER", "VET REFERRAL"]),
                  f"PATIENT {r.integers(1000, 99999)}  {r.choice(['CANINE', 'K9', 'DOG'])}",
                  f"20{r.integers(18, 27)}-{r.integers(1, 13):02d}-{r.integers(1, 29):02d} {r.integers(0, 24):02d}:{r.integers(0, 60):02d}"]

@@ -56,7 +56,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
-from phantom import LANDMARKS, _font, measure  # one landmark order, one font loader, one VHS formula
+from phantom import LANDMARKS, load_font, measure  # one landmark order, one font loader, one VHS formula
 
 GENERATOR = "xraysim"
 
@@ -719,7 +719,7 @@ def _annotate(im, r, pts_px):
         sz = int(max(w, h) * r.uniform(0.025, 0.05))
         x, y = int(r.uniform(0.02, 0.9) * w), int(r.uniform(0.02, 0.9) * h)
         txt = str(r.choice(["L", "R", "LT", "RT", "R LAT", "L LAT", "LAT"]))
-        d.text((x, y), txt, fill=col, font=_font(sz))
+        d.text((x, y), txt, fill=col, font=load_font(sz))
     if r.random() < 0.5:
         sz = int(max(w, h) * r.uniform(0.012, 0.025))
         lines = [str(r.choice(["VETERINARY HOSPITAL", "ANIMAL CLINIC", "Small Animal", "VET REFERRAL CENTRE"])),
@@ -727,7 +727,7 @@ def _annotate(im, r, pts_px):
                  f"{r.integers(60, 100)} kV  {r.uniform(2, 12):.1f} mAs"]
         x, y = int(r.choice([0.02, 0.62]) * w), int(r.choice([0.02, 0.86]) * h)
         for i, t in enumerate(lines[: int(r.integers(1, 4))]):
-            d.text((x, y + i * (sz + 2)), t, fill=col, font=_font(sz))
+            d.text((x, y + i * (sz + 2)), t, fill=col, font=load_font(sz))
     if r.random() < 0.2:  # a ruler with ticks
         x0, y0 = int(r.uniform(0.05, 0.6) * w), int(r.uniform(0.05, 0.95) * h)
         ln = int(r.uniform(0.15, 0.35) * w)

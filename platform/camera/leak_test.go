@@ -59,10 +59,7 @@ func TestLiveCaptureLeaks(t *testing.T) {
 	var previews atomic.Int64
 	sessions := map[string]int{}
 	for {
-		sink, err := live.PoPSink(context.Background(), pipeline)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sink := localSession(t, context.Background(), pipeline)
 		r := live.NewRunner(src, live.Config{
 			Sink:       sink,
 			Outliner:   live.PoPOutliner(pipeline),

@@ -23,6 +23,21 @@ func realPipeline(t testing.TB) app.PoP {
 	return capture.NewService(mgr, eng, capture.PoP{})
 }
 
+// localSession starts a capture session on pipeline through app's session
+// use case, as `vetlens capture` runs it (app.NewLocal: nothing billed).
+func localSession(t testing.TB, ctx context.Context, pipeline app.PoP) *app.LocalSession {
+	t.Helper()
+	svc, err := app.NewLocal(app.Deps{Cardiac: testmodels.Cardiac(t), PoP: pipeline}, app.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.StartLocalSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
 // The shipped test video, played at its native 15 fps as a camera would
 // deliver it, completes a capture session through the real pipeline with
 // the preview and outline running beside it.
@@ -36,10 +51,7 @@ func TestVideoSessionCompletes(t *testing.T) {
 	defer src.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sink, err := live.PoPSink(ctx, pipeline)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := localSession(t, ctx, pipeline)
 	var previews, outlined atomic.Int64
 	var progress []app.FrameOutcome
 	r := live.NewRunner(src, live.Config{

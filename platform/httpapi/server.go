@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/config"
 )
 
 // Body limits, applied with http.MaxBytesReader before anything is read.
@@ -80,7 +81,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.MaxInFlightPerKey <= 0 {
-		c.MaxInFlightPerKey = 32
+		c.MaxInFlightPerKey = config.DefaultMaxInFlight
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 300 * time.Second

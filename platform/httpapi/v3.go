@@ -109,13 +109,7 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return // the client is gone
 	case errors.As(err, &ae) && k != app.KindInternal:
-		status = map[app.Kind]int{
-			app.KindInvalid: http.StatusBadRequest, app.KindTooLarge: http.StatusRequestEntityTooLarge,
-			app.KindUnauthorized: http.StatusForbidden, app.KindUnavailable: http.StatusServiceUnavailable,
-			app.KindNotFound: http.StatusNotFound, app.KindUnprocessable: http.StatusUnprocessableEntity,
-			app.KindConflict: http.StatusConflict, app.KindBusy: http.StatusServiceUnavailable,
-			app.KindTooMany: http.StatusTooManyRequests,
-		}[k]
+		status = k.Status()
 		msg = ae.Error()
 		if ae.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))

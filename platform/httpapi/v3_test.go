@@ -200,26 +200,6 @@ func TestEUPredictGone(t *testing.T) {
 	}
 }
 
-func TestOpenAPIDocument(t *testing.T) {
-	a := newAPI(t, apiOpts{})
-	resp, b := a.do("GET", "/v3/openapi.json", "", nil)
-	m := obj(t, b)
-	if resp.StatusCode != 200 || !strings.HasPrefix(m["openapi"].(string), "3.") {
-		t.Fatalf("%d", resp.StatusCode)
-	}
-	paths := m["paths"].(map[string]any)
-	for _, ep := range v3Endpoints {
-		if _, ok := paths[ep.path].(map[string]any)[strings.ToLower(ep.method)]; !ok {
-			t.Errorf("openapi lacks %s %s", ep.method, ep.path)
-		}
-	}
-	for _, p := range []string{"/usg/v1/health", "/usg/v1/version", "/usg/v1/predict", "/eu/predict"} {
-		if paths[p] == nil {
-			t.Errorf("openapi lacks %s", p)
-		}
-	}
-}
-
 // TestRequestTimeout: work that outlives Config.RequestTimeout is
 // stopped and answered 500 {error: "request timed out"}, not billed.
 func TestRequestTimeout(t *testing.T) {

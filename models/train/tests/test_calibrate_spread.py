@@ -7,9 +7,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
-import calibrate_spread  # noqa: E402
+import calibrate_spread
 
 
 class CalibrateSpreadTest(unittest.TestCase):

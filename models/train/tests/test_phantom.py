@@ -1,19 +1,16 @@
 """Tests for the phantom generator, the datasets and the trainer pipeline."""
 import os
-import sys
 import tempfile
 import unittest
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
-import dataset  # noqa: E402
-import phantom  # noqa: E402
+import dataset
+import phantom
 
-sys.path.insert(0, HERE)
-import fixtures  # noqa: E402
+from tests import fixtures
 
 
 class PhantomTest(unittest.TestCase):

@@ -1,13 +1,11 @@
 """Truth checks for pop_composites: corners and landmarks agree with the homography."""
 import os
-import sys
 import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import phantom  # noqa: E402
-import pop_composites as pc  # noqa: E402
+import phantom
+import pop_composites as pc
 
 
 class TestComposites(unittest.TestCase):

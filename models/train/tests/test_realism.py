@@ -10,8 +10,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import realism  # noqa: E402
+import realism
 
 
 def fake_radiograph(seed=0, w=300, h=240, border=8, blur=1.0):

@@ -1,19 +1,16 @@
 """Tests for the refinement stage's crop box and training crops."""
 import math
 import os
-import sys
 import unittest
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
-import phantom  # noqa: E402
-import refine  # noqa: E402
+import phantom
+import refine
 
-sys.path.insert(0, HERE)
-import fixtures  # noqa: E402
+from tests import fixtures
 
 
 def square(x0, y0, x1, y1):

@@ -1,15 +1,13 @@
 """Tests for the physically based radiograph simulator (xraysim.py)."""
 import math
 import os
-import sys
 import unittest
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
-import xraysim  # noqa: E402
+import xraysim
 
 
 class ChordTest(unittest.TestCase):

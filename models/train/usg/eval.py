@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluate the shipped USG ensemble and write models/USG_MODEL_CARD.md.
 
-    eval.py [--models models] [--data cohort.csv]
+    cd models/train && python3 -m usg.eval [--models models] [--data cohort.csv]
 
 Simulated (default): the held-out cohort is a fresh simulation with a seed
 never used in training (HELDOUT_SEED); the logistic-regression baselines are
@@ -20,10 +20,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cohort  # noqa: E402
-import onnxnp  # noqa: E402
-import train  # noqa: E402
+from usg import cohort, onnxnp, train
 
 HELDOUT_SEED = 20261122   # never used for training (train.TRAIN_SEED is 1)
 HELDOUT_PATIENTS = 6000

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Train the feline USG screening ensemble and export models/usg_ensemble.onnx.
 
-    train.py [--data cohort.csv] [--out models]
+    cd models/train && python3 -m usg.train [--data cohort.csv] [--out models]
 
 Without --data a simulated cohort is generated (cohort.py, seed 1, 40000
 patients). With --data the same pipeline runs on a clinic export with the
@@ -32,9 +32,7 @@ import torch
 from onnx import TensorProto, checker, helper, numpy_helper
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cohort  # noqa: E402
-import onnxnp  # noqa: E402
+from usg import cohort, onnxnp
 
 MEMBERS = 5
 HIDDEN = 16

@@ -1,7 +1,4 @@
-// Package cli implements VetLens's command-line subcommands. main.go
-// dispatches to them; each takes its arguments and output streams and
-// returns the process exit status.
-package cli
+package config
 
 import (
 	"os"
@@ -10,9 +7,6 @@ import (
 	"vetlens/engine/manifest"
 )
 
-// ModelsEnv is the environment variable naming the models directory.
-const ModelsEnv = "VETLENS_MODELS"
-
 // ModelsDir resolves the models directory, first match wins: flagValue
 // (--models), $VETLENS_MODELS, a models/ folder holding manifest.json beside
 // the executable (symlinks resolved), and finally ./models.
@@ -20,7 +14,7 @@ func ModelsDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := os.Getenv(ModelsEnv); v != "" {
+	if v := Models.FromEnv(); v != "" {
 		return v
 	}
 	if exe, err := os.Executable(); err == nil {

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+)
+
+// Exit statuses of every subcommand: one table, printed by `vetlens help`
+// and listed in docs/cli.md.
+const (
+	ExitOK       = 0 // the command did what was asked; its result is printed
+	ExitRejected = 1 // an input was refused or could not be measured; its error body is printed
+	ExitUsage    = 2 // bad command line
+	ExitInternal = 3 // ONNX Runtime, the models, the data directory or an internal step failed
+)
+
+// ExitCodes is the exit status table: each status with its meaning.
+var ExitCodes = []struct {
+	Code    int
+	Meaning string
+}{
+	{ExitOK, "success: the result is printed (a rejected radiograph, result code 6, is a result)"},
+	{ExitRejected, "an input was refused or could not be measured (unreadable file, bad image, no screen corners, invalid USG request, a capture session that failed); its error body is printed and the other inputs still run"},
+	{ExitUsage, "bad command line"},
+	{ExitInternal, "ONNX Runtime, the models or the data directory unusable, or an internal error"},
+}
+
+// PrintExitCodes writes the exit status table.
+func PrintExitCodes(w io.Writer) {
+	fmt.Fprintln(w, "exit status:")
+	for _, e := range ExitCodes {
+		fmt.Fprintf(w, "  %d  %s\n", e.Code, e.Meaning)
+	}
+}

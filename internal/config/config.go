@@ -1,0 +1,203 @@
+// Package config declares every setting of VetLens once: its flag, its
+// environment variable, its default and its meaning (like ollama's
+// envconfig). The commands register their flags from here, `vetlens help
+// config` prints the table, and this is the only package of the product
+// that reads the environment.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"vetlens/internal/lanaddr"
+)
+
+// Defaults that more than one package needs, declared once.
+const (
+	// DefaultAddr is where `vetlens serve` listens (the desktop's default
+	// is this computer only: lanaddr.Local(lanaddr.DefaultPort)).
+	DefaultAddr = "0.0.0.0:8443"
+	// DefaultMaxInFlight is how many requests one API key may have in
+	// flight before 429.
+	DefaultMaxInFlight = 32
+	// DefaultCardiacConcurrency is how many cardiac images are measured
+	// at once across all requests (the engine uses every core per image).
+	DefaultCardiacConcurrency = 1
+	// DefaultMaxPoPSessions is how many PoP sessions one API key may have
+	// open before 429.
+	DefaultMaxPoPSessions = 8
+	// DefaultUSGRateCents is the flat price of one USG prediction in US
+	// cents ($0.50; the spec does not show the amount).
+	DefaultUSGRateCents = 50
+	// DefaultCamera is `vetlens capture`'s frame source.
+	DefaultCamera = "device:0"
+)
+
+// Setting is one configurable value as `vetlens help config` lists it.
+type Setting struct {
+	// Flag is the flag's name without dashes ("" for an environment-only
+	// setting).
+	Flag string
+	// Env is the environment variable that sets it ("" for none).
+	Env string
+	// Default is the default in words.
+	Default string
+	// Commands are the commands that take the flag.
+	Commands []string
+	// Help is what it sets: the flag's usage text.
+	Help string
+}
+
+// The settings. Register a flag with the Setting's String, Int, ... so its
+// name and help are the table's.
+var (
+	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys"},
+		Default: "serve, keys: required; gui: the saved setting, then the user config dir's vetlens folder",
+		Help:    "data directory: database, certificate, admin socket"}
+	Addr = Setting{Flag: "addr", Commands: []string{"gui", "serve"},
+		Default: "serve: " + DefaultAddr + "; gui: as the Server tab left it in the data dir, then " + lanaddr.Local(lanaddr.DefaultPort),
+		Help:    "HTTPS listen address HOST:PORT (127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network; gui: for this run, not saved)"}
+	Serve = Setting{Flag: "serve", Commands: []string{"gui"}, Default: "as the Server tab left it in the data dir, then on",
+		Help: "serve the HTTPS API from the desktop process at start; --serve=false: do not"}
+	Cert = Setting{Flag: "cert", Commands: []string{"serve"}, Default: "self-signed, generated into the data dir",
+		Help: "TLS certificate PEM"}
+	Key          = Setting{Flag: "key", Commands: []string{"serve"}, Default: "with --cert", Help: "TLS private key PEM"}
+	RedirectAddr = Setting{Flag: "redirect-addr", Commands: []string{"serve"}, Default: "none",
+		Help: "also serve plain HTTP here, redirecting to HTTPS"}
+	PublicHost = Setting{Flag: "public-host", Commands: []string{"serve"},
+		Default: "the --addr host, or the machine's host name for 0.0.0.0",
+		Help:    "host name or address clients use, the HTTP redirect's target"}
+	Models = Setting{Flag: "models", Env: "VETLENS_MODELS", Commands: []string{"gui", "serve", "predict", "usg", "capture"},
+		Default: "models/ beside the executable when it holds manifest.json, else ./models",
+		Help:    "models directory"}
+	ORTLib = Setting{Flag: "ort-lib", Env: "VETLENS_ORT_LIB", Commands: []string{"gui", "serve", "predict", "usg", "capture"},
+		Default: "$ONNXRUNTIME_SHARED_LIBRARY_PATH, lib/ beside the executable, /usr/local/lib/vetlens (make deps)",
+		Help:    "ONNX Runtime shared library"}
+	ORTLibCompat = Setting{Env: "ONNXRUNTIME_SHARED_LIBRARY_PATH", Default: "none",
+		Help: "ONNX Runtime shared library, searched after $VETLENS_ORT_LIB (onnxruntime_go's variable)"}
+	Camera = Setting{Flag: "camera", Commands: []string{"gui", "capture"},
+		Default: "capture: " + DefaultCamera + "; gui: the saved setting",
+		Help:    "frame source: device:N, a video file, an image folder or an image file"}
+	ImportDir = Setting{Flag: "import-dir", Commands: []string{"gui", "serve"}, Default: "gui: the saved setting (Import tab); serve: none",
+		Help: "watched import folder: new DICOM, JPEG and PNG files are measured (gui: listed on the Import tab; serve: logged) (docs/dicom.md)"}
+	Open = Setting{Flag: "open", Commands: []string{"gui"}, Default: "none",
+		Help: "a radiograph (JPEG, PNG or DICOM) to open on Review at start"}
+	MaxInFlight = Setting{Flag: "max-in-flight", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxInFlight),
+		Help: "requests in flight per API key before 429"}
+	USGRate = Setting{Flag: "usg-rate", Commands: []string{"serve"},
+		Default: fmt.Sprintf("%d.%02d", DefaultUSGRateCents/100, DefaultUSGRateCents%100),
+		Help:    "flat price of one USG prediction, dollars with at most 2 decimals"}
+	CardiacConcurrency = Setting{Flag: "cardiac-concurrency", Commands: []string{"serve"},
+		Default: strconv.Itoa(DefaultCardiacConcurrency), Help: "cardiac images measured at once across all requests"}
+	PixelBudgetMB = Setting{Flag: "pixel-budget-mb", Commands: []string{"serve"}, Default: "0: total memory / 16, within 256-4096",
+		Help: "memory budget for decoded image pixels across all requests, MiB"}
+	PixelWait = Setting{Flag: "pixel-wait", Commands: []string{"serve"}, Default: "0: 2s",
+		Help: "how long an image waits for room in the pixel budget before 503"}
+	MaxPoPSessions = Setting{Flag: "max-pop-sessions", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxPoPSessions),
+		Help: "open PoP capture sessions per API key before 429"}
+	XDGRuntimeDir = Setting{Env: "XDG_RUNTIME_DIR", Default: "gui: a private temporary directory for the run when unset or not a directory",
+		Help: "the desktop session's runtime directory (Wayland, D-Bus), read by the window's libraries"}
+	TestModels = Setting{Env: "VETLENS_TEST_MODELS", Default: "the shipped models/",
+		Help: "tests only: the models directory the model-backed tests load (e.g. a test double)"}
+)
+
+// All is every setting, in the order `vetlens help config` lists them.
+func All() []Setting {
+	return []Setting{DataDir, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
+		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels}
+}
+
+// FromEnv is the setting's environment variable's value ("" when it has
+// none or it is unset).
+func (s Setting) FromEnv() string {
+	if s.Env == "" {
+		return ""
+	}
+	return os.Getenv(s.Env)
+}
+
+// SetEnv sets the setting's environment variable for this process (for
+// the libraries that read it themselves, such as XDG_RUNTIME_DIR).
+func (s Setting) SetEnv(v string) error {
+	if s.Env == "" {
+		return fmt.Errorf("setting --%s has no environment variable", s.Flag)
+	}
+	if err := os.Setenv(s.Env, v); err != nil {
+		return fmt.Errorf("set $%s: %w", s.Env, err)
+	}
+	return nil
+}
+
+// usage is the flag's usage text: the help, the default and the
+// environment variable.
+func (s Setting) usage() string {
+	u := s.Help + " (default: " + s.Default
+	if s.Env != "" {
+		u += "; $" + s.Env + " when the flag is not given"
+	}
+	return u + ")"
+}
+
+// String registers the setting's flag as a string with the given value
+// when not set.
+func (s Setting) String(fs *flag.FlagSet, def string) *string {
+	return fs.String(s.Flag, def, s.usage())
+}
+
+// Int registers the setting's flag as an int.
+func (s Setting) Int(fs *flag.FlagSet, def int) *int { return fs.Int(s.Flag, def, s.usage()) }
+
+// Int64 registers the setting's flag as an int64.
+func (s Setting) Int64(fs *flag.FlagSet, def int64) *int64 { return fs.Int64(s.Flag, def, s.usage()) }
+
+// Bool registers the setting's flag as a bool.
+func (s Setting) Bool(fs *flag.FlagSet, def bool) *bool { return fs.Bool(s.Flag, def, s.usage()) }
+
+// Duration registers the setting's flag as a duration.
+func (s Setting) Duration(fs *flag.FlagSet, def time.Duration) *time.Duration {
+	return fs.Duration(s.Flag, def, s.usage())
+}
+
+// Var registers the setting's flag with a custom value.
+func (s Setting) Var(fs *flag.FlagSet, v flag.Value) { fs.Var(v, s.Flag, s.usage()) }
+
+// ORTLibraryCandidates are the ONNX Runtime libraries the environment
+// names, in search order ($VETLENS_ORT_LIB, $ONNXRUNTIME_SHARED_LIBRARY_PATH),
+// for engine/ort's search after the --ort-lib flag.
+func ORTLibraryCandidates() []string {
+	var c []string
+	for _, s := range []Setting{ORTLib, ORTLibCompat} {
+		if v := s.FromEnv(); v != "" {
+			c = append(c, v)
+		}
+	}
+	return c
+}
+
+// Print writes the settings table: flag, environment variable, commands,
+// default and meaning.
+func Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLAG\tENVIRONMENT\tCOMMANDS\tDEFAULT\tMEANING")
+	for _, s := range All() {
+		f, e := "-", "-"
+		if s.Flag != "" {
+			f = "--" + s.Flag
+		}
+		if s.Env != "" {
+			e = "$" + s.Env
+		}
+		cmds := strings.Join(s.Commands, ",")
+		if cmds == "" {
+			cmds = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f, e, cmds, s.Default, s.Help)
+	}
+	return tw.Flush()
+}
