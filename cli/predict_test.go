@@ -177,7 +177,7 @@ func TestPredictCLI(t *testing.T) {
 			t.Errorf("line %d: %v", 2+i, e)
 		}
 	}
-	if !strings.Contains(bodies[2]["error"].(string), "not a usable JPEG or PNG") || bodies[2]["status"] != 400.0 {
+	if !strings.Contains(bodies[2]["error"].(string), "not a usable JPEG, PNG or DICOM") || bodies[2]["status"] != 400.0 {
 		t.Errorf("corrupt file: %v, want the API's 400 saying the image is not usable", bodies[2])
 	}
 	// Line 4: the rejection body exactly.
