@@ -120,7 +120,8 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // billable, appends it to the ledger; the ledger transaction is committed
 // before Meter returns, so the response that reports it can be sent.
 //
-// Rules: only a valid outcome is billed; a cardiac call with a uuid billed
+// Rules: only a valid outcome is billed (the desktop customer's own use
+// is counted at no charge: the usage statistics, not a bill); a cardiac call with a uuid billed
 // for the same customer less than RecheckWindow ago is recheck_24h and not
 // billed (the window counts from the last billed call, so repeats do not
 // extend it); the tier is the higher of the customer's contracted tier and
@@ -158,9 +159,13 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGL
 			}
 			reason = ReasonValid
 			tier := s.tier(cust, st.MonthlyUsage+1)
+			rate := s.rate(cust, tier, ch.CallType)
+			if c.Customer == DesktopCustomer {
+				rate = 0 // the clinic's own console: counted for the usage statistics, not charged
+			}
 			return repo.Event{
 				Time: now, KeyPrefix: c.KeyPrefix, Service: ch.Service, CallType: ch.CallType,
-				UUID: ch.UUID, Tier: string(tier), RateCents: int64(s.rate(cust, tier, ch.CallType)),
+				UUID: ch.UUID, Tier: string(tier), RateCents: int64(rate),
 			}, true, nil
 		})
 	if err != nil {

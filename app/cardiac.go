@@ -237,7 +237,8 @@ func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *
 }
 
 // history returns the historic_vhs and historic_vlas values: JSON null
-// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first.
+// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first, without
+// the entries removed at the desktop or replaced by a correction.
 func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
 	if uuid == "" {
 		return json.RawMessage("null"), json.RawMessage("null"), nil
@@ -247,7 +248,16 @@ func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawM
 		return nil, nil, fmt.Errorf("history: %w", err)
 	}
 	vhs, vlas := [][2]any{}, [][2]any{}
+	superseded := map[uint64]bool{}
 	for _, h := range hs {
+		if h.Supersedes != 0 && h.Hidden == nil { // a removed correction replaces nothing
+			superseded[h.Supersedes] = true
+		}
+	}
+	for _, h := range hs {
+		if h.Hidden != nil || superseded[h.Seq] { // removed at the desktop, or corrected since
+			continue
+		}
 		d := h.Time.UTC().Format("2006-01-02")
 		if h.VHS != nil {
 			vhs = append(vhs, [2]any{d, *h.VHS})
@@ -266,7 +276,7 @@ func (s *Service) record(ctx context.Context, c Caller, uuid string, valid bool,
 	if uuid == "" || !valid {
 		return nil
 	}
-	if err := s.repos.History.Add(ctx, c.Customer, uuid, repo.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}); err != nil {
+	if _, err := s.repos.History.Add(ctx, c.Customer, uuid, repo.HistoryEntry{Time: s.clock.Now().UTC(), VHS: vhs, VLAS: vlas}, nil); err != nil {
 		return fmt.Errorf("record history: %w", err)
 	}
 	return nil

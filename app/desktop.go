@@ -80,6 +80,21 @@ type Measurement struct {
 	// DICOM holds the tags, pixel spacing and encoding of a DICOM input;
 	// nil for JPEG and PNG.
 	DICOM *DICOMImage
+	// Base is the history entry this measurement was reopened from
+	// (ReopenMeasurement); nil for a new measurement. Saving it stores a
+	// correction that supersedes the base.
+	Base *EntryRef
+}
+
+// EntryRef names one stored history entry.
+type EntryRef struct {
+	PatientID string
+	Customer  string
+	Seq       uint64
+	// Kind is the entry's kind.
+	Kind MeasurementKind
+	// Time is when it was saved.
+	Time time.Time
 }
 
 // HasModelLandmarks reports whether the model gave landmarks the clinician
@@ -222,6 +237,15 @@ type SaveRequest struct {
 	ConfirmedRadiograph bool
 }
 
+// Saved is the outcome of SaveMeasurement.
+type Saved struct {
+	// Entry is the stored entry (for a repeat, the one already stored).
+	Entry repo.HistoryEntry
+	// Repeat is set when the patient's latest entry already holds this
+	// measurement (same image, kind and landmarks): nothing was written.
+	Repeat bool
+}
+
 // kind resolves and checks the request's kind against its landmarks.
 func (r SaveRequest) kind() (MeasurementKind, error) {
 	k := r.Kind
@@ -252,23 +276,29 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // on any image, a rejected one only with ConfirmedRadiograph. Clinician
 // landmarks must lie inside the image and give a VHS. Saving meters
 // nothing: the model's measurement was metered when it was made, and a
-// hand placement is not a model prediction. It returns the stored entry.
-func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (repo.HistoryEntry, error) {
+// hand placement is not a model prediction.
+//
+// The measured image is kept beside the entry (PNG) so that it can be
+// reopened and corrected (ReopenMeasurement); a correction of a reopened
+// entry is stored as a new entry that supersedes it, and both are kept.
+// Saving what the patient's latest entry already holds (same image, kind
+// and landmarks) writes nothing and reports a repeat: one save per change.
+func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
 	var e repo.HistoryEntry
 	id := strings.TrimSpace(req.PatientID)
 	if id == "" {
-		return e, errf(KindInvalid, "a patient ID is required to save")
+		return Saved{Entry: e}, errf(KindInvalid, "a patient ID is required to save")
 	}
 	if err := CheckPatientID(id); err != nil {
-		return e, err
+		return Saved{Entry: e}, err
 	}
 	m := req.Measurement
 	if m == nil || m.Result == nil {
-		return e, errf(KindInvalid, "nothing measured to save")
+		return Saved{Entry: e}, errf(KindInvalid, "nothing measured to save")
 	}
 	kind, err := req.kind()
 	if err != nil {
-		return e, err
+		return Saved{Entry: e}, err
 	}
 	r := m.Result
 	e = repo.HistoryEntry{
@@ -279,15 +309,15 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (repo.Hi
 	switch kind {
 	case MeasurementModel:
 		if !r.Code.HasVHS() {
-			return e, errf(KindInvalid, "no VHS was measured (result %d: %s); correct the landmarks or place them by hand first", r.Code, r.Code.Description())
+			return Saved{Entry: e}, errf(KindInvalid, "no VHS was measured (result %d: %s); correct the landmarks or place them by hand first", r.Code, r.Code.Description())
 		}
 		e.VHS, e.VLAS = r.VHS, r.VLAS
 	default:
 		if kind == MeasurementEdited && !m.HasModelLandmarks() {
-			return e, errf(KindInvalid, "the model gave no landmarks to edit (result %d); place them by hand instead", r.Code)
+			return Saved{Entry: e}, errf(KindInvalid, "the model gave no landmarks to edit (result %d); place them by hand instead", r.Code)
 		}
 		if kind == MeasurementManual && r.Rejected && !req.ConfirmedRadiograph {
-			return e, errf(KindInvalid, "the model rejected this image as not a radiograph (result %d); confirm it is a radiograph to save a hand placement", r.Code)
+			return Saved{Entry: e}, errf(KindInvalid, "the model rejected this image as not a radiograph (result %d); confirm it is a radiograph to save a hand placement", r.Code)
 		}
 		w, h := m.size()
 		for k, p := range req.Landmarks {
@@ -295,12 +325,12 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (repo.Hi
 			// the infinities are outside too.
 			inside := p.X >= 0 && p.X <= float64(w) && p.Y >= 0 && p.Y <= float64(h)
 			if !inside {
-				return e, errf(KindInvalid, "landmark %s lies outside the image", cardiac.ClassNames[k])
+				return Saved{Entry: e}, errf(KindInvalid, "landmark %s lies outside the image", cardiac.ClassNames[k])
 			}
 		}
 		v := EditedValues(*req.Landmarks)
 		if v.VHS == nil {
-			return e, errf(KindInvalid, "the %s landmarks give no VHS (the vertebral span is empty)", kind)
+			return Saved{Entry: e}, errf(KindInvalid, "the %s landmarks give no VHS (the vertebral span is empty)", kind)
 		}
 		e.Edited, e.VHS, e.VLAS = true, v.VHS, v.VLAS
 		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
@@ -311,24 +341,69 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (repo.Hi
 		e.Landmarks[k] = [2]float64{p.X, p.Y}
 	}
 	if err := s.ensureDesktop(ctx); err != nil {
-		return e, err
+		return Saved{Entry: e}, err
 	}
-	if err := s.repos.History.Add(ctx, DesktopCustomer, id, e); err != nil {
-		return e, fmt.Errorf("save measurement: %w", err)
+	png, sum, err := encodeImage(m.Image)
+	if err != nil {
+		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
-	return e, nil
+	e.ImageSHA256 = sum
+	prev, err := s.repos.History.List(ctx, DesktopCustomer, id)
+	if err != nil {
+		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
+	}
+	if last, ok := latestVisible(prev); ok && sum != "" && sameMeasurement(last, e) {
+		return Saved{Entry: last, Repeat: true}, nil
+	}
+	if b := m.Base; b != nil {
+		for _, p := range prev {
+			if p.Seq == b.Seq && sameMeasurement(p, e) {
+				return Saved{Entry: p, Repeat: true}, nil
+			}
+		}
+	}
+	if b := m.Base; b != nil {
+		if b.PatientID != id {
+			return Saved{Entry: e}, errf(KindInvalid, "this measurement was reopened from patient %s; open patient %s to correct it", b.PatientID, b.PatientID)
+		}
+		e.Supersedes = b.Seq
+	}
+	stored, err := s.repos.History.Add(ctx, DesktopCustomer, id, e, png)
+	if err != nil {
+		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
+	}
+	if stored.Supersedes != 0 {
+		ev := repo.AuditEvent{Time: stored.Time, PatientID: id, Action: "corrected", Customer: DesktopCustomer, Entry: stored.Supersedes,
+			Detail: fmt.Sprintf("entry %d corrected by entry %d (%s, VHS %s)", stored.Supersedes, stored.Seq, kind, fmtPtr(stored.VHS))}
+		if _, err := s.repos.Audit.Append(ctx, ev); err != nil {
+			return Saved{Entry: stored}, fmt.Errorf("save measurement: audit: %w", err)
+		}
+	}
+	return Saved{Entry: stored}, nil
 }
 
 // USGVisit is one USG prediction of a patient, from the USG log.
 type USGVisit struct {
+	Seq                 uint64
 	Time                time.Time
 	Customer            string
 	ProbabilityImpaired float64
 	RiskTier            string
 	RiskLabel           string
+	Classification      string
 	ConformalSet        []string
 	ModelVersion        string
-	Features            map[string]float64
+	// Features are the values the model used, in the spec's units (after
+	// any unit conversion and auto-correction), by feature key.
+	Features map[string]float64
+	// Entered are the values as the clinician entered them, with their
+	// units, in the form's order (desktop screenings; empty for API
+	// calls and older entries).
+	Entered []EnteredValue
+	// Corrections are the auto-corrections applied, in words.
+	Corrections []string
+	// Hidden is set when the screening was removed from view, with why.
+	Hidden *repo.Hidden
 }
 
 // PatientRecord is everything kept for one patient id, across the desktop
@@ -336,10 +411,21 @@ type USGVisit struct {
 // clinic's own console).
 type PatientRecord struct {
 	PatientID string
-	// Cardiac is the VHS/VLAS history with each entry's kind, oldest first.
+	// Details is the patient's record; HasDetails is false for an id
+	// known only from its history (older data directories).
+	Details    repo.Patient
+	HasDetails bool
+	// Reference is the reference ranges for the patient's species and
+	// breed.
+	Reference Reference
+	// Cardiac is the VHS/VLAS history with each entry's kind, oldest
+	// first, hidden entries and superseded versions included (see
+	// CardiacEntry.Current).
 	Cardiac []CardiacEntry
 	// USG is the USG predictions, oldest first.
 	USG []USGVisit
+	// Audit is the audit trail, oldest first.
+	Audit []repo.AuditEvent
 }
 
 // Patient returns the record of one patient id.
@@ -351,6 +437,10 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 	if err := CheckPatientID(id); err != nil {
 		return nil, err
 	}
+	details, found, err := s.PatientDetails(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	hs, err := s.repos.History.ListPatient(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("patient history: %w", err)
@@ -359,9 +449,24 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 	if err != nil {
 		return nil, fmt.Errorf("patient usg log: %w", err)
 	}
-	rec := &PatientRecord{PatientID: id, Cardiac: make([]CardiacEntry, len(hs)), USG: []USGVisit{}}
+	audit, err := s.AuditTrail(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rec := &PatientRecord{PatientID: id, Details: details, HasDetails: found, Reference: ReferenceForPatient(details),
+		Cardiac: make([]CardiacEntry, len(hs)), USG: []USGVisit{}, Audit: audit}
+	type key struct {
+		customer string
+		seq      uint64
+	}
+	supersededBy := map[key]uint64{}
+	for _, h := range hs {
+		if h.Supersedes != 0 && h.Hidden == nil { // a removed correction replaces nothing
+			supersededBy[key{h.Customer, h.Supersedes}] = h.Seq
+		}
+	}
 	for i, h := range hs {
-		rec.Cardiac[i] = CardiacEntry{PatientEntry: h, Kind: EntryKind(h.HistoryEntry)}
+		rec.Cardiac[i] = CardiacEntry{PatientEntry: h, Kind: EntryKind(h.HistoryEntry), SupersededBy: supersededBy[key{h.Customer, h.Seq}]}
 	}
 	for _, l := range logs {
 		var out usg.Result
@@ -373,35 +478,23 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
 		}
 		rec.USG = append(rec.USG, USGVisit{
-			Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,
-			RiskTier: out.RiskTier, RiskLabel: out.RiskLabel, ConformalSet: out.ConformalSet,
-			ModelVersion: l.ModelVersion, Features: in.Features,
+			Seq: l.Seq, Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,
+			RiskTier: out.RiskTier, RiskLabel: out.RiskLabel, Classification: out.Classification, ConformalSet: out.ConformalSet,
+			ModelVersion: l.ModelVersion, Features: in.Features, Entered: in.Entered, Corrections: in.Warnings, Hidden: l.Hidden,
 		})
 	}
 	return rec, nil
 }
 
 // Patients lists up to limit patient ids containing query
-// (case-insensitive), from the cardiac history and the USG log.
+// (case-insensitive), from the records, the cardiac history and the USG
+// log. FindPatients also matches names.
 func (s *Service) Patients(ctx context.Context, query string, limit int) ([]string, error) {
 	ids, err := s.repos.Patients.PatientIDs(ctx, strings.TrimSpace(query), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
 	}
 	return ids, nil
-}
-
-// PredictUSGDesktop runs a validated USG request from the desktop form:
-// PredictUSG as the desktop customer (logged with req.UUID, the patient
-// id, and metered).
-func (s *Service) PredictUSGDesktop(ctx context.Context, req *usg.Request) (*usg.Response, error) {
-	if err := CheckPatientID(req.UUID); err != nil {
-		return nil, err
-	}
-	if err := s.ensureDesktop(ctx); err != nil {
-		return nil, err
-	}
-	return s.PredictUSG(ctx, DesktopCaller(), req)
 }
 
 // DesktopSession is a capture session run from the desktop (live camera
@@ -462,9 +555,22 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 // Result is the completed session's measurement, nil before completion.
 func (d *DesktopSession) Result() *Measurement { return d.final }
 
+// LandmarkNames are the landmarks' plain names, in the spec's class
+// order, as the report's legend and the screens name them.
+var LandmarkNames = [cardiac.NumLandmarks]string{
+	cardiac.HeartTop:    "Carina",
+	cardiac.HeartBottom: "Cardiac apex",
+	cardiac.HeartRight:  "Cranial heart border",
+	cardiac.HeartLeft:   "Caudal heart border",
+	cardiac.VLASPoint:   "Left atrium (VLAS)",
+	cardiac.VertebraA:   "Vertebra T4 (start)",
+	cardiac.VertebraB:   "Vertebra T9 (end)",
+}
+
 // ReportImage draws the measurement for a report: the measured image with
 // the landmarks in effect (the clinician's when given, edited or placed
-// by hand, on any image), axes, ruler and values.
+// by hand, on any image), numbered 1-7 (LandmarkNames gives the legend),
+// axes, ruler and values.
 func ReportImage(m *Measurement, clinician *cardiac.Landmarks) (image.Image, Values) {
 	r := *m.Result
 	v := Values{VHS: r.VHS, VLAS: r.VLAS, AxesPerpendicular: r.AxesPerpendicular}
@@ -476,38 +582,104 @@ func ReportImage(m *Measurement, clinician *cardiac.Landmarks) (image.Image, Val
 		r.Geometry = cardiac.Measure(*clinician)
 		r.VHS, r.VLAS = v.VHS, v.VLAS
 	}
-	return cardiac.Render(m.Image, &r), v
+	var labels [cardiac.NumLandmarks]string
+	for k := range labels {
+		labels[k] = fmt.Sprint(k + 1)
+	}
+	return cardiac.RenderLabelled(m.Image, &r, labels), v
+}
+
+// ReportDetails is what a report says beyond the measurement: the
+// patient's record and the clinic's letterhead.
+type ReportDetails struct {
+	Patient repo.Patient
+	Clinic  report.Clinic
 }
 
 // DesktopReport is the one-page report of a reviewed measurement as req
-// would save it (report.WritePDF writes it): the annotated image, the
-// values in effect, the kind of measurement, and the model's values
-// beside the clinician's. The model's confidence is left out for a hand
-// placement, where it does not apply. req is not checked: the report
-// shows what is on screen, saved or not.
-func DesktopReport(req SaveRequest, date time.Time) report.Report {
+// would save it (report.WritePDF writes it): the clinic, the animal and
+// owner, the findings in plain words against the patient's species or
+// breed range (named with its source), the kind of measurement (model,
+// corrected or manual) with the model's values beside the clinician's,
+// the model's confidence for model values only, and the annotated image
+// with numbered landmarks and their legend. There is no report for an
+// image the model rejected, unless the clinician confirmed it is a
+// radiograph and placed the landmarks, nor for a measurement without a
+// VHS (KindInvalid). req is not otherwise checked: the report shows what
+// is on screen, saved or not.
+func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Report, error) {
 	m := req.Measurement
+	if m == nil || m.Result == nil || m.Image == nil {
+		return report.Report{}, errf(KindInvalid, "nothing measured to report")
+	}
 	kind, _ := req.kind() // not checked: an unknown kind is labelled so
 	var lm *cardiac.Landmarks
 	if kind.Clinician() {
 		lm = req.Landmarks
 	}
-	img, v := ReportImage(m, lm)
 	r := m.Result
-	rep := report.Report{
-		PatientID: strings.TrimSpace(req.PatientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
-		Kind:         kind.Label(),
-		Result:       fmt.Sprintf("Result %d: %s", r.Code, r.Code.Description()),
-		Reading:      Reading(v.VHS, v.VLAS),
-		ModelVersion: m.ModelVersion,
-		VHSRange:     fmt.Sprintf("%.1f-%.1f", VHSNormalLow, VHSNormalHigh),
-		VLASRange:    fmt.Sprintf("< %.1f", VLASNormalMax),
+	if r.Rejected && (lm == nil || !req.ConfirmedRadiograph) {
+		return report.Report{}, errf(KindInvalid, "the model rejected this image as not a radiograph: there is no report for it (confirm it is a radiograph and place the landmarks by hand to measure it)")
 	}
-	if !r.Rejected && kind != MeasurementManual {
+	img, v := ReportImage(m, lm)
+	if v.VHS == nil {
+		return report.Report{}, errf(KindInvalid, "no heart size was measured on this image: there is nothing to report")
+	}
+	p := d.Patient
+	if p.ID == "" {
+		p.ID = strings.TrimSpace(req.PatientID)
+	}
+	ref := ReferenceForPatient(p)
+	rep := report.Report{
+		Clinic: d.Clinic, PatientID: strings.TrimSpace(req.PatientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
+		Kind:         kind.Label(),
+		Result:       "Model result: " + r.Code.Description(),
+		Findings:     []string{HeartSize(v.VHS, ref).Line, LeftAtrium(v.VLAS, ref).Line},
+		Reading:      Reading(v.VHS, v.VLAS, ref),
+		ModelVersion: m.ModelVersion,
+		VHSRange:     ref.VHSLabel() + ", mean ± 2 SD",
+		VLASRange:    ref.VLASLabel(),
+		Animal:       animalFields(p, date),
+	}
+	if ref.Note != "" {
+		rep.VHSRange += "; " + ref.Note
+	}
+	if ref.HasVLAS && ref.VLAS.Low <= 0 {
+		rep.VLASRange = ref.VLASLabel() + ", cut-off for left atrial enlargement"
+	}
+	for k, name := range LandmarkNames {
+		rep.Legend = append(rep.Legend, report.LegendItem{Number: k + 1, Name: name, Color: cardiac.LandmarkColor(k)})
+	}
+	if kind == MeasurementModel && !r.Rejected && r.Confidence != "" {
 		rep.Confidence = string(r.Confidence)
 	}
 	if lm != nil {
 		rep.Clinician, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
 	}
-	return rep
+	return rep, nil
+}
+
+// animalFields are the record's details as the report lists them.
+func animalFields(p repo.Patient, on time.Time) []report.Field {
+	var out []report.Field
+	add := func(label, v string) {
+		if v != "" {
+			out = append(out, report.Field{Label: label, Value: v})
+		}
+	}
+	add("Name", p.Name)
+	sp := p.Species
+	if sp != "" && p.Breed != "" {
+		sp += ", " + p.Breed
+	} else if p.Breed != "" {
+		sp = p.Breed
+	}
+	add("Species", sp)
+	add("Sex", p.Sex)
+	if months, ok := Age(p.BirthDate, on); ok {
+		add("Age", fmt.Sprintf("%s (born %s)", AgeText(months), p.BirthDate))
+	}
+	add("Weight", weightText(p.WeightKg))
+	add("Owner", p.Owner)
+	return out
 }

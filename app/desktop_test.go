@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/app/repo"
+	"vetlens/app/report"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
 	"vetlens/internal/dicomtest"
@@ -100,7 +102,8 @@ func TestSaveMeasurement(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := newTestService(t, t0)
-			e, err := s.SaveMeasurement(ctx, tc.req)
+			saved, err := s.SaveMeasurement(ctx, tc.req)
+			e := saved.Entry
 			rec, rerr := s.Patient(ctx, "Rex")
 			if rerr != nil {
 				t.Fatal(rerr)
@@ -164,7 +167,7 @@ func TestEntryKind(t *testing.T) {
 			t.Errorf("%d: EntryKind = %q, want %q", i, got, tc.want)
 		}
 		tc.e.Time = time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)
-		if err := s.repos.History.Add(ctx, DesktopCustomer, "Old-1", tc.e); err != nil {
+		if _, err := s.repos.History.Add(ctx, DesktopCustomer, "Old-1", tc.e, nil); err != nil {
 			t.Fatal(err)
 		}
 		rec, err := s.Patient(ctx, "Old-1")
@@ -211,7 +214,8 @@ func TestManualSaveIsNotBilled(t *testing.T) {
 		for k := range hand { // the fake's images are 64x64
 			hand[k].X, hand[k].Y = hand[k].X/8, hand[k].Y/8
 		}
-		e, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: tc.patient, Measurement: m, Landmarks: &hand, Kind: MeasurementManual, ConfirmedRadiograph: true})
+		saved, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: tc.patient, Measurement: m, Landmarks: &hand, Kind: MeasurementManual, ConfirmedRadiograph: true})
+		e := saved.Entry
 		if err != nil || *e.VHS != 10 || e.Kind != "manual" {
 			t.Fatalf("%d: saved %+v %v", i, e, err)
 		}
@@ -279,8 +283,7 @@ func TestPatientRecordAndSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Add(48 * time.Hour)
-	req := &usg.Request{UUID: "Rex-7", Values: [usg.NumFeatures]float64{1, 2, 3, 4, 5}}
-	if _, err := s.PredictUSGDesktop(ctx, req); err != nil {
+	if _, err := s.ScreenBloodwork(ctx, BloodworkForm{PatientID: "Rex-7", Values: [usg.NumFeatures]float64{30, 2, 12, 1500, 100}}); err != nil {
 		t.Fatal(err)
 	}
 	// An API client's measurement of the same patient id shows too.
@@ -314,12 +317,35 @@ func TestDesktopReport(t *testing.T) {
 	moved := l
 	moved[cardiac.HeartBottom].Y += 20
 	date := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	plain := DesktopReport(SaveRequest{Measurement: m, PatientID: " Rex "}, date)
-	if plain.PatientID != "Rex" || *plain.VHS != 10 || plain.Clinician || plain.Kind != "Model measurement" || plain.Confidence != "optimal" || !strings.Contains(plain.Reading, "normal range") || plain.Image.Bounds().Dx() != 400 {
+	w := 31.5
+	boxer := ReportDetails{Patient: repo.Patient{ID: "Rex", Name: "Rex", Species: "dog", Breed: "Boxer", Sex: SexMaleNeutered, BirthDate: "2021-01-15", WeightKg: &w, Owner: "Jane Smith"}}
+	mustReport := func(req SaveRequest, d ReportDetails) report.Report {
+		t.Helper()
+		rep, err := DesktopReport(req, date, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	plain := mustReport(SaveRequest{Measurement: m, PatientID: " Rex "}, ReportDetails{})
+	if plain.PatientID != "Rex" || *plain.VHS != 10 || plain.Clinician || plain.Kind != "Model measurement" || plain.Confidence != "optimal" ||
+		!strings.Contains(plain.Reading, "within the dog range") || plain.Image.Bounds().Dx() != 400 ||
+		plain.Findings[0] != "Heart size: normal (VHS 10.0; dog range 8.7-10.7)" || !strings.Contains(plain.VHSRange, "Buchanan") ||
+		!strings.Contains(plain.VHSRange, "species not recorded") || len(plain.Legend) != cardiac.NumLandmarks || plain.Legend[0].Name != "Carina" {
 		t.Fatalf("plain report %+v", plain)
 	}
-	ed := DesktopReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementEdited, PatientID: "Rex"}, date)
-	if !ed.Clinician || ed.Kind != "Model landmarks corrected by clinician" || ed.Confidence != "optimal" || *ed.VHS != 11 || *ed.ModelVHS != 10 || !strings.Contains(ed.Reading, "larger than normal") {
+	// The breed range is used and named; the animal's details are listed.
+	br := mustReport(SaveRequest{Measurement: m, PatientID: "Rex"}, boxer)
+	if br.Findings[0] != "Heart size: normal (VHS 10.0; breed range 10.0-13.2)" || !strings.Contains(br.VHSRange, "Boxer; Lamb et al. 2001") {
+		t.Fatalf("breed report %+v", br)
+	}
+	want := "[{Name Rex} {Species dog, Boxer} {Sex male neutered} {Age 5 years 1 month (born 2021-01-15)} {Weight 31.5 kg} {Owner Jane Smith}]"
+	if fmt.Sprint(br.Animal) != want {
+		t.Fatalf("animal %v, want %v", br.Animal, want)
+	}
+	// A correction: the clinician's values, the model's beside, no confidence.
+	ed := mustReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementEdited, PatientID: "Rex"}, ReportDetails{})
+	if !ed.Clinician || ed.Kind != "Model landmarks corrected by clinician" || ed.Confidence != "" || *ed.VHS != 11 || *ed.ModelVHS != 10 || !strings.Contains(ed.Reading, "larger than the dog range") {
 		t.Fatalf("edited report %+v", ed)
 	}
 	// The drawn image differs where the edited apex was drawn.
@@ -327,41 +353,46 @@ func TestDesktopReport(t *testing.T) {
 		t.Fatal("edited landmarks not drawn on the report image")
 	}
 
-	// By hand on a rejected image: the clinician's points and values are
-	// drawn, the model's confidence does not apply.
+	// A rejected image has no report, unless confirmed and placed by hand:
+	// then the clinician's points and values, and no model confidence.
 	rej := &Measurement{Result: &cardiac.Result{Width: 400, Height: 300, Code: cardiac.CodeRejected, Rejected: true, Confidence: cardiac.ConfidenceReview},
 		Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1"}
-	model := DesktopReport(SaveRequest{Measurement: rej, PatientID: "Rex"}, date)
-	hand := DesktopReport(SaveRequest{Measurement: rej, Landmarks: &l, Kind: MeasurementManual, PatientID: "Rex"}, date)
-	if model.VHS != nil || model.Kind != "Model measurement" || model.Clinician {
-		t.Fatalf("rejected model report %+v", model)
+	for _, req := range []SaveRequest{
+		{Measurement: rej, PatientID: "Rex"},
+		{Measurement: rej, Landmarks: &l, Kind: MeasurementManual, PatientID: "Rex"},
+	} {
+		if _, err := DesktopReport(req, date, ReportDetails{}); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), "rejected") {
+			t.Fatalf("report of a rejected image: %v", err)
+		}
 	}
+	hand := mustReport(SaveRequest{Measurement: rej, Landmarks: &l, Kind: MeasurementManual, PatientID: "Rex", ConfirmedRadiograph: true}, ReportDetails{})
 	if !hand.Clinician || hand.Kind != "Placed by hand by clinician" || hand.VHS == nil || *hand.VHS != 10 || *hand.VLAS != 2 ||
-		hand.ModelVHS != nil || hand.Confidence != "" || !strings.HasPrefix(hand.Result, "Result 6") || !strings.Contains(hand.Reading, "normal range") {
+		hand.ModelVHS != nil || hand.Confidence != "" || !strings.Contains(hand.Result, "rejected") {
 		t.Fatalf("hand report %+v", hand)
 	}
-	apex := l[cardiac.HeartBottom]
-	if model.Image.(*image.RGBA).RGBAAt(int(apex.X), int(apex.Y)) == hand.Image.(*image.RGBA).RGBAAt(int(apex.X), int(apex.Y)) {
-		t.Fatal("hand-placed landmarks not drawn on the rejected image's report")
-	}
 	// Manual on a measured image keeps the model's values beside.
-	if mh := DesktopReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementManual}, date); *mh.ModelVHS != 10 || mh.Confidence != "" || *mh.VHS != 11 {
+	if mh := mustReport(SaveRequest{Measurement: m, Landmarks: &moved, Kind: MeasurementManual}, ReportDetails{}); *mh.ModelVHS != 10 || mh.Confidence != "" || *mh.VHS != 11 {
 		t.Fatalf("manual report on a measured image %+v", mh)
 	}
 }
 
 func TestReading(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
+	dog, cat, boxer := ReferenceFor(SpeciesDog, ""), ReferenceFor(SpeciesCat, ""), ReferenceFor(SpeciesDog, "boxer")
 	for _, c := range []struct {
 		vhs, vlas *float64
+		ref       Reference
 		want      string
 	}{
-		{nil, nil, "No heart size"},
-		{f(9.5), f(2.0), "within the normal range. The left atrium size is normal."},
-		{f(11.2), f(2.7), "cardiomegaly. The left atrium appears enlarged"},
-		{f(8.0), nil, "smaller than the usual range (VHS below 8.5). The left atrium could not be measured."},
+		{nil, nil, dog, "No heart size"},
+		{f(9.5), f(2.0), dog, "within the dog range. The left atrium size is normal."},
+		{f(11.2), f(2.7), dog, "larger than the dog range (VHS above 10.7), consistent with cardiomegaly. The left atrium appears enlarged (VLAS 2.5 or more)."},
+		{f(8.0), nil, dog, "smaller than the dog range (VHS below 8.7). The left atrium could not be measured."},
+		{f(11.2), f(2.0), boxer, "within the breed range"},
+		{f(8.4), f(2.0), cat, "larger than the cat range (VHS above 8.1)"},
+		{f(7.5), f(2.0), cat, "No published VLAS range applies to this species."},
 	} {
-		if got := Reading(c.vhs, c.vlas); !strings.Contains(got, c.want) {
+		if got := Reading(c.vhs, c.vlas, c.ref); !strings.Contains(got, c.want) {
 			t.Errorf("Reading = %q, want %q", got, c.want)
 		}
 	}
@@ -394,6 +425,12 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 			tg.Sex != "M" || tg.Neutered != "ALTERED" || tg.BirthDate != time.Date(2019, 4, 1, 0, 0, 0, 0, time.UTC) ||
 			tg.WeightKg != 9.5 || tg.Owner != "Anna Smith" || m.DICOM.PixelSpacingMM != [2]float64{0.1, 0.12} {
 			t.Errorf("%s: %+v", tc.fixture, m.DICOM)
+		}
+		// What the patient record is prefilled from.
+		rec := PatientFromTags(tg.PatientTags())
+		if rec.ID != dicomtest.PatientID || rec.Name != "Rex" || rec.Species != "dog" || rec.Breed != dicomtest.Breed || rec.Sex != SexMaleNeutered ||
+			rec.BirthDate != "2019-04-01" || rec.WeightKg == nil || *rec.WeightKg != 9.5 || rec.Owner != "Anna Smith" {
+			t.Errorf("%s: record from the tags %+v", tc.fixture, rec)
 		}
 	}
 	m, err := s.MeasureDesktop(ctx, "", codeImage(t, 1))

@@ -76,6 +76,17 @@ func (t DICOMTags) Species() string {
 	return ""
 }
 
+// PatientTags are the tags as PrefillPatient takes them: the animal's
+// name, the owner given name first, the birth date as YYYYMMDD.
+func (t DICOMTags) PatientTags() PatientTags {
+	p := PatientTags{PatientID: t.PatientID, Name: t.AnimalName, Species: t.SpeciesDescription, Breed: t.Breed,
+		Sex: t.Sex, Neutered: t.Neutered, WeightKg: t.WeightKg, ResponsiblePerson: t.Owner}
+	if !t.BirthDate.IsZero() {
+		p.BirthDate = t.BirthDate.Format("20060102")
+	}
+	return p
+}
+
 // DICOMImage is what a measured DICOM file carried besides its pixels.
 type DICOMImage struct {
 	// Tags are the patient and study tags.

@@ -65,4 +65,12 @@ type CardiacEntry struct {
 	repo.PatientEntry
 	// Kind is EntryKind of the stored entry.
 	Kind MeasurementKind
+	// SupersededBy is the Seq of the correction that replaced this entry
+	// (0: none; a removed correction replaces nothing); the entry is kept
+	// as the earlier version.
+	SupersededBy uint64
 }
+
+// Current reports whether the entry is the version in effect: neither
+// hidden nor superseded by a correction. Trends plot current entries.
+func (e CardiacEntry) Current() bool { return e.Hidden == nil && e.SupersededBy == 0 }

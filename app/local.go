@@ -86,7 +86,7 @@ func (l *LocalSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, er
 // methods the use cases call answer ErrNoStorage.
 func noRepos() repo.Repos {
 	return repo.Repos{Keys: noKeys{}, Customers: noCustomers{}, Ledger: noLedger{}, History: noHistory{},
-		USGLog: noUSGLog{}, Patients: noPatients{}}
+		USGLog: noUSGLog{}, Patients: noPatients{}, Audit: noAudit{}}
 }
 
 type noKeys struct{ repo.Keys }
@@ -118,12 +118,20 @@ func (noLedger) Events(context.Context) ([]repo.Event, error) { return nil, ErrN
 
 type noHistory struct{ repo.History }
 
-func (noHistory) Add(context.Context, string, string, repo.HistoryEntry) error { return ErrNoStorage }
+func (noHistory) Add(_ context.Context, _, _ string, e repo.HistoryEntry, _ []byte) (repo.HistoryEntry, error) {
+	return e, ErrNoStorage
+}
 func (noHistory) List(context.Context, string, string) ([]repo.HistoryEntry, error) {
 	return nil, ErrNoStorage
 }
 func (noHistory) ListPatient(context.Context, string) ([]repo.PatientEntry, error) {
 	return nil, ErrNoStorage
+}
+func (noHistory) Image(context.Context, string, string, uint64) ([]byte, error) {
+	return nil, ErrNoStorage
+}
+func (noHistory) Hide(context.Context, string, string, uint64, repo.Hidden, repo.AuditEvent) (repo.HistoryEntry, error) {
+	return repo.HistoryEntry{}, ErrNoStorage
 }
 
 type noUSGLog struct{ repo.USGLog }
@@ -135,9 +143,28 @@ func (noUSGLog) List(context.Context) ([]repo.USGLogEntry, error) { return nil, 
 func (noUSGLog) ListPatient(context.Context, string) ([]repo.USGLogEntry, error) {
 	return nil, ErrNoStorage
 }
+func (noUSGLog) Hide(context.Context, uint64, repo.Hidden, repo.AuditEvent) (repo.USGLogEntry, error) {
+	return repo.USGLogEntry{}, ErrNoStorage
+}
+
+type noAudit struct{ repo.Audit }
+
+func (noAudit) Append(_ context.Context, e repo.AuditEvent) (repo.AuditEvent, error) {
+	return e, ErrNoStorage
+}
+func (noAudit) ListPatient(context.Context, string) ([]repo.AuditEvent, error) {
+	return nil, ErrNoStorage
+}
 
 type noPatients struct{ repo.Patients }
 
 func (noPatients) PatientIDs(context.Context, string, int) ([]string, error) {
+	return nil, ErrNoStorage
+}
+func (noPatients) Get(context.Context, string) (repo.Patient, error) {
+	return repo.Patient{}, ErrNoStorage
+}
+func (noPatients) Put(context.Context, repo.Patient, repo.AuditEvent) error { return ErrNoStorage }
+func (noPatients) Search(context.Context, string, int) ([]repo.Patient, error) {
 	return nil, ErrNoStorage
 }

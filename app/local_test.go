@@ -90,10 +90,27 @@ func TestNoRepos(t *testing.T) {
 			_, _, _, err := r.Ledger.Bill(ctx, repo.BillRequest{}, nil)
 			return err
 		},
-		"usage":           func() error { _, err := r.Ledger.MonthlyUsage(ctx, "c", "2026-01"); return err },
-		"charges":         func() error { _, _, err := r.Ledger.MonthlyCharges(ctx, "c", "2026-01"); return err },
-		"events":          func() error { _, err := r.Ledger.Events(ctx); return err },
-		"history add":     func() error { return r.History.Add(ctx, "c", "u", repo.HistoryEntry{}) },
+		"usage":   func() error { _, err := r.Ledger.MonthlyUsage(ctx, "c", "2026-01"); return err },
+		"charges": func() error { _, _, err := r.Ledger.MonthlyCharges(ctx, "c", "2026-01"); return err },
+		"events":  func() error { _, err := r.Ledger.Events(ctx); return err },
+		"history add": func() error {
+			_, err := r.History.Add(ctx, "c", "u", repo.HistoryEntry{}, nil)
+			return err
+		},
+		"history image": func() error { _, err := r.History.Image(ctx, "c", "u", 1); return err },
+		"history hide": func() error {
+			_, err := r.History.Hide(ctx, "c", "u", 1, repo.Hidden{}, repo.AuditEvent{})
+			return err
+		},
+		"usg hide": func() error {
+			_, err := r.USGLog.Hide(ctx, 1, repo.Hidden{}, repo.AuditEvent{})
+			return err
+		},
+		"patient get":     func() error { _, err := r.Patients.Get(ctx, "u"); return err },
+		"patient put":     func() error { return r.Patients.Put(ctx, repo.Patient{}, repo.AuditEvent{}) },
+		"patient search":  func() error { _, err := r.Patients.Search(ctx, "", 1); return err },
+		"audit append":    func() error { _, err := r.Audit.Append(ctx, repo.AuditEvent{}); return err },
+		"audit patient":   func() error { _, err := r.Audit.ListPatient(ctx, "u"); return err },
 		"history list":    func() error { _, err := r.History.List(ctx, "c", "u"); return err },
 		"history patient": func() error { _, err := r.History.ListPatient(ctx, "u"); return err },
 		"usg append":      func() error { _, err := r.USGLog.Append(ctx, repo.USGLogEntry{}); return err },

@@ -17,6 +17,8 @@ var ErrUSGUnavailable = &Error{Kind: KindUnavailable, Msg: "USG model not loaded
 type usgLogInputs struct {
 	Features map[string]float64 `json:"features"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Entered are the values as entered at the desktop, with units.
+	Entered []EnteredValue `json:"entered,omitempty"`
 }
 
 // PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
@@ -27,11 +29,17 @@ type usgLogInputs struct {
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
 func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
+	return s.predictLogged(ctx, c, req, nil)
+}
+
+// predictLogged is PredictUSG, logging entered (the desktop form's values
+// as entered, with their units) beside the inputs.
+func (s *Service) predictLogged(ctx context.Context, c Caller, req *usg.Request, entered []EnteredValue) (*usg.Response, error) {
 	resp, err := s.predictUSG(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings}
+	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings, Entered: entered}
 	for i, f := range usg.Features() {
 		in.Features[f] = req.Values[i]
 	}

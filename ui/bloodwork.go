@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -27,40 +26,68 @@ var (
 	towardAdequate = color.NRGBA{R: 0x1e, G: 0x88, B: 0xe5, A: 0xff}
 )
 
-// bloodwork is the Bloodwork tab: the five USG inputs, the prediction and
-// its SHAP explanation.
+// bloodwork is the Bloodwork tab: the five USG inputs with selectable
+// units, the result in plain words, and the statistics behind it in a
+// Details expander.
 type bloodwork struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	entries                         [usg.NumFeatures]*widget.Entry
-	predict                         *widget.Button
-	errLabel, corrections, prob     *widget.Label
-	tier, conformal, classification *widget.Label
-	shap                            *fyne.Container
+	entries                [usg.NumFeatures]*widget.Entry
+	creatUnit, lymphUnit   *widget.Select
+	predict                *widget.Button
+	errLabel, result, tier *widget.Label
+	details                *widget.Label
+	corrections            *fyne.Container
+	shap                   *fyne.Container
+	detailsBox             *widget.Accordion
+	// keep marks values whose automatic correction was undone, keepText
+	// the text they were undone for (editing the value re-arms it).
+	keep        [usg.NumFeatures]bool
+	keepText    [usg.NumFeatures]string
+	lastShown   string // the form's key when its result was shown
+	previewText string
 }
 
 func newBloodwork(u *UI) *bloodwork {
 	b := &bloodwork{
-		u: u, errLabel: newValueLabel(""), corrections: newValueLabel(""), prob: newValueLabel(""),
-		tier: newValueLabel(""), conformal: newValueLabel(""), classification: newValueLabel(""),
-		shap: container.NewVBox(),
+		u: u, errLabel: newValueLabel(""), result: newValueLabel(""), tier: newValueLabel(""), details: newValueLabel(""),
+		corrections: container.NewVBox(), shap: container.NewVBox(),
 	}
+	b.result.TextStyle = fyne.TextStyle{Bold: true}
+	b.creatUnit = widget.NewSelect([]string{app.UnitMgDL, app.UnitUmolL}, func(string) { b.formChanged() })
+	b.creatUnit.SetSelected(app.UnitMgDL)
+	b.lymphUnit = widget.NewSelect([]string{app.UnitPerUL, app.UnitThousandPerU}, func(string) { b.formChanged() })
+	b.lymphUnit.SetSelected(app.UnitPerUL)
 	form := widget.NewForm()
+	names := app.BloodworkNames()
+	fixed := app.BloodworkUnits("", "")
 	for i := range b.entries {
 		e := widget.NewEntry()
 		e.SetPlaceHolder("number")
 		e.Validator = validateNumber
-		e.OnChanged = func(string) { b.previewCorrections() }
+		e.OnChanged = func(string) { b.formChanged() }
+		e.OnSubmitted = func(string) { b.submit() } // Enter screens
 		b.entries[i] = e
-		form.Append(usg.Label(i), e)
+		var unit fyne.CanvasObject = widget.NewLabel(fixed[i])
+		switch i {
+		case 1:
+			unit = b.creatUnit
+		case 3:
+			unit = b.lymphUnit
+		}
+		form.Append(names[i], container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(120, 36), unit), e))
 	}
 	b.predict = widget.NewButton("Screen", b.submit)
+	b.predict.Importance = widget.HighImportance
+	b.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", container.NewVBox(
+		b.details,
+		newValueLabel("What pushed the result (SHAP values, in log-odds: how much each value moved the model's score; red toward impaired, blue toward adequate):"),
+		b.shap)))
 	b.content = container.NewVScroll(container.NewVBox(
-		widget.NewLabelWithStyle("Feline USG screening from bloodwork", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Feline urine concentration screening from bloodwork (cats only)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, b.predict, b.errLabel, b.corrections, widget.NewSeparator(),
-		b.classification, b.prob, b.tier, b.conformal,
-		widget.NewLabel("What pushed the result (SHAP, log-odds; red toward impaired, blue toward adequate):"), b.shap,
+		b.result, b.tier, b.detailsBox,
 	))
 	return b
 }
@@ -71,73 +98,157 @@ func validateNumber(s string) error {
 	if s == "" {
 		return errors.New("required")
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", "."), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return errors.New("not a number")
 	}
 	return nil
 }
 
-// request validates the entries with the service's own rules
-// (usg.ParseRequest: numbers, auto-corrections, plausible ranges).
-func (b *bloodwork) request() (*usg.Request, error) {
-	obj := map[string]any{}
+// form reads the entries and units (the numbers are checked here; the
+// service checks the rest).
+func (b *bloodwork) form() (app.BloodworkForm, error) {
+	f := app.BloodworkForm{PatientID: b.u.PatientID(), CreatinineUnit: b.creatUnit.Selected, LymphocyteUnit: b.lymphUnit.Selected, KeepAsEntered: b.keep}
+	names := app.BloodworkNames()
 	for i, e := range b.entries {
 		if err := validateNumber(e.Text); err != nil {
-			return nil, fmt.Errorf("%s: %w", usg.Label(i), err)
+			return f, fmt.Errorf("%s: %w", names[i], err)
 		}
-		v, _ := strconv.ParseFloat(strings.TrimSpace(e.Text), 64)
-		obj[usg.Features()[i]] = v
+		f.Values[i], _ = strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(e.Text), ",", "."), 64)
 	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("bloodwork: %w", err)
-	}
-	return usg.ParseRequest(body)
+	return f, nil
 }
 
-// submit validates and starts the prediction in the background.
+// formKey identifies the form's content (values, units, kept values).
+func (b *bloodwork) formKey() string {
+	var parts []string
+	for _, e := range b.entries {
+		parts = append(parts, strings.TrimSpace(e.Text))
+	}
+	return fmt.Sprintf("%s|%v|%s|%s|%v", b.u.PatientID(), parts, b.creatUnit.Selected, b.lymphUnit.Selected, b.keep)
+}
+
+// formChanged follows an edit: a value changed since its correction was
+// undone is corrected again, and the corrections the service will apply
+// are previewed.
+func (b *bloodwork) formChanged() {
+	if b.predict == nil { // still being built
+		return
+	}
+	for i, e := range b.entries {
+		if b.keep[i] && e.Text != b.keepText[i] {
+			b.keep[i] = false
+		}
+	}
+	b.previewCorrections()
+}
+
+// clearResult removes the result from the screen (after an error or a
+// change of the inputs, so an old result is never read as the new one's).
+func (b *bloodwork) clearResult() {
+	b.result.SetText("")
+	b.tier.SetText("")
+	b.details.SetText("")
+	b.shap.Objects = nil
+	b.shap.Refresh()
+	b.lastShown = ""
+}
+
+// fail shows an error and clears the result.
+func (b *bloodwork) fail(text string) {
+	b.errLabel.SetText(text)
+	b.clearResult()
+}
+
+// submit validates and starts the screening in the background. The same
+// values again, with their result on screen, screen nothing.
 func (b *bloodwork) submit() {
-	req, err := b.request()
+	f, err := b.form()
 	if err != nil {
-		b.errLabel.SetText("Check the values: " + err.Error())
+		b.fail("Check the values: " + err.Error())
 		return
 	}
 	if b.u.svc.USG() == nil {
-		b.errLabel.SetText(app.ErrUSGUnavailable.Error())
+		b.fail(app.ErrUSGUnavailable.Error())
 		return
 	}
-	req.UUID = b.u.PatientID()
-	if err := app.CheckPatientID(req.UUID); err != nil {
-		b.errLabel.SetText("Check the patient ID: " + err.Error())
+	if err := app.CheckPatientID(f.PatientID); err != nil {
+		b.fail("Check the patient ID: " + err.Error())
+		return
+	}
+	if _, _, err := app.PrepareBloodwork(f); err != nil { // at once, before the model runs
+		b.fail("Check the values: " + err.Error())
+		b.showCorrections(nil)
+		return
+	}
+	if p := b.u.Patient(); app.ParseSpecies(p.Species) == app.SpeciesDog {
+		b.fail("Bloodwork screening predicts urine concentration in cats only: this patient is recorded as a dog.")
+		return
+	}
+	key := b.formKey()
+	if key == b.lastShown {
+		b.errLabel.SetText("These values were just screened: the result below is theirs.")
 		return
 	}
 	b.errLabel.SetText("")
-	if len(req.Warnings) > 0 {
-		b.corrections.SetText("Auto-corrected: " + strings.Join(req.Warnings, "; "))
-	} else {
-		b.corrections.SetText("")
-	}
 	b.predict.Disable()
-	var resp *usg.Response
+	var res app.BloodworkResult
 	b.u.background(func(ctx context.Context) {
-		resp, err = b.u.svc.PredictUSGDesktop(ctx, req)
+		res, err = b.u.svc.ScreenBloodwork(ctx, f)
 	}, func() {
 		b.predict.Enable()
 		if err != nil {
-			b.errLabel.SetText("Screening failed: " + err.Error())
+			b.fail("Not screened: " + err.Error())
+			b.showCorrections(nil)
 			return
 		}
-		b.show(&resp.Result)
+		b.showCorrections(res.Corrections)
+		b.show(&res.Response.Result)
+		b.lastShown = key
+		if res.Repeat {
+			b.errLabel.SetText("Same values as this patient's last screening: its result is shown, nothing new was logged.")
+		}
 	})
 }
 
-// show displays a USG result.
+// showCorrections lists the automatic corrections applied, each with an
+// Undo that takes the value as entered instead.
+func (b *bloodwork) showCorrections(cs []app.Correction) {
+	var rows []fyne.CanvasObject
+	for _, c := range cs {
+		feat := c.Feature
+		undo := widget.NewButton("Undo", func() { b.UndoCorrection(feat) })
+		rows = append(rows, container.NewBorder(nil, nil, nil, undo, newValueLabel("Auto-corrected: "+c.Text+".")))
+	}
+	b.corrections.Objects = rows
+	b.corrections.Refresh()
+}
+
+// UndoCorrection takes value i as entered (no automatic unit correction)
+// and screens again: an implausible value is then refused with its
+// range.
+func (b *bloodwork) UndoCorrection(i int) {
+	b.keep[i], b.keepText[i] = true, b.entries[i].Text
+	b.submit()
+}
+
+// show displays a USG result: plain words first, the statistics in
+// Details.
 func (b *bloodwork) show(r *usg.Result) {
-	b.classification.SetText("Classification: " + r.Classification)
-	b.prob.SetText(fmt.Sprintf("Probability of impaired urine concentration: %.1f%% (ensemble std %.3f)", 100*r.ProbabilityImpaired, r.EnsembleStd))
-	b.tier.SetText(fmt.Sprintf("Risk tier: %s (%s)", r.RiskLabel, r.RiskTier))
-	b.conformal.SetText(fmt.Sprintf("Conformal set at %.0f%% coverage: {%s} (%s)", 100*(1-r.ConformalAlpha), strings.Join(r.ConformalSet, ", "), r.ConformalClassification))
+	word := "adequate"
+	if r.ProbabilityImpaired >= 0.5 {
+		word = "likely impaired"
+	}
+	b.result.SetText(fmt.Sprintf("Urine concentrating ability: %s (%.0f%% chance that the urine specific gravity is below 1.035).", word, 100*r.ProbabilityImpaired))
+	b.tier.SetText("Risk: " + r.RiskLabel + ".")
+	lines := []string{
+		fmt.Sprintf("Model decision: %s. The model's own call at its threshold.", r.Classification),
+		fmt.Sprintf("Ensemble spread: %.3f. How much the models of the ensemble disagree on the probability; larger means less certain.", r.EnsembleStd),
+		fmt.Sprintf("Conformal set at %.0f%% coverage: {%s}. The outcomes the result cannot rule out at that coverage; two outcomes mean it is uncertain.", 100*(1-r.ConformalAlpha), strings.Join(r.ConformalSet, ", ")),
+		fmt.Sprintf("Risk tier code: %s. The tier's name for API clients.", r.RiskTier),
+		"Model version: " + r.ModelVersion + ".",
+	}
+	b.details.SetText(strings.Join(lines, "\n"))
 	b.shap.Objects = shapBars(r.Explanation.Features)
 	b.shap.Refresh()
 }
@@ -171,31 +282,54 @@ func shapBars(fs []usg.FeatureShap) []fyne.CanvasObject {
 }
 
 // SubmitBloodwork fills the form with values (in the form's order and
-// units) and submits it, as a clinician would.
+// selected units) and submits it, as a clinician would.
 func (u *UI) SubmitBloodwork(values [usg.NumFeatures]string) {
-	for i, e := range u.blood.entries {
-		e.SetText(values[i])
-	}
+	u.FillBloodwork(values)
 	u.blood.submit()
 }
 
-// previewCorrections shows, as the clinician types, the auto-corrections
-// the service will apply (a value in the wrong unit, say), once every
-// field holds a number; it predicts nothing.
+// FillBloodwork fills the form with values (in the form's order and
+// selected units) without submitting.
+func (u *UI) FillBloodwork(values [usg.NumFeatures]string) {
+	for i, e := range u.blood.entries {
+		e.SetText(values[i])
+	}
+}
+
+// SetBloodworkUnits selects the creatinine and lymphocyte units.
+func (u *UI) SetBloodworkUnits(creatinine, lymphocytes string) {
+	u.blood.creatUnit.SetSelected(creatinine)
+	u.blood.lymphUnit.SetSelected(lymphocytes)
+}
+
+// previewCorrections shows, as the clinician types, the corrections the
+// service will apply (a value in the wrong unit, say), once every field
+// holds a number; it screens nothing. A change of the inputs clears the
+// shown result, and a changed value is corrected again where needed.
 func (b *bloodwork) previewCorrections() {
-	for _, e := range b.entries {
-		if validateNumber(e.Text) != nil {
-			b.corrections.SetText("")
-			return
+	if b.lastShown != "" && b.formKey() != b.lastShown {
+		b.clearResult()
+		b.corrections.Objects = nil
+		b.corrections.Refresh()
+	}
+	f, err := b.form()
+	if err != nil {
+		b.previewText = ""
+		return
+	}
+	f.KeepAsEntered = [usg.NumFeatures]bool{}
+	_, cs, err := app.PrepareBloodwork(f)
+	var lines []string
+	if err == nil {
+		for _, c := range cs {
+			if b.keep[c.Feature] {
+				continue
+			}
+			lines = append(lines, "Will be auto-corrected: "+c.Text+".")
 		}
 	}
-	req, err := b.request()
-	switch {
-	case err != nil:
-		b.corrections.SetText("")
-	case len(req.Warnings) > 0:
-		b.corrections.SetText("Will be auto-corrected: " + strings.Join(req.Warnings, "; "))
-	default:
-		b.corrections.SetText("")
+	b.previewText = strings.Join(lines, " ")
+	if b.lastShown == "" {
+		b.errLabel.SetText(b.previewText)
 	}
 }

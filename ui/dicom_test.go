@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
 
+	"vetlens/app"
 	"vetlens/app/importq"
 	"vetlens/internal/dicomtest"
 )
@@ -40,6 +41,12 @@ func TestOpenDICOM(t *testing.T) {
 	}
 	if u.PatientID() != dicomtest.PatientID {
 		t.Errorf("patient field %q, want the file's %q", u.PatientID(), dicomtest.PatientID)
+	}
+	// The record was created from the tags.
+	p := u.Patient()
+	if p.ID != dicomtest.PatientID || p.Name != "Rex" || p.Species != "dog" || p.Breed == "" || p.Sex != app.SexMaleNeutered ||
+		p.BirthDate != "2019-04-01" || p.WeightKg == nil || *p.WeightKg != 9.5 || p.Owner != "Anna Smith" {
+		t.Errorf("record from the tags: %+v", p)
 	}
 	for _, want := range []string{"Rex Smith", "ID " + dicomtest.PatientID, "Canine", dicomtest.Breed, "male (neutered)", "born 2019-04-01", "9.5 kg", "owner Anna Smith", "DX", "2026-11-20", "pixel 0.1 x 0.12 mm"} {
 		if !strings.Contains(r.dicom.Text, want) {
@@ -134,6 +141,7 @@ func TestImportFolder(t *testing.T) {
 	if !strings.Contains(u.imports.status.Text, "Watching "+dir) {
 		t.Errorf("status %q", u.imports.status.Text)
 	}
+	u.SetPatientID("Bella")
 	u.imports.list.Select(0)
 	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != dicomtest.PatientID {
 		t.Fatalf("tap: tab %q, patient %q", u.tabs.Selected().Text, u.PatientID())

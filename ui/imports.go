@@ -94,16 +94,14 @@ func importRow(it importq.Item) string {
 	return row
 }
 
-// open shows a measured item on Review, filling an empty patient field
-// with its patient.
+// open shows a measured item on Review; a DICOM's tags fill the patient
+// record (prefillFromDICOM).
 func (t *importTab) open(it importq.Item) {
 	if it.State != importq.Done || it.Measurement == nil {
 		return
 	}
-	if t.u.PatientID() == "" && it.Measurement.PatientID != "" {
-		t.u.SetPatientID(it.Measurement.PatientID)
-	}
 	t.u.ShowMeasurement(it.Measurement, it.Name)
+	t.u.prefillFromDICOM(it.Measurement, true)
 }
 
 // showStatus says what is watched.

@@ -1,12 +1,8 @@
 package ui
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,9 +14,6 @@ import (
 // recentLANClient is how recently a client on another machine must have
 // been active for quitting to ask first.
 const recentLANClient = 5 * time.Minute
-
-// printTimeout bounds handing a report to the printing system.
-const printTimeout = 30 * time.Second
 
 // quitShortcut is Ctrl+Q (Cmd+Q on macOS).
 var quitShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}
@@ -78,34 +71,6 @@ func (u *UI) reportReady() error {
 	if u.review.m == nil {
 		return errors.New("no report yet: open a radiograph or run a capture session first")
 	}
-	return nil
-}
-
-// PrintReport writes the Review tab's report to a temporary PDF and
-// hands it to the system's printing (CUPS's lp, default printer).
-func (u *UI) PrintReport() error {
-	if err := u.reportReady(); err != nil {
-		return err
-	}
-	lp, err := exec.LookPath("lp")
-	if err != nil {
-		return errors.New("print report: no printing system found (CUPS's lp); export the PDF report and print it from another program")
-	}
-	dir, err := os.MkdirTemp("", "vetlens-print-")
-	if err != nil {
-		return fmt.Errorf("print report: %w", err)
-	}
-	defer os.RemoveAll(dir) // lp spools its own copy
-	path := filepath.Join(dir, "vhs-report.pdf")
-	if err := u.ExportReport(path); err != nil {
-		return fmt.Errorf("print report: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), printTimeout)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, lp, path).CombinedOutput(); err != nil {
-		return fmt.Errorf("print report: lp: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	u.review.status.SetText("Report sent to the printer.")
 	return nil
 }
 

@@ -3,13 +3,17 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
+	"vetlens/engine/usg"
 )
 
 // maxPatientMatches bounds the search list.
@@ -39,6 +43,7 @@ type patientsTab struct {
 	vlasPlot *TrendPlot
 	cardiac  *fyne.Container
 	usg      *fyne.Container
+	audit    *fyne.Container
 	status   *widget.Label
 
 	record *app.PatientRecord
@@ -47,11 +52,11 @@ type patientsTab struct {
 func newPatientsTab(u *UI) *patientsTab {
 	p := &patientsTab{
 		u: u, query: widget.NewEntry(), matches: container.NewVBox(), title: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		vhsPlot:  NewTrendPlot("VHS (normal 8.5-10.5)", app.VHSNormalLow, app.VHSNormalHigh),
-		vlasPlot: NewTrendPlot("VLAS (normal < 2.5)", 1.0, app.VLASNormalMax),
-		cardiac:  container.NewVBox(), usg: container.NewVBox(), status: newValueLabel(""),
+		vhsPlot:  NewTrendPlot("VHS", 0, 0),
+		vlasPlot: NewTrendPlot("VLAS", 0, 0),
+		cardiac:  container.NewVBox(), usg: container.NewVBox(), audit: container.NewVBox(), status: newValueLabel(""),
 	}
-	p.query.SetPlaceHolder("find a patient ID (part of it is enough)")
+	p.query.SetPlaceHolder("find by name or ID (part will do)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
 	p.query.OnSubmitted = func(s string) { p.Open(strings.TrimSpace(s)) }
 	// The list keeps a readable width however long the record's lines.
@@ -63,8 +68,10 @@ func newPatientsTab(u *UI) *patientsTab {
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
 		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 		p.cardiac,
-		widget.NewLabelWithStyle("USG screening", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Bloodwork screening (USG)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.usg,
+		widget.NewLabelWithStyle("Changes (audit trail)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		p.audit,
 	))
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.25
@@ -76,28 +83,32 @@ func (p *patientsTab) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), keyOpTimeout)
 }
 
-// refreshSearch lists the patient ids matching the query.
+// refreshSearch lists the patients whose name or id matches the query.
 func (p *patientsTab) refreshSearch() {
 	ctx, cancel := p.ctx()
 	defer cancel()
-	ids, err := p.u.svc.Patients(ctx, p.query.Text, maxPatientMatches)
+	found, err := p.u.svc.FindPatients(ctx, p.query.Text, maxPatientMatches)
 	if err != nil {
 		p.matches.Objects = []fyne.CanvasObject{newValueLabel("Search failed: " + err.Error())}
 		p.matches.Refresh()
 		return
 	}
-	objs := make([]fyne.CanvasObject, 0, len(ids)+1)
-	if len(ids) == 0 {
-		objs = append(objs, newValueLabel("No patient found. Measurements saved with a patient ID appear here."))
+	objs := make([]fyne.CanvasObject, 0, len(found)+1)
+	if len(found) == 0 {
+		objs = append(objs, newValueLabel("No patient found. Patients appear here once saved, or once a measurement is saved with their ID."))
 	}
-	for _, id := range ids {
-		objs = append(objs, widget.NewButton(id, func() { p.Open(id) }))
+	for _, m := range found {
+		id := m.Patient.ID
+		objs = append(objs, widget.NewButton(m.Label(), func() { p.u.OpenPatient(id) }))
 	}
 	p.matches.Objects = objs
 	p.matches.Refresh()
 }
 
-// Open shows one patient's record.
+// Open shows one patient's record: details, trends against the species
+// or breed range (current versions only), every cardiac measurement with
+// its versions and removals, the bloodwork screenings with the values
+// entered, and the audit trail.
 func (p *patientsTab) Open(id string) {
 	ctx, cancel := p.ctx()
 	defer cancel()
@@ -107,24 +118,64 @@ func (p *patientsTab) Open(id string) {
 		return
 	}
 	p.record = rec
-	p.title.SetText("Patient " + rec.PatientID)
-	p.status.SetText(fmt.Sprintf("%d cardiac measurements, %d USG screenings.", len(rec.Cardiac), len(rec.USG)))
+	title := "Patient " + rec.PatientID
+	if d := rec.Details; d.Name != "" {
+		title = fmt.Sprintf("%s (%s)", d.Name, rec.PatientID)
+	}
+	if about := detailsLine(rec); about != "" {
+		title += ": " + about
+	}
+	p.title.SetText(title)
+	hidden, hiddenUSG := 0, 0
+	for _, e := range rec.Cardiac {
+		if e.Hidden != nil {
+			hidden++
+		}
+	}
+	for _, v := range rec.USG {
+		if v.Hidden != nil {
+			hiddenUSG++
+		}
+	}
+	hidden += hiddenUSG
+	status := fmt.Sprintf("%d cardiac measurements, %d bloodwork screenings.", len(rec.Cardiac)-hidden+hiddenUSG, len(rec.USG)-hiddenUSG)
+	if hidden > 0 {
+		status += fmt.Sprintf(" %d removed (listed below, with the reason).", hidden)
+	}
+	if !rec.HasDetails {
+		status += " No record yet: enter the details above and press Save patient."
+	}
+	p.status.SetText(status)
+	ref := rec.Reference
+	p.vhsPlot.Title = fmt.Sprintf("VHS (%s %s)", ref.VHS.Scope(), ref.VHS.Describe())
+	p.vhsPlot.BandLow, p.vhsPlot.BandHigh = ref.VHS.Low, ref.VHS.High
+	if ref.HasVLAS {
+		p.vlasPlot.Title = fmt.Sprintf("VLAS (reference %s)", ref.VLAS.Describe())
+		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = max(ref.VLAS.Low, ref.VLAS.High-1.3), ref.VLAS.High
+	} else {
+		p.vlasPlot.Title = "VLAS (no published range for this species)"
+		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = 0, 0
+	}
 	var vhs, vlas []TrendPoint
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
 		byHand := e.Kind.Clinician()
-		if e.VHS != nil {
-			vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: byHand})
+		if e.Current() {
+			if e.VHS != nil {
+				vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: byHand})
+			}
+			if e.VLAS != nil {
+				vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: byHand})
+			}
 		}
-		if e.VLAS != nil {
-			vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: byHand})
-		}
-		line := fmt.Sprintf("%s   VHS %s   VLAS %s   %s", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), kindNote(e))
-		line += "   from " + sourceName(e.Customer)
-		rows = append(rows, widget.NewLabel(line))
+		rows = append(rows, p.cardiacRow(rec.PatientID, e))
 	}
 	if len(rows) == 0 {
 		rows = append(rows, widget.NewLabel("No cardiac measurements."))
+	}
+	if !ref.HasVLAS && len(vlas) > 0 {
+		// No band: an empty one at the first value keeps the axis on the data.
+		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = vlas[0].Value, vlas[0].Value
 	}
 	p.vhsPlot.SetPoints(vhs)
 	p.vlasPlot.SetPoints(vlas)
@@ -132,14 +183,187 @@ func (p *patientsTab) Open(id string) {
 	p.cardiac.Refresh()
 	urows := []fyne.CanvasObject{}
 	for _, v := range rec.USG {
-		urows = append(urows, widget.NewLabel(fmt.Sprintf("%s   P(impaired) %.1f%%   %s   set {%s}   from %s",
-			v.Time.Local().Format("2006-01-02 15:04"), 100*v.ProbabilityImpaired, v.RiskLabel, strings.Join(v.ConformalSet, ", "), sourceName(v.Customer))))
+		urows = append(urows, p.usgRow(rec.PatientID, v))
 	}
 	if len(urows) == 0 {
-		urows = append(urows, widget.NewLabel("No USG screenings."))
+		urows = append(urows, widget.NewLabel("No bloodwork screenings."))
 	}
 	p.usg.Objects = urows
 	p.usg.Refresh()
+	arows := []fyne.CanvasObject{}
+	for _, a := range rec.Audit {
+		line := fmt.Sprintf("%s   %s", a.Time.Local().Format("2006-01-02 15:04"), strings.ReplaceAll(a.Action, "_", " "))
+		if a.Detail != "" {
+			line += ": " + a.Detail
+		}
+		if a.Reason != "" {
+			line += "   reason: " + a.Reason
+		}
+		arows = append(arows, newValueLabel(line))
+	}
+	if len(arows) == 0 {
+		arows = append(arows, widget.NewLabel("No changes recorded."))
+	}
+	p.audit.Objects = arows
+	p.audit.Refresh()
+}
+
+// detailsLine is the record's details in one line.
+func detailsLine(rec *app.PatientRecord) string {
+	d := rec.Details
+	var parts []string
+	for _, v := range []string{d.Species, d.Breed, d.Sex} {
+		if v != "" {
+			parts = append(parts, v)
+		}
+	}
+	if months, ok := app.Age(d.BirthDate, time.Now()); ok {
+		parts = append(parts, app.AgeText(months))
+	}
+	if d.WeightKg != nil {
+		parts = append(parts, fmt.Sprintf("%g kg", *d.WeightKg))
+	}
+	if d.Owner != "" {
+		parts = append(parts, "owner "+d.Owner)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cardiacRow is one measurement: date, values, kind and source, its
+// version state (corrected, a correction, removed), and Open (reopen on
+// Review to correct it) and Remove buttons where they apply.
+func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObject {
+	line := fmt.Sprintf("%s   VHS %s   VLAS %s   %s   from %s", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), kindNote(e), sourceName(e.Customer))
+	switch {
+	case e.Hidden != nil:
+		line = fmt.Sprintf("REMOVED %s (%s): %s", e.Hidden.Time.Local().Format("2006-01-02"), e.Hidden.Reason, line)
+	case e.SupersededBy != 0:
+		line = "EARLIER VERSION (corrected since): " + line
+	}
+	if e.Supersedes != 0 {
+		line += "   (correction of an earlier version)"
+	}
+	label := newValueLabel(line)
+	var buttons []fyne.CanvasObject
+	if e.Hidden == nil && e.HasImage {
+		customer, seq := e.Customer, e.Seq
+		buttons = append(buttons, widget.NewButton("Open", func() {
+			if err := p.u.ReopenMeasurement(id, customer, seq); err != nil {
+				p.status.SetText(err.Error())
+			}
+		}))
+	}
+	if e.Hidden == nil {
+		customer, seq := e.Customer, e.Seq
+		buttons = append(buttons, widget.NewButton("Remove...", func() { p.askRemove(id, customer, seq) }))
+	}
+	return container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), label)
+}
+
+// askRemove asks for the reason and removes (hides) the entry.
+func (p *patientsTab) askRemove(id, customer string, seq uint64) {
+	p.askReason("Remove this measurement?", func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
+}
+
+// askReason asks why, then calls remove with the reason.
+func (p *patientsTab) askReason(title string, remove func(reason string) error) {
+	w := p.u.opts.Window
+	if w == nil {
+		return
+	}
+	reason := widget.NewEntry()
+	reason.SetPlaceHolder("why, e.g. wrong patient, duplicate, unusable image")
+	dialog.ShowForm(title, "Remove", "Cancel",
+		[]*widget.FormItem{widget.NewFormItem("Reason", reason)}, func(ok bool) {
+			if !ok {
+				return
+			}
+			if err := remove(reason.Text); err != nil {
+				dialog.ShowError(err, w)
+			}
+		}, w)
+}
+
+// usgRow is one screening with Remove... (hide it with a reason).
+func (p *patientsTab) usgRow(id string, v app.USGVisit) fyne.CanvasObject {
+	label := newValueLabel(usgLine(v))
+	if v.Hidden != nil {
+		return label
+	}
+	seq := v.Seq
+	return container.NewBorder(nil, nil, nil, widget.NewButton("Remove...", func() {
+		p.askReason("Remove this screening?", func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
+	}), label)
+}
+
+// usgLine is one screening with the values as entered.
+func usgLine(v app.USGVisit) string {
+	line := fmt.Sprintf("%s   %.0f%% chance of impaired concentration, %s   from %s", v.Time.Local().Format("2006-01-02 15:04"), 100*v.ProbabilityImpaired, v.RiskLabel, sourceName(v.Customer))
+	if v.Hidden != nil {
+		line = fmt.Sprintf("REMOVED %s (%s): %s", v.Hidden.Time.Local().Format("2006-01-02"), v.Hidden.Reason, line)
+	}
+	var vals []string
+	if len(v.Entered) > 0 {
+		for _, e := range v.Entered {
+			vals = append(vals, fmt.Sprintf("%s %s %s", e.Name, strconv.FormatFloat(e.Value, 'f', -1, 64), e.Unit))
+		}
+	} else {
+		names, units := app.BloodworkNames(), app.BloodworkUnits(app.UnitMgDL, app.UnitPerUL)
+		for i, k := range usg.Features() {
+			if x, ok := v.Features[k]; ok {
+				vals = append(vals, fmt.Sprintf("%s %s %s", names[i], strconv.FormatFloat(x, 'f', -1, 64), units[i]))
+			}
+		}
+	}
+	if len(vals) > 0 {
+		line += "\n    values: " + strings.Join(vals, ", ")
+	}
+	if len(v.Corrections) > 0 {
+		// API entries hold the spec's warnings, whose arrow the bundled
+		// font lacks.
+		line += "\n    corrected: " + strings.ReplaceAll(strings.Join(v.Corrections, "; "), "→", "to")
+	}
+	return line
+}
+
+// RemoveMeasurement hides a cardiac measurement with a reason (kept in
+// the audit trail) and shows the patient again.
+func (u *UI) RemoveMeasurement(id, customer string, seq uint64, reason string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
+	defer cancel()
+	if _, err := u.svc.HideEntry(ctx, id, customer, seq, reason); err != nil {
+		return fmt.Errorf("remove measurement: %w", err)
+	}
+	u.patients.Open(id)
+	return nil
+}
+
+// RemoveScreening hides a bloodwork screening with a reason (kept in the
+// audit trail) and shows the patient again.
+func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
+	defer cancel()
+	if _, err := u.svc.HideScreening(ctx, id, seq, reason); err != nil {
+		return fmt.Errorf("remove screening: %w", err)
+	}
+	u.patients.Open(id)
+	return nil
+}
+
+// ReopenMeasurement opens an earlier measurement on the Review tab with
+// its image and landmarks, for the patient it belongs to, to correct it.
+func (u *UI) ReopenMeasurement(id, customer string, seq uint64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
+	defer cancel()
+	m, err := u.svc.ReopenMeasurement(ctx, id, customer, seq)
+	if err != nil {
+		return fmt.Errorf("open measurement: %w", err)
+	}
+	if u.PatientID() != id {
+		u.SetPatientID(id)
+	}
+	u.ShowMeasurement(m, fmt.Sprintf("Measurement of %s, %s", id, m.Base.Time.Local().Format("2006-01-02 15:04")))
+	return nil
 }
 
 // kindNote is a history line's kind: model, or * edited / * manual
@@ -161,9 +385,12 @@ func sourceName(customer string) string {
 	return "API client " + customer
 }
 
-// OpenPatient shows the Patients tab for one patient id.
+// OpenPatient shows the Patients tab for one patient id and makes it
+// the current patient.
 func (u *UI) OpenPatient(id string) {
-	u.patients.query.SetText(id)
+	if u.PatientID() != id {
+		u.SetPatientID(id)
+	}
 	u.patients.Open(id)
 	u.SelectTab("Patients")
 }

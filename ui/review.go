@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
-	"vetlens/app/report"
 	"vetlens/engine/cardiac"
 )
 
@@ -25,15 +25,16 @@ type review struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	view                           *LandmarkView
-	file, vhs, vlas, reading, conf *widget.Label
-	status, kindText, billing      *widget.Label
-	dicom                          *widget.Label // a DICOM file's patient and study
-	guide                          *widget.Label
-	confirm                        *widget.Check
-	open, save, export             *widget.Button
-	hand, undo, reset              *widget.Button
-	side                           *fyne.Container
+	view                            *LandmarkView
+	file, vhs, vlas, reading, conf  *widget.Label
+	status, kindText, rangeText     *widget.Label
+	guide, details                  *widget.Label
+	dicom                           *widget.Label // a DICOM file's patient and study
+	detailsBox                      *widget.Accordion
+	confirm                         *widget.Check
+	open, save, export, print, clin *widget.Button
+	hand, undo, reset               *widget.Button
+	side                            *fyne.Container
 
 	// m is the model's measurement on screen (for a hand placement, the
 	// image and the model's result for it, whatever its code).
@@ -45,20 +46,30 @@ type review struct {
 	history []reviewStep
 	// savedAt is when this measurement was last saved (zero: not saved).
 	savedAt time.Time
+	// savedAs is what was last saved (or reopened) for which patient
+	// (saveKey); Save stays off until the screen differs from it.
+	savedAs string
+	// baseKind is the kind the measurement opened with: model for a new
+	// one, the stored kind for one reopened from the history; moved is
+	// set once its landmarks were changed since.
+	baseKind app.MeasurementKind
+	moved    bool
 }
 
-// reviewStep is one undo step: the view's landmarks and the kind.
+// reviewStep is one undo step: the view's landmarks, the kind and
+// whether the landmarks had been moved.
 type reviewStep struct {
 	state EditState
 	kind  app.MeasurementKind
+	moved bool
 }
 
 func newReview(u *UI) *review {
 	r := &review{
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
-		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), billing: newValueLabel(""),
-		guide: newValueLabel(""), dicom: newValueLabel(""),
+		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), rangeText: newValueLabel(""),
+		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""),
 	}
 	r.view.OnEdit = r.pushUndo
 	r.view.OnChange = r.landmarksChanged
@@ -66,19 +77,27 @@ func newReview(u *UI) *review {
 	r.open = widget.NewButton("Open radiograph...", r.chooseFile)
 	r.save = widget.NewButton("Save to patient history", r.saveToHistory)
 	r.export = widget.NewButton("Export PDF report...", r.chooseReportFile)
+	r.print = widget.NewButton("Print report", func() {
+		if err := u.PrintReport(); err != nil {
+			r.status.SetText(err.Error())
+		}
+	})
+	r.clin = widget.NewButton("Clinic details for reports...", r.clinicDialog)
 	r.confirm = widget.NewCheck("I confirm this image is a radiograph", func(bool) { r.update() })
 	r.hand = widget.NewButton("Place landmarks by hand", r.startPlacement)
 	r.undo = widget.NewButton("Undo", r.undoStep)
 	r.reset = widget.NewButton("Reset to the model's points", r.resetToModel)
 	r.confirm.Hide()
-	for _, b := range []*widget.Button{r.save, r.export, r.hand, r.undo, r.reset} {
+	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
 		b.Disable()
 	}
+	r.conf.TextStyle = fyne.TextStyle{Italic: true}
+	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
 		r.open, r.file, r.dicom, widget.NewSeparator(),
-		r.vhs, r.vlas, r.reading, r.conf, r.kindText, r.status, r.billing,
+		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.status, r.detailsBox,
 		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
-		widget.NewSeparator(), r.save, r.export,
+		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
 	)
 	r.side = side
 	split := container.NewHSplit(r.view, container.NewVScroll(side))
@@ -117,8 +136,9 @@ func (r *review) chooseFile() {
 // OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
 // photograph of a screen is corrected first) and measures it in the
 // background for the patient in the patient field (for a DICOM file with
-// the field empty, the file's Patient ID, which then fills the field); the
-// Review tab shows the result when it is done. Errors reading the file or
+// the field empty, the file's patient, whose record the file's tags then
+// create or complete: prefillFromDICOM); the Review tab shows the result
+// when it is done. Errors reading the file or
 // in the patient field are returned at once.
 func (u *UI) OpenFile(path string) error {
 	b, err := os.ReadFile(path)
@@ -145,10 +165,8 @@ func (u *UI) OpenFile(path string) error {
 			r.status.SetText("Measurement failed: " + err.Error())
 			return
 		}
-		if m.DICOM != nil && u.PatientID() == "" && m.PatientID != "" {
-			u.SetPatientID(m.PatientID)
-		}
 		r.show(m)
+		u.prefillFromDICOM(m, false)
 	})
 	return nil
 }
@@ -161,25 +179,31 @@ func (u *UI) ShowMeasurement(m *app.Measurement, source string) {
 	u.SelectTab("Review")
 }
 
-// show displays a fresh model measurement.
+// show displays a measurement: a fresh model measurement, or one
+// reopened from the history (m.Base), with the landmarks and kind it was
+// saved with.
 func (r *review) show(m *app.Measurement) {
 	res := m.Result
-	r.m, r.kind, r.history, r.savedAt = m, app.MeasurementModel, nil, time.Time{}
+	r.m, r.kind, r.history, r.savedAt, r.savedAs, r.moved = m, app.MeasurementModel, nil, time.Time{}, "", false
+	if m.Base != nil {
+		r.kind = m.Base.Kind
+	}
+	r.baseKind = r.kind
 	r.view.SetImage(m.Image, res.Landmarks, m.HasModelLandmarks())
-	text := fmt.Sprintf("Result %d: %s", res.Code, res.Code.Description())
+	text := res.Code.Description() + "."
 	if res.Guard != cardiac.GuardNone {
-		text += ": " + res.Guard.Description()
+		text = strings.TrimSuffix(text, ".") + ": " + res.Guard.Description() + "."
 	}
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
-		text += " (photograph of a screen: perspective corrected before measuring)"
+		text += " A photograph of a screen: the perspective was corrected before measuring."
+	}
+	if b := m.Base; b != nil {
+		text = fmt.Sprintf("Reopened the measurement of %s (%s). Correct the landmarks and save: the earlier version is kept, linked to the correction.",
+			b.Time.Local().Format("2006-01-02 15:04"), b.Kind)
+		r.savedAs = r.saveKey() // nothing to save until it is corrected
+		r.savedAt = b.Time
 	}
 	r.status.SetText(text)
-	if res.Rejected {
-		r.conf.SetText("")
-	} else {
-		r.conf.SetText(fmt.Sprintf("Model confidence: %s (ensemble spread %.4f)", res.Confidence, res.Spread))
-	}
-	r.billing.SetText(billingText(m.Billing))
 	r.dicom.SetText(dicomText(m.DICOM))
 	r.confirm.SetChecked(false)
 	if res.Rejected {
@@ -210,7 +234,8 @@ const editKeys = "Drag a landmark, or tap it and use the arrow keys (1 pixel; Sh
 
 // update shows the values, the kind, the guide and the buttons for the
 // current state: the model's values, or those computed from the
-// clinician's landmarks once all 7 are set.
+// clinician's landmarks once all 7 are set, stated against the patient's
+// species or breed range.
 func (r *review) update() {
 	if r.m == nil {
 		return
@@ -228,7 +253,7 @@ func (r *review) update() {
 		v = app.EditedValues(r.view.Landmarks())
 		text := "EDITED: landmarks moved by hand; values recomputed from the edited landmarks, model confidence no longer applies. Saving keeps the model's values beside these."
 		if r.kind == app.MeasurementManual {
-			text = "PLACED BY HAND: values computed from the clinician's landmarks; model confidence does not apply. Saved as a manual measurement (not metered)."
+			text = "PLACED BY HAND: values computed from the clinician's landmarks; model confidence does not apply. Saved as a manual measurement."
 		}
 		if !v.AxesPerpendicular {
 			text += " The heart axes are not perpendicular."
@@ -236,6 +261,7 @@ func (r *review) update() {
 		r.kindText.SetText(text)
 	}
 	r.setValues(v.VHS, v.VLAS)
+	r.setDetails(v)
 
 	rejectedOK := !res.Rejected || r.confirm.Checked
 	switch {
@@ -252,15 +278,78 @@ func (r *review) update() {
 	}
 	enable(r.hand, rejectedOK)
 	enable(r.undo, len(r.history) > 0)
-	enable(r.reset, r.m.HasModelLandmarks() && r.kind != app.MeasurementModel)
+	enable(r.reset, r.m.HasModelLandmarks() && (r.kind != r.baseKind || r.moved))
+	savable := false
 	if r.kind == app.MeasurementModel {
-		enable(r.save, res.Code.HasVHS())
+		savable = res.Code.HasVHS() || (r.m.Base != nil && res.VHS != nil)
 	} else {
-		enable(r.save, complete && v.VHS != nil && rejectedOK)
+		savable = complete && v.VHS != nil && rejectedOK
 	}
-	enable(r.export, r.kind == app.MeasurementModel || complete)
-	// Wrapped labels change height with their text: lay the panel out again.
+	// One save per change: Save stays off while the screen holds what was
+	// last saved for this patient.
+	enable(r.save, savable && r.saveKey() != r.savedAs)
+	reportable := v.VHS != nil && (r.kind == app.MeasurementModel && !res.Rejected || complete && r.kind.Clinician() && rejectedOK)
+	enable(r.export, reportable)
+	printOK, why := r.u.printerReady()
+	enable(r.print, reportable && printOK)
+	switch {
+	case !printOK:
+		r.print.SetText("Print report (" + why + ")")
+	default:
+		r.print.SetText("Print report")
+	}
+	// Empty notes take no room; wrapped labels change height with their
+	// text: lay the panel out again.
+	for _, l := range []*widget.Label{r.conf, r.kindText} {
+		if l.Text == "" {
+			l.Hide()
+		} else {
+			l.Show()
+		}
+	}
 	r.side.Refresh()
+}
+
+// saveKey identifies what Save would store: the patient, the kind and
+// the landmarks in effect.
+func (r *review) saveKey() string {
+	return fmt.Sprintf("%s|%s|%v|%d", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed())
+}
+
+// setDetails fills the Details expander: the statistics behind the
+// result, each with a one-line explanation.
+func (r *review) setDetails(v app.Values) {
+	res := r.m.Result
+	var lines []string
+	lines = append(lines, fmt.Sprintf("Exact values: VHS %s, VLAS %s (vertebrae, two decimals).", fmtValue(v.VHS), fmtValue(v.VLAS)))
+	switch {
+	case r.kind.Clinician():
+		lines = append(lines, "Model confidence: does not apply; the values come from the clinician's landmarks.")
+		if res.VHS != nil {
+			lines = append(lines, fmt.Sprintf("The model's own values: VHS %s, VLAS %s.", fmtValue(res.VHS), fmtValue(res.VLAS)))
+		}
+	case res.Rejected:
+	default:
+		lines = append(lines, fmt.Sprintf("Model confidence: %s. How closely the five landmark models agree (optimal, good, or review: check the landmarks).", res.Confidence))
+		if !math.IsNaN(res.Spread) {
+			lines = append(lines, fmt.Sprintf("Ensemble spread: %.4f. How far apart the five models put the landmarks, as a fraction of the image size; the confidence is read from it.", res.Spread))
+		}
+	}
+	lines = append(lines, fmt.Sprintf("Result code %d: %s. The number API clients receive for this outcome.", res.Code, res.Code.Description()))
+	ref := r.u.Reference()
+	lines = append(lines, "VHS range: "+ref.VHSLabel()+", mean ± 2 SD of healthy animals.", "VLAS: "+ref.VLASLabel()+".")
+	if r.m.ModelVersion != "" {
+		lines = append(lines, "Model version: "+r.m.ModelVersion+".")
+	}
+	r.details.SetText(strings.Join(lines, "\n"))
+	switch {
+	case r.kind.Clinician() || res.Rejected:
+		r.conf.SetText("")
+	case res.Confidence == cardiac.ConfidenceReview:
+		r.conf.SetText("The model is unsure of these landmarks: check them before relying on the values.")
+	default:
+		r.conf.SetText("")
+	}
 }
 
 func enable(b *widget.Button, on bool) {
@@ -273,7 +362,7 @@ func enable(b *widget.Button, on bool) {
 
 // pushUndo keeps the current state as an undo step (before a change).
 func (r *review) pushUndo() {
-	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind})
+	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind, moved: r.moved})
 }
 
 // landmarksChanged follows a placement, drag or nudge: moving the model's
@@ -282,6 +371,7 @@ func (r *review) landmarksChanged() {
 	if r.kind == app.MeasurementModel {
 		r.kind = app.MeasurementEdited
 	}
+	r.moved = true
 	r.update()
 }
 
@@ -321,20 +411,21 @@ func (r *review) undoStep() {
 	s := r.history[len(r.history)-1]
 	r.history = r.history[:len(r.history)-1]
 	r.view.Restore(s.state)
-	r.kind = s.kind
+	r.kind, r.moved = s.kind, s.moved
 	r.view.requestFocus() // the arrow keys keep working after the button
 	r.update()
 }
 
-// resetToModel puts the model's landmarks back (one undo step) and gives
-// the landmark view the keyboard focus.
+// resetToModel puts the model's landmarks back (for a measurement
+// reopened from the history, the landmarks it was saved with; one undo
+// step) and gives the landmark view the keyboard focus.
 func (r *review) resetToModel() {
-	if !r.m.HasModelLandmarks() || r.kind == app.MeasurementModel {
+	if !r.m.HasModelLandmarks() || r.kind == r.baseKind && !r.moved {
 		return
 	}
 	r.pushUndo()
 	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: cardiac.NumLandmarks})
-	r.kind = app.MeasurementModel
+	r.kind, r.moved = r.baseKind, false
 	r.view.requestFocus()
 	r.update()
 }
@@ -349,40 +440,25 @@ func (r *review) clinicianLandmarks() *cardiac.Landmarks {
 	return &lm
 }
 
-// billingText says how the desktop measurement was metered.
-func billingText(b app.Billing) string {
-	switch b.Reason {
-	case app.ReasonValid:
-		return fmt.Sprintf("Metered: %s call, %s (%s tier, %d this month).", b.CallType, deref(b.Rate), b.Tier, deref(b.MonthlyUsage))
-	case app.ReasonRecheck:
-		return "Not metered: recheck of the same patient within 24 hours."
-	case app.ReasonNoValid:
-		return "Not metered: no valid VHS."
-	case app.ReasonError:
-		return "Metering could not be written; the measurement is free of charge."
-	}
-	return ""
-}
-
-func deref[T any](p *T) T {
-	var z T
-	if p == nil {
-		return z
-	}
-	return *p
-}
-
+// setValues states the values as a clinician says them, against the
+// patient's species or breed range, and names the range used.
 func (r *review) setValues(vhs, vlas *float64) {
-	r.vhs.SetText(valueLine("VHS", vhs, fmt.Sprintf("normal %.1f-%.1f", app.VHSNormalLow, app.VHSNormalHigh)))
-	r.vlas.SetText(valueLine("VLAS", vlas, fmt.Sprintf("normal < %.1f", app.VLASNormalMax)))
-	r.reading.SetText(app.Reading(vhs, vlas))
-}
-
-func valueLine(name string, v *float64, ref string) string {
-	if v == nil {
-		return name + ": not measured (" + ref + ")"
+	ref := r.u.Reference()
+	r.vhs.SetText(app.HeartSize(vhs, ref).Line)
+	r.vlas.SetText(app.LeftAtrium(vlas, ref).Line)
+	r.reading.SetText(app.Reading(vhs, vlas, ref))
+	who := ref.VHS.Breed
+	if who == "" {
+		who = string(ref.VHS.Species)
 	}
-	return fmt.Sprintf("%s: %.2f (%s)", name, *v, ref)
+	text := fmt.Sprintf("Range used: %s %s for %s (%s).", ref.VHS.Scope(), ref.VHS.Describe(), who, ref.VHS.Source)
+	if ref.Note != "" {
+		text += " " + strings.ToUpper(ref.Note[:1]) + ref.Note[1:] + "."
+	}
+	if ref.VHS.Species == app.SpeciesCat {
+		text += " The cardiac model was trained on canine radiographs: check the landmarks on a cat."
+	}
+	r.rangeText.SetText(text)
 }
 
 // saveToHistory records the measurement on screen for the patient field's
@@ -401,7 +477,9 @@ func (u *UI) saveRequest() app.SaveRequest {
 }
 
 // SaveReview saves the Review tab's measurement (model, edited or placed
-// by hand) to the history of the patient in the patient field.
+// by hand) to the history of the patient in the patient field, once: a
+// second press without a change saves nothing. A measurement reopened
+// from the history is saved as a correction that supersedes it.
 func (u *UI) SaveReview() error {
 	r := u.review
 	if r.kind.Clinician() && !r.view.Complete() {
@@ -409,11 +487,18 @@ func (u *UI) SaveReview() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	e, err := u.svc.SaveMeasurement(ctx, u.saveRequest())
+	saved, err := u.svc.SaveMeasurement(ctx, u.saveRequest())
 	if err != nil {
 		return fmt.Errorf("save to patient history: %w", err)
 	}
-	r.savedAt = e.Time
+	e := saved.Entry
+	r.savedAt, r.savedAs = e.Time, r.saveKey()
+	u.setPref(PrefLastPatient, u.PatientID())
+	if saved.Repeat {
+		r.status.SetText(fmt.Sprintf("Already in the history of %s (saved %s): nothing new to save.", u.PatientID(), e.Time.Local().Format("2006-01-02 15:04")))
+		r.update()
+		return nil
+	}
 	what := "model values"
 	switch app.EntryKind(e) {
 	case app.MeasurementEdited:
@@ -421,7 +506,14 @@ func (u *UI) SaveReview() error {
 	case app.MeasurementManual:
 		what = "landmarks placed by hand (manual)"
 	}
-	r.status.SetText(fmt.Sprintf("Saved to the history of %s: VHS %s, %s.", u.PatientID(), fmtValue(e.VHS), what))
+	text := fmt.Sprintf("Saved to the history of %s: VHS %s, %s.", u.PatientID(), fmtValue(e.VHS), what)
+	if e.Supersedes != 0 {
+		text += " The earlier version is kept, marked as corrected."
+		// A further correction corrects this version: the chain stays linked.
+		r.m.Base = &app.EntryRef{PatientID: u.PatientID(), Customer: app.DesktopCustomer, Seq: e.Seq, Kind: app.EntryKind(e), Time: e.Time}
+	}
+	r.status.SetText(text)
+	r.update()
 	return nil
 }
 
@@ -452,41 +544,6 @@ func (r *review) chooseReportFile() {
 			dialog.ShowError(err, r.u.opts.Window)
 		}
 	}).Show()
-}
-
-// ExportReport writes the one-page PDF report of the Review tab's
-// measurement (with any edits) to path, atomically (a temporary file
-// renamed into place), so a failed export never leaves half a file.
-func (u *UI) ExportReport(path string) error {
-	r := u.review
-	if r.m == nil {
-		return fmt.Errorf("export report: nothing measured")
-	}
-	if r.kind.Clinician() && !r.view.Complete() {
-		return fmt.Errorf("export report: place all %d landmarks first (%d placed)", cardiac.NumLandmarks, r.view.Placed())
-	}
-	date := r.savedAt
-	if date.IsZero() {
-		date = time.Now()
-	}
-	rep := app.DesktopReport(u.saveRequest(), date)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vetlens-report-*")
-	if err != nil {
-		return fmt.Errorf("export report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := report.WritePDF(tmp, rep); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("export report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export report: %w", err)
-	}
-	r.status.SetText("Report written to " + path)
-	return nil
 }
 
 // dicomText is the patient and study a DICOM file names, one line each
@@ -540,3 +597,20 @@ func dicomText(d *app.DICOMImage) string {
 // ReviewStatus is the Review tab's status line and the DICOM patient and
 // study text under the file name (for the Xvfb run).
 func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }
+
+// prefillFromDICOM creates or completes the patient record from a DICOM
+// measurement's tags (PrefillPatient: the patient field then shows it)
+// when the field is empty or names the file's patient, or always with
+// switchPatient (an imported file is its own patient's); otherwise the
+// field's patient is kept (the Review tab shows the file's).
+func (u *UI) prefillFromDICOM(m *app.Measurement, switchPatient bool) {
+	if m == nil || m.DICOM == nil || m.DICOM.Tags.PatientID == "" {
+		return
+	}
+	if cur := u.PatientID(); !switchPatient && cur != "" && cur != m.DICOM.Tags.PatientID {
+		return
+	}
+	if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
+		u.review.status.SetText(u.review.status.Text + " " + err.Error())
+	}
+}

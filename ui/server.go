@@ -163,7 +163,7 @@ func (s *serverTab) refresh() {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	if st, err := s.u.svc.MonthlyStatement(ctx, app.DesktopCustomer); err == nil {
-		s.desktop.SetText(statementText(st))
+		s.desktop.SetText(fmt.Sprintf("%s: %d measurements and screenings counted (usage statistics; the desktop's own use is not charged).", st.Month, st.Usage))
 	} else {
 		s.desktop.SetText("No measurements from this desktop yet this month.")
 	}

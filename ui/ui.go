@@ -1,10 +1,11 @@
-// Package ui is the VetLens desktop interface (Fyne): Capture (live
-// camera or video, capture sessions), Review (cardiac measurement with
-// editable landmarks, hand placement, undo, save, PDF report), Bloodwork
-// (feline USG screening), Patients (history and trend plots) and Server
-// (listener, keys, usage, settings). Screens call app.Service use cases and pure
-// request parsing (usg.ParseRequest); they never touch the store, GoCV or
-// ONNX Runtime directly.
+// Package ui is the VetLens desktop interface (Fyne): the patient record
+// above the tabs, Capture (live camera or video, capture sessions), Review
+// (cardiac measurement against the species or breed range, editable
+// landmarks, hand placement, undo, save, PDF report, print), Bloodwork
+// (feline USG screening), Patients (records, history versions, trend
+// plots, audit trail) and Server (listener, keys, usage, settings).
+// Screens call app.Service use cases; they never touch the store, GoCV or
+// ONNX Runtime directly, and print through the Printer port.
 package ui
 
 import (
@@ -46,6 +47,9 @@ type Options struct {
 	// a video file, an image folder or an image file); nil: capture is
 	// not available.
 	OpenCamera func(spec string) (live.Source, error)
+	// Printer prints reports (CUPS lp); nil: Print is disabled and says
+	// why.
+	Printer Printer
 	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
 	// window); nil: the current Fyne app's Quit.
 	Quit func()
@@ -103,6 +107,7 @@ type UI struct {
 	opts Options
 
 	patient *widget.Entry
+	bar     *patientBar
 	tabs    *container.AppTabs
 
 	capture  *captureTab
@@ -115,6 +120,8 @@ type UI struct {
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
 	workDone func()
+	// printerState caches whether a printer is set up.
+	printerState *printerState
 	// lastPicker is the file dialog opened last (tests).
 	lastPicker *filePicker
 }
@@ -127,8 +134,9 @@ func New(svc *app.Service, opts Options) *UI {
 		}
 	}
 	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
-	u.patient.SetPlaceHolder("patient ID (for history and the 24 h recheck)")
+	u.patient.SetPlaceHolder("patient ID")
 	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
+	u.bar = newPatientBar(u)
 	u.review = newReview(u)
 	u.capture = newCaptureTab(u)
 	u.blood = newBloodwork(u)
@@ -144,6 +152,10 @@ func New(svc *app.Service, opts Options) *UI {
 		container.NewTabItem("Import", u.imports.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
+	u.patient.OnChanged = u.bar.idChanged
+	if last := u.pref(PrefLastPatient, ""); last != "" && app.CheckPatientID(last) == nil {
+		u.patient.SetText(last) // the last patient, kept across restarts
+	}
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
 		u.installWindow(opts.Window)
@@ -165,11 +177,18 @@ func New(svc *app.Service, opts Options) *UI {
 	return u
 }
 
-// Content returns the root object to show in a window: the patient field
-// above the tabs.
+// Content returns the root object to show in a window: the patient
+// record above the tabs.
 func (u *UI) Content() fyne.CanvasObject {
-	bar := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Patient ID", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, u.patient)
-	return container.NewBorder(bar, nil, nil, nil, u.tabs)
+	return container.NewBorder(u.bar.content, nil, nil, nil, u.tabs)
+}
+
+// patientChanged follows a change of the patient (id or details): the
+// Review tab's ranges and its Save button follow.
+func (u *UI) patientChanged() {
+	if u.review != nil {
+		u.review.update()
+	}
 }
 
 // Tabs names the screens in order (for screenshots and tests).

@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"golang.org/x/image/font/sfnt"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -26,6 +27,13 @@ import (
 	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
+
+// exactLine is the Review tab's exact values as its Details list them
+// ("Exact values: VHS 10.84, VLAS 2.13 ...").
+func exactLine(r *review) string {
+	line, _, _ := strings.Cut(r.details.Text, "\n")
+	return line
+}
 
 // reportText is the text of a PDF report as pdftotext (poppler-utils,
 // make deps) reads it, runs of white space as one space.
@@ -107,11 +115,12 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if !r.view.Complete() || r.view.img == nil {
 		t.Fatalf("no landmarks shown; status %q", r.status.Text)
 	}
-	if !strings.HasPrefix(r.vhs.Text, "VHS: ") || strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vhs.Text, "normal 8.5-10.5") {
+	if !strings.HasPrefix(r.vhs.Text, "Heart size: ") || strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vhs.Text, "; dog range 8.7-10.7)") {
 		t.Fatalf("VHS label %q", r.vhs.Text)
 	}
-	if !strings.Contains(r.vlas.Text, "normal < 2.5") || r.reading.Text == "" || !strings.Contains(r.conf.Text, "Model confidence") {
-		t.Fatalf("labels %q %q %q", r.vlas.Text, r.reading.Text, r.conf.Text)
+	if !strings.Contains(r.vlas.Text, "reference below 2.5") || r.reading.Text == "" || !strings.Contains(r.details.Text, "Model confidence") ||
+		!strings.Contains(r.rangeText.Text, "Buchanan & Bücheler 1995") {
+		t.Fatalf("labels %q %q %q %q", r.vlas.Text, r.reading.Text, r.details.Text, r.rangeText.Text)
 	}
 	objs := test.WidgetRenderer(r.view).Objects()
 	if len(objs) != 1+4+7+3*cardiac.NumLandmarks {
@@ -125,14 +134,14 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if r.kindText.Text != "" {
 		t.Fatalf("fresh result marked edited: %q", r.kindText.Text)
 	}
-	before := r.vhs.Text
+	before := exactLine(r)
 	// Drag heart_bottom 40 units further down: the long axis grows.
 	start := r.view.WidgetPos(cardiac.HeartBottom)
 	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 20)}, Dragged: fyne.NewDelta(0, 20)})
 	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 40)}, Dragged: fyne.NewDelta(0, 20)})
 	r.view.DragEnd()
-	if r.vhs.Text == before {
-		t.Fatalf("VHS unchanged after drag: %q", r.vhs.Text)
+	if exactLine(r) == before {
+		t.Fatalf("VHS unchanged after drag: %q", exactLine(r))
 	}
 	if !strings.HasPrefix(r.kindText.Text, "EDITED") {
 		t.Fatalf("edited mark %q", r.kindText.Text)
@@ -140,15 +149,15 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	// Through the window's canvas, as the driver delivers it: the event's
 	// position is where the pointer is now, Dragged the move since the
 	// last event. Move heart_right 30 units left: the short axis grows.
-	afterFirst := r.vhs.Text
+	afterFirst := exactLine(r)
 	abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(r.view).Add(r.view.WidgetPos(cardiac.HeartRight))
 	test.Drag(w.Canvas(), abs.AddXY(-30, 0), -30, 0)
-	if r.vhs.Text == afterFirst {
-		t.Fatalf("VHS unchanged after a canvas drag: %q", r.vhs.Text)
+	if exactLine(r) == afterFirst {
+		t.Fatalf("VHS unchanged after a canvas drag: %q", exactLine(r))
 	}
-	g := cardiac.Measure(r.view.Landmarks())
-	if want := valueLine("VHS", &[]float64{float64(int(g.VHS*100+0.5)) / 100}[0], "normal 8.5-10.5"); r.vhs.Text != want {
-		t.Fatalf("VHS label %q, recomputed %q", r.vhs.Text, want)
+	if want := app.EditedValues(r.view.Landmarks()); !strings.HasPrefix(exactLine(r), "Exact values: VHS "+fmtValue(want.VHS)+",") ||
+		r.vhs.Text != app.HeartSize(want.VHS, app.ReferenceFor(app.SpeciesDog, "")).Line {
+		t.Fatalf("VHS labels %q %q, recomputed %v", r.vhs.Text, exactLine(r), *want.VHS)
 	}
 
 	// Save needs a patient; then the edited values and the model's are kept.
@@ -164,8 +173,19 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].Kind != app.MeasurementEdited || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
 		t.Fatalf("saved record %+v %v", rec, err)
 	}
-	if got := fmt.Sprintf("VHS: %.2f", *rec.Cardiac[0].VHS); !strings.HasPrefix(r.vhs.Text, got) {
-		t.Fatalf("saved VHS %s, shown %q", got, r.vhs.Text)
+	if got := fmt.Sprintf("Exact values: VHS %.2f,", *rec.Cardiac[0].VHS); !strings.HasPrefix(exactLine(r), got) {
+		t.Fatalf("saved VHS %s, shown %q", got, exactLine(r))
+	}
+	// One save per change: Save is off now, and a second save (Ctrl+S,
+	// a script) stores nothing.
+	if !r.save.Disabled() {
+		t.Fatal("Save still enabled after saving")
+	}
+	if err := u.SaveReview(); err != nil || !strings.Contains(r.status.Text, "nothing new to save") {
+		t.Fatalf("second save: %v, status %q", err, r.status.Text)
+	}
+	if rec, err := u.svc.Patient(t.Context(), "Rex-42"); err != nil || len(rec.Cardiac) != 1 {
+		t.Fatalf("second save stored a duplicate: %+v %v", rec, err)
 	}
 
 	// The report is a PDF with the patient and the edited value.
@@ -174,7 +194,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 		t.Fatal(err)
 	}
 	if text := reportText(t, out); !strings.Contains(text, "Rex-42") ||
-		!strings.Contains(text, fmt.Sprintf("VHS %.2f", *rec.Cardiac[0].VHS)) || !strings.Contains(text, "Model landmarks corrected by clinician") {
+		!strings.Contains(text, fmt.Sprintf("VHS %.1f;", *rec.Cardiac[0].VHS)) || !strings.Contains(text, "Model landmarks corrected by clinician") {
 		t.Fatalf("report text: %s", text)
 	}
 	if err := u.ExportReport(filepath.Join(t.TempDir(), "missing-dir", "r.pdf")); err == nil {
@@ -196,7 +216,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	}
 	// This desktop's measurement was metered as the desktop customer.
 	u.server.refresh()
-	if !strings.Contains(u.server.desktop.Text, "1 billable calls") {
+	if !strings.Contains(u.server.desktop.Text, ": 1 measurements and screenings counted") {
 		t.Fatalf("desktop usage %q", u.server.desktop.Text)
 	}
 }
@@ -233,30 +253,37 @@ func TestBloodwork(t *testing.T) {
 	u, _, done := newTestUI(t, true)
 	b := u.blood
 	type tc struct {
-		name        string
-		vals        [usg.NumFeatures]string
-		wantErr     string
-		wantCorrect bool
+		name         string
+		vals         [usg.NumFeatures]string
+		creat, lymph string
+		wantErr      string
+		wantCorrect  string
+		wantEntered  string
 	}
 	for _, c := range []tc{
 		{name: "missing value", vals: [usg.NumFeatures]string{"30", "", "12", "2000", "120"}, wantErr: "required"},
 		{name: "not a number", vals: [usg.NumFeatures]string{"30", "abc", "12", "2000", "120"}, wantErr: "not a number"},
-		{name: "out of range", vals: [usg.NumFeatures]string{"30", "1.8", "12", "2000", "9000"}, wantErr: "out_of_range"},
+		{name: "out of range", vals: [usg.NumFeatures]string{"30", "1.8", "12", "2000", "9000"}, wantErr: "outside the plausible range"},
 		{name: "plain", vals: [usg.NumFeatures]string{"30", "1.8", "12", "2000", "120"}},
-		{name: "creatinine in umol/L corrected", vals: [usg.NumFeatures]string{"30", "160", "12", "2000", "120"}, wantCorrect: true},
+		{name: "creatinine typed in µmol/L with mg/dL selected is corrected", vals: [usg.NumFeatures]string{"30", "160", "12", "2000", "120"},
+			wantCorrect: "Creatinine 160 mg/dL is implausibly high for mg/dL and looks like µmol/L: 1.81 mg/dL used"},
+		{name: "µmol/L and 10³/µL selected", vals: [usg.NumFeatures]string{"30", "160", "12", "2.0", "120"}, creat: app.UnitUmolL, lymph: app.UnitThousandPerU},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for i, e := range b.entries {
-				e.SetText(c.vals[i])
+			u.SetBloodworkUnits(app.UnitMgDL, app.UnitPerUL)
+			if c.creat != "" {
+				u.SetBloodworkUnits(c.creat, c.lymph)
 			}
+			u.FillBloodwork(c.vals)
 			// The correction shows as soon as the values are typed.
-			if c.wantErr == "" && (b.corrections.Text != "") != c.wantCorrect {
-				t.Fatalf("before submit: corrections %q", b.corrections.Text)
+			if c.wantErr == "" && !strings.Contains(b.errLabel.Text, c.wantCorrect) {
+				t.Fatalf("before submit: %q, want %q", b.errLabel.Text, c.wantCorrect)
 			}
-			test.Tap(b.predict)
+			// Enter in a field screens.
+			b.entries[usg.NumFeatures-1].TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 			if c.wantErr != "" {
-				if !strings.Contains(b.errLabel.Text, c.wantErr) {
-					t.Fatalf("error label %q, want %q", b.errLabel.Text, c.wantErr)
+				if !strings.Contains(b.errLabel.Text, c.wantErr) || b.result.Text != "" || len(b.shap.Objects) != 0 {
+					t.Fatalf("error label %q (want %q), result left %q", b.errLabel.Text, c.wantErr, b.result.Text)
 				}
 				return
 			}
@@ -264,24 +291,114 @@ func TestBloodwork(t *testing.T) {
 			if b.errLabel.Text != "" {
 				t.Fatalf("error %q", b.errLabel.Text)
 			}
-			if got := b.corrections.Text != ""; got != c.wantCorrect {
-				t.Fatalf("corrections %q", b.corrections.Text)
+			var corr []string
+			for _, o := range b.corrections.Objects {
+				corr = append(corr, o.(*fyne.Container).Objects[0].(*widget.Label).Text)
 			}
-			if !strings.Contains(b.prob.Text, "Probability of impaired") || !strings.Contains(b.tier.Text, "Risk tier") ||
-				!strings.Contains(b.conformal.Text, "Conformal set") || len(b.shap.Objects) != usg.NumFeatures {
-				t.Fatalf("result %q %q %q, %d SHAP bars", b.prob.Text, b.tier.Text, b.conformal.Text, len(b.shap.Objects))
+			if got := strings.Join(corr, " "); c.wantCorrect == "" && got != "" || !strings.Contains(got, c.wantCorrect) {
+				t.Fatalf("corrections %q, want %q", got, c.wantCorrect)
+			}
+			if !strings.HasPrefix(b.result.Text, "Urine concentrating ability: ") || !strings.HasPrefix(b.tier.Text, "Risk: ") ||
+				!strings.Contains(b.details.Text, "Conformal set") || len(b.shap.Objects) != usg.NumFeatures {
+				t.Fatalf("result %q %q %q, %d SHAP bars", b.result.Text, b.tier.Text, b.details.Text, len(b.shap.Objects))
+			}
+			// No jargon outside Details.
+			for _, jargon := range []string{"log-odds", "conformal", "ensemble", "moderate_high", "low_risk", "high_risk"} {
+				if strings.Contains(strings.ToLower(b.result.Text+b.tier.Text), jargon) {
+					t.Fatalf("%q in the plain result %q %q", jargon, b.result.Text, b.tier.Text)
+				}
 			}
 		})
 	}
-	if err := validateNumber("1e3"); err != nil {
+	// Undo of the correction takes 160 as mg/dL: refused, and no result
+	// stays on screen.
+	u.SetBloodworkUnits(app.UnitMgDL, app.UnitPerUL)
+	u.SubmitBloodwork([usg.NumFeatures]string{"30", "160", "12", "2000", "120"})
+	wait(t, done)
+	if len(b.corrections.Objects) != 1 || b.result.Text == "" {
+		t.Fatalf("corrected screening: %d corrections, result %q", len(b.corrections.Objects), b.result.Text)
+	}
+	test.Tap(b.corrections.Objects[0].(*fyne.Container).Objects[1].(*widget.Button)) // refused at once
+	if !strings.Contains(b.errLabel.Text, "creatinine 160 mg/dL is above the plausible range") || b.result.Text != "" {
+		t.Fatalf("after undo: %q, result %q", b.errLabel.Text, b.result.Text)
+	}
+	// Every glyph on the tab is in the bundled font.
+	checkGlyphs(t, append([]string{b.errLabel.Text, app.UnitUmolL, app.UnitThousandPerU, app.UnitPerUL}, corrTexts(b)...)...)
+
+	// The screening goes to the patient's history once, with the values
+	// as entered; pressing Screen again logs nothing.
+	u.SetPatientID("Tom-3")
+	u.SetBloodworkUnits(app.UnitUmolL, app.UnitPerUL)
+	u.SubmitBloodwork([usg.NumFeatures]string{"30", "160", "12", "2000", "120"})
+	wait(t, done)
+	test.Tap(b.predict) // same values, result on screen: nothing screened
+	b.lastShown = ""    // as after a restart of the form: the service sees the repeat
+	test.Tap(b.predict)
+	wait(t, done)
+	if !strings.Contains(b.errLabel.Text, "nothing new was logged") {
+		t.Fatalf("repeat: %q", b.errLabel.Text)
+	}
+	rec, err := u.svc.Patient(t.Context(), "Tom-3")
+	if err != nil || len(rec.USG) != 1 || len(rec.USG[0].Entered) != usg.NumFeatures || rec.USG[0].Entered[1].Unit != app.UnitUmolL || rec.USG[0].Entered[1].Value != 160 {
+		t.Fatalf("USG history %+v %v", rec, err)
+	}
+	u.OpenPatient("Tom-3")
+	if got := rowText(u.patients.usg.Objects[0]); !strings.Contains(got, "Creatinine 160 µmol/L") {
+		t.Fatalf("history line %q", got)
+	}
+	checkGlyphs(t, rowText(u.patients.usg.Objects[0]))
+	if err := u.RemoveScreening("Tom-3", rec.USG[0].Seq, "entered for the wrong cat"); err != nil {
 		t.Fatal(err)
 	}
-	// The screening went to the patient's USG history.
-	u.SetPatientID("Tom-3")
+	if got := rowText(u.patients.usg.Objects[0]); !strings.HasPrefix(got, "REMOVED ") || !strings.Contains(got, "entered for the wrong cat") {
+		t.Fatalf("removed screening row %q", got)
+	}
+
+	// A dog is refused.
+	u.SetPatientID("Rex-9")
+	u.bar.species.SetSelected("dog")
+	u.SetBloodworkUnits(app.UnitMgDL, app.UnitPerUL)
 	u.SubmitBloodwork([usg.NumFeatures]string{"30", "1.8", "12", "2000", "120"})
-	wait(t, done)
-	if rec, err := u.svc.Patient(t.Context(), "Tom-3"); err != nil || len(rec.USG) != 1 {
-		t.Fatalf("USG history %+v %v", rec, err)
+	if !strings.Contains(b.errLabel.Text, "cats only") || b.result.Text != "" {
+		t.Fatalf("dog: %q, result %q", b.errLabel.Text, b.result.Text)
+	}
+}
+
+// rowText is the text of a history row (a label, with buttons beside).
+func rowText(o fyne.CanvasObject) string {
+	if l, ok := o.(*widget.Label); ok {
+		return l.Text
+	}
+	return o.(*fyne.Container).Objects[0].(*widget.Label).Text
+}
+
+// corrTexts are the correction lines on the Bloodwork tab.
+func corrTexts(b *bloodwork) []string {
+	var out []string
+	for _, o := range b.corrections.Objects {
+		out = append(out, o.(*fyne.Container).Objects[0].(*widget.Label).Text)
+	}
+	return out
+}
+
+// checkGlyphs fails when a character of texts is missing from the theme's
+// text font (it would render as a box or U+FFFD).
+func checkGlyphs(t *testing.T, texts ...string) {
+	t.Helper()
+	f, err := sfnt.Parse(theme.DefaultTheme().Font(fyne.TextStyle{}).Content())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf sfnt.Buffer
+	for _, s := range texts {
+		for _, r := range s {
+			if r == '\n' || r == ' ' {
+				continue
+			}
+			if g, err := f.GlyphIndex(&buf, r); err != nil || g == 0 {
+				t.Errorf("%q (U+%04X) in %q is not in the bundled font", r, r, s)
+			}
+		}
 	}
 }
 

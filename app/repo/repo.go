@@ -1,6 +1,7 @@
 // Package repo is the application's storage port: the records VetLens
 // keeps (API keys, customers, the billing ledger, cardiac measurement
-// history, the USG prediction log) and one repository interface per
+// history, the USG prediction log, patient records and their audit
+// trail) and one repository interface per
 // entity. Package app works on these interfaces only; a storage adapter
 // implements them (platform/store on bbolt). ui and the HTTP adapter see
 // the records through app, never the adapter.
@@ -32,11 +33,12 @@ type Repos struct {
 	History   History
 	USGLog    USGLog
 	Patients  Patients
+	Audit     Audit
 }
 
 // Complete reports whether every repository is set.
 func (r Repos) Complete() bool {
-	return r.Keys != nil && r.Customers != nil && r.Ledger != nil && r.History != nil && r.USGLog != nil && r.Patients != nil
+	return r.Keys != nil && r.Customers != nil && r.Ledger != nil && r.History != nil && r.USGLog != nil && r.Patients != nil && r.Audit != nil
 }
 
 // Keys stores API keys by prefix.
@@ -75,15 +77,24 @@ type Ledger interface {
 	Events(ctx context.Context) ([]Event, error)
 }
 
-// History keeps cardiac measurements per (customer, uuid).
+// History keeps cardiac measurements per (customer, uuid). Entries are
+// never deleted: a correction is a new entry naming the one it
+// supersedes, a removal hides the entry with a reason.
 type History interface {
-	// Add appends an entry for the pair.
-	Add(ctx context.Context, customer, uuid string, e HistoryEntry) error
+	// Add appends an entry for the pair and returns it with its Seq;
+	// img, when not empty, is the measured image (PNG), kept beside it.
+	Add(ctx context.Context, customer, uuid string, e HistoryEntry, img []byte) (HistoryEntry, error)
 	// List returns the pair's entries, oldest first.
 	List(ctx context.Context, customer, uuid string) ([]HistoryEntry, error)
 	// ListPatient returns every customer's entries for uuid, oldest
 	// first.
 	ListPatient(ctx context.Context, uuid string) ([]PatientEntry, error)
+	// Image returns the image kept with an entry; ErrNotFound when none
+	// was kept (API entries, entries older than images).
+	Image(ctx context.Context, customer, uuid string, seq uint64) ([]byte, error)
+	// Hide marks the entry hidden and appends the audit event, in one
+	// transaction; ErrNotFound when there is no such entry.
+	Hide(ctx context.Context, customer, uuid string, seq uint64, h Hidden, audit AuditEvent) (HistoryEntry, error)
 }
 
 // USGLog is the append-only USG prediction log.
@@ -94,13 +105,75 @@ type USGLog interface {
 	List(ctx context.Context) ([]USGLogEntry, error)
 	// ListPatient returns the uuid's entries in append order.
 	ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error)
+	// Hide marks the entry hidden and appends the audit event, in one
+	// transaction; ErrNotFound when there is no such entry.
+	Hide(ctx context.Context, seq uint64, h Hidden, audit AuditEvent) (USGLogEntry, error)
 }
 
-// Patients finds patients across the cardiac history and the USG log.
+// Patients keeps patient records and finds patients across the records,
+// the cardiac history and the USG log (older data directories hold bare
+// patient ids with history and no record).
 type Patients interface {
 	// PatientIDs returns up to limit distinct patient ids that contain
 	// query (case-insensitive), sorted.
 	PatientIDs(ctx context.Context, query string, limit int) ([]string, error)
+	// Get returns the record of a patient id, or ErrNotFound.
+	Get(ctx context.Context, id string) (Patient, error)
+	// Put creates or replaces a record and appends the audit event, in
+	// one transaction.
+	Put(ctx context.Context, p Patient, audit AuditEvent) error
+	// Search returns up to limit records whose id or name contains
+	// query (case-insensitive), sorted by id.
+	Search(ctx context.Context, query string, limit int) ([]Patient, error)
+}
+
+// Audit is the append-only trail of changes to patient records and
+// their history (edits, corrections, hidden entries).
+type Audit interface {
+	// Append stores the event and returns it with its Seq.
+	Append(ctx context.Context, e AuditEvent) (AuditEvent, error)
+	// ListPatient returns the patient's events in append order.
+	ListPatient(ctx context.Context, patientID string) ([]AuditEvent, error)
+}
+
+// Patient is a patient's record. Fields are free text as entered (or
+// read from DICOM) except Species ("dog", "cat" or empty), Sex (see
+// app.Sex) and BirthDate ("YYYY-MM-DD" or empty).
+type Patient struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name,omitempty"`
+	Species   string   `json:"species,omitempty"`
+	Breed     string   `json:"breed,omitempty"`
+	Sex       string   `json:"sex,omitempty"`
+	BirthDate string   `json:"birth_date,omitempty"`
+	WeightKg  *float64 `json:"weight_kg,omitempty"`
+	Owner     string   `json:"owner,omitempty"`
+	// Created and Updated are when the record was first and last saved.
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+}
+
+// AuditEvent is one change in the audit trail.
+type AuditEvent struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	PatientID string    `json:"patient_id"`
+	// Action is "patient_created", "patient_updated", "corrected" or
+	// "hidden".
+	Action string `json:"action"`
+	// Customer and Entry name the history entry concerned (0: none).
+	Customer string `json:"customer,omitempty"`
+	Entry    uint64 `json:"entry,omitempty"`
+	// Reason is the clinician's reason (required for hidden).
+	Reason string `json:"reason,omitempty"`
+	// Detail says what changed, in words.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Hidden records that a history entry was removed from view.
+type Hidden struct {
+	Time   time.Time `json:"time"`
+	Reason string    `json:"reason"`
 }
 
 // Key is a stored API key. The secret itself is never stored: only the
@@ -230,6 +303,9 @@ type Decide func(BillState) (ev Event, bill bool, err error)
 
 // HistoryEntry is one measurement kept for a (customer, uuid) pair.
 type HistoryEntry struct {
+	// Seq is the entry's number, unique in the store (filled in on
+	// Add and on reading; 0 in records built before storing).
+	Seq  uint64    `json:"seq,omitempty"`
 	Time time.Time `json:"time"`
 	// VHS and VLAS are the values in effect: the clinician's when the
 	// landmarks were edited, else the model's.
@@ -260,6 +336,18 @@ type HistoryEntry struct {
 	// Landmarks are the 7 landmarks in effect, [x, y] in pixels of the
 	// measured image, in the spec's class order.
 	Landmarks [][2]float64 `json:"landmarks,omitempty"`
+	// HasImage is set when the measured image is kept beside the entry
+	// (History.Image), so that it can be reopened and corrected.
+	HasImage bool `json:"has_image,omitempty"`
+	// ImageSHA256 is the hex SHA-256 of the measured image's pixels as
+	// kept (desktop saves): a save of the same image with the same
+	// landmarks and kind is a repeat, not a new measurement.
+	ImageSHA256 string `json:"image_sha256,omitempty"`
+	// Supersedes is the Seq of the entry this one corrects (same
+	// customer and patient); 0 for a first measurement.
+	Supersedes uint64 `json:"supersedes,omitempty"`
+	// Hidden is set once the entry was removed from view, with why.
+	Hidden *Hidden `json:"hidden,omitempty"`
 }
 
 // PatientEntry is a history entry with the customer it was recorded for.
@@ -279,4 +367,7 @@ type USGLogEntry struct {
 	Inputs       json.RawMessage `json:"inputs"`
 	Outputs      json.RawMessage `json:"outputs"`
 	ModelVersion string          `json:"model_version"`
+	// Hidden is set once the screening was removed from the patient's
+	// view, with why (the entry and its billing stay).
+	Hidden *Hidden `json:"hidden,omitempty"`
 }

@@ -275,20 +275,29 @@ func TestWritePDF(t *testing.T) {
 		{
 			name: "measured",
 			r: Report{PatientID: "Rex (4821)", Date: date, Image: stripes(300, 200, color.Gray{128}), VHS: f(10.84), VLAS: f(2.13),
-				Confidence: "optimal", Result: "Result 1: high confidence", Reading: "The heart is larger than normal (VHS above 10.5), consistent with cardiomegaly.",
-				ModelVersion: "v3.0.0-synthetic-phantom.1", VHSRange: "8.5-10.5", VLASRange: "< 2.5", Kind: "Model measurement"},
-			want: []string{"VetLens cardiac report: vertebral heart score", "Patient ID: Rex (4821) Date: " + date.Local().Format("2006-01-02 15:04") + " Model: v3.0.0-synthetic-phantom.1",
-				"VHS 10.84 (normal 8.5-10.5)", "VLAS 2.13 (normal < 2.5)", "Confidence: optimal Result 1: high confidence",
-				"Measurement: Model measurement.", "The heart is larger than normal (VHS above 10.5), consistent with cardiomegaly.",
+				Clinic:     Clinic{Name: "Happy Paws Veterinary Clinic", Address: "12 High Street\nSpringfield"},
+				Animal:     []Field{{Label: "Name", Value: "Rex"}, {Label: "Species", Value: "dog, Boxer"}, {Label: "Owner", Value: "Jane Smith"}},
+				Findings:   []string{"Heart size: normal (VHS 10.8; breed range 10.0-13.2)", "Left atrium: normal (VLAS 2.1; reference below 2.5)"},
+				Legend:     []LegendItem{{Number: 1, Name: "Carina", Color: color.RGBA{R: 255, A: 255}}, {Number: 2, Name: "Cardiac apex", Color: color.RGBA{G: 255, A: 255}}},
+				Confidence: "optimal", Result: "Model result: high confidence", Reading: "The heart size is within the breed range.",
+				ModelVersion: "v3.0.0-synthetic-phantom.1", VHSRange: "breed range 10.0-13.2 (Boxer; Lamb et al. 2001)", VLASRange: "below 2.5", Kind: "Model measurement"},
+			want: []string{"Happy Paws Veterinary Clinic 12 High Street Springfield", "Cardiac radiograph report: vertebral heart score",
+				"Patient ID: Rex (4821) Date: " + date.Local().Format("2006-01-02 15:04") + " Model: v3.0.0-synthetic-phantom.1",
+				"Name: Rex Species: dog, Boxer Owner: Jane Smith",
+				"Heart size: normal (VHS 10.8; breed range 10.0-13.2) Left atrium: normal (VLAS 2.1; reference below 2.5)",
+				"VHS reference: breed range 10.0-13.2 (Boxer; Lamb et al. 2001).", "Model confidence: optimal. Model result: high confidence",
+				"Measurement: Model measurement.", "The heart size is within the breed range.", "1 Carina 2 Cardiac apex",
+				"Veterinarian: Signature: Date:",
 				"Decision support only: confirm the measurement on the original radiograph before acting on it.",
 				"they have not been validated on patients."},
-			notWant: []string{"clinician", "The model measured"},
+			notWant: []string{"clinician", "The model measured", "heart_top"},
 		},
 		{
 			name: "edited, no VLAS",
 			r: Report{PatientID: "Bjørn-犬", Date: date, Image: stripes(120, 400, color.Gray{128}), VHS: f(9.5), Clinician: true, ModelVHS: f(9.91),
 				Kind: "Model landmarks corrected by clinician", Result: "Result 4", ModelVersion: "m", VHSRange: "8.5-10.5", VLASRange: "< 2.5"},
-			want: []string{"Patient ID: Bjørn-犬", "VLAS not measured", "Measurement: Model landmarks corrected by clinician. The model measured VHS 9.91, VLAS not measured.", "Confidence: -"},
+			want:    []string{"Patient ID: Bjørn-犬", "VLAS not measured", "Measurement: Model landmarks corrected by clinician. The model measured VHS 9.91, VLAS not measured."},
+			notWant: []string{"confidence"},
 		},
 		{
 			name: "placed by hand on a rejected image",
@@ -334,10 +343,25 @@ func TestWritePDF(t *testing.T) {
 // TestWritePDFTextInsidePage: text never runs past the right margin, even
 // for a 128-character patient ID and a long reading (pdftotext -bbox gives
 // each word's box).
+// TestWritePDFLogo: the clinic's logo is embedded beside the radiograph.
+func TestWritePDFLogo(t *testing.T) {
+	pdf := write(t, Report{Date: date, Image: stripes(300, 200, color.Gray{128}), Clinic: Clinic{Name: "Happy Paws", Logo: stripes(64, 32, color.RGBA{R: 255, B: 255, A: 255})}})
+	if _, imgs := embeddedImages(t, pdf); len(imgs) != 2 || imgs[0].Bounds().Dx() != 64 || imgs[1].Bounds().Dx() != 300 {
+		t.Fatalf("%d embedded images", len(imgs))
+	}
+	if _, imgs := embeddedImages(t, write(t, Report{Date: date, Image: stripes(300, 200, color.Gray{128})})); len(imgs) != 1 {
+		t.Fatalf("%d embedded images without a logo", len(imgs))
+	}
+}
+
 func TestWritePDFTextInsidePage(t *testing.T) {
+	long := strings.Repeat("Wolfeschlegelsteinhausen ", 6)
 	pdf := write(t, Report{PatientID: strings.Repeat("猫W", 64), Date: date, Image: stripes(50, 50, color.Gray{128}), Result: "Result 1", ModelVersion: "m",
 		Kind: "Model landmarks corrected by clinician", Clinician: true, ModelVHS: f(9.91),
-		Reading: strings.Repeat("The cardiac silhouette is enlarged. ", 20)})
+		Reading: strings.Repeat("The cardiac silhouette is enlarged. ", 20),
+		Clinic:  Clinic{Name: long, Address: long + "\n" + long, Logo: stripes(40, 20, color.Gray{200})},
+		Animal:  []Field{{Label: "Name", Value: long}, {Label: "Owner", Value: long}, {Label: "Species", Value: "dog, " + long}},
+		Legend:  []LegendItem{{Number: 1, Name: long}, {Number: 2, Name: "Cardiac apex"}}})
 	out := string(poppler(t, pdf, "pdftotext", "-bbox"))
 	words := regexp.MustCompile(`<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">`).FindAllStringSubmatch(out, -1)
 	if len(words) < 50 {

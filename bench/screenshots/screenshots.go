@@ -15,20 +15,29 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"vetlens/app"
 	"vetlens/engine/usg"
 	"vetlens/ui"
 )
 
-// screenshotPatient is the patient id the screenshot run works under.
-const screenshotPatient = "DEMO-0001"
+// The screenshot run's patients, as an X-ray system's DICOM tags would
+// give them (the desktop prefills its patient record from such tags): a
+// dog for the radiograph, a cat for the bloodwork (feline only).
+var (
+	screenshotDog = app.PatientTags{PatientID: "DEMO-0001", Name: "Demo^Rex", Species: "Canine", Breed: "Boxer", Sex: "M",
+		Neutered: "ALTERED", BirthDate: "20210115", WeightKg: 31.5, ResponsiblePerson: "Demo^Jane"}
+	screenshotCat = app.PatientTags{PatientID: "DEMO-0002", Name: "Demo^Tom", Species: "Feline", Breed: "Domestic Shorthair", Sex: "M",
+		Neutered: "ALTERED", BirthDate: "20140301", WeightKg: 4.6, ResponsiblePerson: "Demo^Jane"}
+)
 
 // screenshotTimeout bounds the whole screenshot run.
 const screenshotTimeout = 4 * time.Minute
 
 // screenshotRun drives the window as a clinician would, for the Xvfb
-// end-to-end test and docs/screenshots: a capture session on spec, saving
-// the result to a demo patient's history, a bloodwork screening, the
-// patient's record; then a PNG of every screen in dir (NN-name.png).
+// end-to-end test and docs/screenshots: a demo dog's record prefilled from
+// patient tags, a capture session on spec, saving the result to its
+// history, a demo cat's bloodwork screening, the dog's record; a PNG of
+// every screen in dir (NN-name.png).
 func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
 	defer cancel()
@@ -39,7 +48,9 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 	var err error
 	// The live preview with the screen outline, then the session.
 	fyne.DoAndWait(func() {
-		u.SetPatientID(screenshotPatient)
+		if _, err = u.PrefillPatient(screenshotDog); err != nil {
+			return
+		}
 		err = u.StartCapture(spec, false)
 	})
 	if err != nil {
@@ -75,12 +86,21 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 	if err != nil {
 		return fmt.Errorf("save review: %w", err)
 	}
-	fyne.DoAndWait(func() { u.SubmitBloodwork([usg.NumFeatures]string{"32", "2.4", "14", "1800", "95"}) })
-	pause(ctx, 2*time.Second) // the screening runs in the background
 	for i, name := range u.Tabs() {
+		if name == "Bloodwork" {
+			fyne.DoAndWait(func() {
+				if _, err = u.PrefillPatient(screenshotCat); err == nil {
+					u.SubmitBloodwork([usg.NumFeatures]string{"32", "2.4", "14", "1800", "95"})
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("bloodwork patient: %w", err)
+			}
+			pause(ctx, 2*time.Second) // the screening runs in the background
+		}
 		fyne.DoAndWait(func() {
 			if name == "Patients" {
-				u.OpenPatient(screenshotPatient)
+				u.OpenPatient(screenshotDog.PatientID)
 			}
 			u.SelectTab(name)
 		})

@@ -45,6 +45,16 @@ const JPEGQuality = 90
 // vertebral unit, and a panel with the VHS and VLAS values. Line widths and
 // text scale with the image. Landmarks that are not finite are skipped.
 func Render(img image.Image, r *Result) *image.RGBA {
+	return RenderLabelled(img, r, ClassNames)
+}
+
+// LandmarkColor is the colour landmark k is drawn in.
+func LandmarkColor(k int) color.RGBA { return landmarkColors[k] }
+
+// RenderLabelled is Render with each landmark labelled labels[k] instead
+// of its class name (a report labels them 1-7 and names them in a
+// legend). Labels are placed so that they do not cover one another.
+func RenderLabelled(img image.Image, r *Result, labels [NumLandmarks]string) *image.RGBA {
 	b := img.Bounds()
 	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	draw.Draw(out, out.Bounds(), img, b.Min, draw.Src)
@@ -85,10 +95,10 @@ func Render(img image.Image, r *Result) *image.RGBA {
 		if !isFinite(p.X) || !isFinite(p.Y) {
 			continue
 		}
-		r := labelRect(out.Bounds(), ClassNames[k], p, th, scale, placed)
+		r := labelRect(out.Bounds(), labels[k], p, th, scale, placed)
 		placed = append(placed, r)
 		draw.Draw(out, r, image.NewUniform(panelColor), image.Point{}, draw.Over)
-		drawText(out, ClassNames[k], r.Min.X+scale, r.Min.Y+scale, scale, landmarkColors[k])
+		drawText(out, labels[k], r.Min.X+scale, r.Min.Y+scale, scale, landmarkColors[k])
 	}
 	drawPanel(out, r, side)
 	return out
@@ -139,15 +149,20 @@ func valueText(v *float64) string {
 
 // labelRect places the backing box of a landmark's label: above-right of
 // the point (clear of the lines through it), else below-right, above-left
-// or below-left, whichever first stays inside the image without covering
-// a label already placed; the first in-image choice if all collide.
+// or below-left, then the same four and the four sides at twice and three
+// times the distance, whichever first stays inside the image without
+// covering a label already placed; the first in-image choice if all
+// collide.
 func labelRect(b image.Rectangle, s string, p Point, th float64, scale int, placed []image.Rectangle) image.Rectangle {
 	w := textWidth(s)*scale + 2*scale
 	h := basicfont.Face7x13.Height*scale + 2*scale
-	gap := int(3 * th)
 	x, y := int(p.X), int(p.Y)
-	cands := []image.Point{
-		{x + gap, y - gap - h}, {x + gap, y + gap}, {x - gap - w, y - gap - h}, {x - gap - w, y + gap},
+	var cands []image.Point
+	for _, m := range []int{1, 2, 3} {
+		gap := int(3*th) + (m-1)*h
+		cands = append(cands,
+			image.Point{x + gap, y - gap - h}, image.Point{x + gap, y + gap}, image.Point{x - gap - w, y - gap - h}, image.Point{x - gap - w, y + gap},
+			image.Point{x + gap, y - h/2}, image.Point{x - gap - w, y - h/2}, image.Point{x - w/2, y - gap - h}, image.Point{x - w/2, y + gap})
 	}
 	var first image.Rectangle
 	for i, c := range cands {

@@ -1,6 +1,7 @@
 package cardiac
 
 import (
+	"fmt"
 	"image"
 	"image/jpeg"
 	"math"
@@ -164,6 +165,18 @@ func TestLabelRect(t *testing.T) {
 		for _, q := range placed {
 			if r.Overlaps(q) {
 				t.Errorf("label %v for %v overlaps %v", r, p, q)
+			}
+		}
+		placed = append(placed, r)
+	}
+	// All seven numbered labels of a report, landmarks in a tight cluster
+	// (a small heart on a large image): none overlaps another.
+	placed = nil
+	for i, p := range []Point{{200, 150}, {204, 152}, {198, 147}, {203, 146}, {201, 155}, {196, 151}, {206, 149}} {
+		r := labelRect(b, fmt.Sprint(i+1), p, 2, 2, placed)
+		for _, q := range placed {
+			if r.Overlaps(q) {
+				t.Errorf("label %d %v overlaps %v", i+1, r, q)
 			}
 		}
 		placed = append(placed, r)

@@ -177,22 +177,83 @@ func countPrefix(b *bolt.Bucket, prefix []byte) int {
 // HistoryService keeps cardiac measurements per (customer, uuid).
 type HistoryService struct{ db *bolt.DB }
 
-// Add appends an entry for the pair.
-func (s *HistoryService) Add(ctx context.Context, customer, uuid string, e HistoryEntry) error {
+// Add appends an entry for the pair and returns it with its Seq; img,
+// when not empty, is kept beside it in the same transaction.
+func (s *HistoryService) Add(ctx context.Context, customer, uuid string, e HistoryEntry, img []byte) (HistoryEntry, error) {
 	if err := ctxErr(ctx); err != nil {
-		return err
+		return e, err
 	}
 	if err := checkParts(customer, uuid); err != nil {
-		return err
+		return e, err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	e.HasImage = len(img) > 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketHistory)
 		seq, err := b.NextSequence()
 		if err != nil {
 			return fmt.Errorf("store: history sequence: %w", err)
 		}
-		return put(b, append(join(customer, uuid), itob(seq)...), e)
+		e.Seq = seq
+		k := append(join(customer, uuid), itob(seq)...)
+		if len(img) > 0 {
+			if err := tx.Bucket(bucketHistoryImages).Put(k, img); err != nil {
+				return fmt.Errorf("store: history image: %w", err)
+			}
+		}
+		return put(b, k, e)
 	})
+	return e, err
+}
+
+// Image returns the image kept with an entry, or ErrNotFound.
+func (s *HistoryService) Image(ctx context.Context, customer, uuid string, seq uint64) ([]byte, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkParts(customer, uuid); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketHistoryImages).Get(append(join(customer, uuid), itob(seq)...))
+		if v == nil {
+			return fmt.Errorf("store: image of history entry %d: %w", seq, ErrNotFound)
+		}
+		out = append([]byte(nil), v...)
+		return nil
+	})
+	return out, err
+}
+
+// Hide marks the entry hidden and appends the audit event in one
+// transaction; ErrNotFound when there is no such entry.
+func (s *HistoryService) Hide(ctx context.Context, customer, uuid string, seq uint64, h Hidden, audit AuditEvent) (HistoryEntry, error) {
+	var e HistoryEntry
+	if err := ctxErr(ctx); err != nil {
+		return e, err
+	}
+	if err := checkParts(customer, uuid); err != nil {
+		return e, err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketHistory)
+		k := append(join(customer, uuid), itob(seq)...)
+		v := b.Get(k)
+		if v == nil {
+			return fmt.Errorf("store: history entry %d: %w", seq, ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("store: decode history: %w", err)
+		}
+		e.Seq = seq
+		e.Hidden = &h
+		if err := put(b, k, e); err != nil {
+			return err
+		}
+		_, err := appendAudit(tx, audit)
+		return err
+	})
+	return e, err
 }
 
 // List returns the pair's entries in the order they were added (oldest
@@ -216,6 +277,7 @@ func (s *HistoryService) List(ctx context.Context, customer, uuid string) ([]His
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("store: decode history: %w", err)
 			}
+			e.Seq = binary.BigEndian.Uint64(k[len(prefix):])
 			out = append(out, e)
 		}
 		return nil
@@ -241,6 +303,7 @@ func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]Patien
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("store: decode history: %w", err)
 			}
+			e.Seq = binary.BigEndian.Uint64(k[len(k)-8:])
 			out = append(out, PatientEntry{Customer: cust, HistoryEntry: e})
 			return nil
 		})
@@ -249,8 +312,9 @@ func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]Patien
 	return out, err
 }
 
-// PatientIDs returns up to limit distinct patient ids (uuids) with cardiac
-// history or USG log entries that contain query (case-insensitive), sorted.
+// PatientIDs returns up to limit distinct patient ids (uuids) with a
+// record, cardiac history or USG log entries that contain query
+// (case-insensitive), sorted.
 func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]string, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -260,6 +324,15 @@ func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]stri
 	err := s.db.View(func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketHistory).ForEach(func(k, _ []byte) error {
 			if _, id, ok := splitPair(k); ok && strings.Contains(strings.ToLower(id), q) {
+				seen[id] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketPatients).ForEach(func(k, _ []byte) error {
+			if id := string(k); strings.Contains(strings.ToLower(id), q) {
 				seen[id] = true
 			}
 			return nil
@@ -368,4 +441,30 @@ func (s *USGLogService) ListPatient(ctx context.Context, uuid string) ([]USGLogE
 		}
 	}
 	return out, nil
+}
+
+// Hide marks the USG log entry hidden and appends the audit event in one
+// transaction; ErrNotFound when there is no such entry.
+func (s *USGLogService) Hide(ctx context.Context, seq uint64, h Hidden, audit AuditEvent) (USGLogEntry, error) {
+	var e USGLogEntry
+	if err := ctxErr(ctx); err != nil {
+		return e, err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUSGLog)
+		v := b.Get(itob(seq))
+		if v == nil {
+			return fmt.Errorf("store: usg log entry %d: %w", seq, ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("store: decode usg log: %w", err)
+		}
+		e.Hidden = &h
+		if err := put(b, itob(seq), e); err != nil {
+			return err
+		}
+		_, err := appendAudit(tx, audit)
+		return err
+	})
+	return e, err
 }

@@ -1,6 +1,7 @@
 // Package store persists VetLens's API state in one bbolt file: API keys,
 // customers, the append-only billing ledger, cardiac measurement history
-// and the USG prediction log. It follows the data-service style of
+// (with the measured images), the USG prediction log, patient records and
+// the audit trail. It follows the data-service style of
 // portainer's bbolt layer: one small service per entity, each owning its
 // buckets, all sharing one *bolt.DB. Business rules live in package app;
 // the store only keeps records and runs app's decisions atomically.
@@ -33,6 +34,10 @@ var (
 	bucketRecheck   = []byte("ledger_recheck") // join(customer, uuid) -> last billed time (RFC3339Nano)
 	bucketHistory   = []byte("history")        // join(customer, uuid) + seq -> HistoryEntry
 	bucketUSGLog    = []byte("usg_log")        // seq -> USGLogEntry
+	// history_images: the history key -> the measured image (PNG).
+	bucketHistoryImages = []byte("history_images")
+	bucketPatients      = []byte("patients") // patient id -> Patient
+	bucketAudit         = []byte("audit")    // seq -> AuditEvent
 )
 
 // ErrLocked means another process holds the database file.
@@ -50,6 +55,9 @@ type (
 	HistoryEntry = repo.HistoryEntry
 	PatientEntry = repo.PatientEntry
 	USGLogEntry  = repo.USGLogEntry
+	Patient      = repo.Patient
+	AuditEvent   = repo.AuditEvent
+	Hidden       = repo.Hidden
 )
 
 // Errors the repositories return.
@@ -65,12 +73,13 @@ var (
 	_ repo.Ledger    = (*LedgerService)(nil)
 	_ repo.History   = (*HistoryService)(nil)
 	_ repo.USGLog    = (*USGLogService)(nil)
-	_ repo.Patients  = (*Store)(nil)
+	_ repo.Patients  = (*PatientService)(nil)
+	_ repo.Audit     = (*AuditService)(nil)
 )
 
 // Repos is the store as the application's repositories (app.Deps).
 func (s *Store) Repos() repo.Repos {
-	return repo.Repos{Keys: s.keys, Customers: s.customers, Ledger: s.ledger, History: s.history, USGLog: s.usgLog, Patients: s}
+	return repo.Repos{Keys: s.keys, Customers: s.customers, Ledger: s.ledger, History: s.history, USGLog: s.usgLog, Patients: s.patients, Audit: s.audit}
 }
 
 // Store is the open database and its entity services.
@@ -81,6 +90,8 @@ type Store struct {
 	ledger    *LedgerService
 	history   *HistoryService
 	usgLog    *USGLogService
+	patients  *PatientService
+	audit     *AuditService
 }
 
 // Open opens (creating when needed) DIR/vetlens.db with mode 0600. It fails
@@ -98,7 +109,7 @@ func Open(dir string, lockTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketHistory, bucketUSGLog} {
+		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketHistory, bucketUSGLog, bucketHistoryImages, bucketPatients, bucketAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
@@ -119,6 +130,8 @@ func Open(dir string, lockTimeout time.Duration) (*Store, error) {
 	s.ledger = &LedgerService{db: db}
 	s.history = &HistoryService{db: db}
 	s.usgLog = &USGLogService{db: db}
+	s.patients = &PatientService{db: db, store: s}
+	s.audit = &AuditService{db: db}
 	return s, nil
 }
 
@@ -142,6 +155,12 @@ func (s *Store) History() *HistoryService { return s.history }
 
 // USGLog is the USG prediction log service.
 func (s *Store) USGLog() *USGLogService { return s.usgLog }
+
+// Patients is the patient record service.
+func (s *Store) Patients() *PatientService { return s.patients }
+
+// Audit is the audit trail service.
+func (s *Store) Audit() *AuditService { return s.audit }
 
 // Check runs bbolt's consistency check and returns the first problem found.
 func (s *Store) Check() error {

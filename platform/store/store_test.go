@@ -132,10 +132,10 @@ func TestHistoryIsolation(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	v := func(x float64) *float64 { return &x }
-	s.History().Add(ctx, "a", "dog", HistoryEntry{Time: time.Unix(1, 0), VHS: v(9)})
-	s.History().Add(ctx, "a", "dog", HistoryEntry{Time: time.Unix(2, 0), VHS: v(10)})
-	s.History().Add(ctx, "b", "dog", HistoryEntry{Time: time.Unix(3, 0), VHS: v(11)})
-	s.History().Add(ctx, "a", "dogx", HistoryEntry{Time: time.Unix(3, 0), VHS: v(12)})
+	s.History().Add(ctx, "a", "dog", HistoryEntry{Time: time.Unix(1, 0), VHS: v(9)}, nil)
+	s.History().Add(ctx, "a", "dog", HistoryEntry{Time: time.Unix(2, 0), VHS: v(10)}, nil)
+	s.History().Add(ctx, "b", "dog", HistoryEntry{Time: time.Unix(3, 0), VHS: v(11)}, nil)
+	s.History().Add(ctx, "a", "dogx", HistoryEntry{Time: time.Unix(3, 0), VHS: v(12)}, nil)
 	for _, tc := range []struct {
 		customer, uuid string
 		want           []float64
@@ -179,10 +179,18 @@ func TestPatientQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.History().Add(ctx, "desktop", "Rex-1", HistoryEntry{Time: time.Unix(30, 0), VHS: v(10), Edited: true, ModelVHS: v(10.4), Source: "desktop"}))
-	must(s.History().Add(ctx, "lan", "Rex-1", HistoryEntry{Time: time.Unix(10, 0), VHS: v(9)}))
-	must(s.History().Add(ctx, "lan", "Rex-10", HistoryEntry{Time: time.Unix(20, 0), VHS: v(11)}))
-	must(s.History().Add(ctx, "lan", "Bella", HistoryEntry{Time: time.Unix(20, 0), VHS: v(8)}))
+	if _, err := s.History().Add(ctx, "desktop", "Rex-1", HistoryEntry{Time: time.Unix(30, 0), VHS: v(10), Edited: true, ModelVHS: v(10.4), Source: "desktop"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.History().Add(ctx, "lan", "Rex-1", HistoryEntry{Time: time.Unix(10, 0), VHS: v(9)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.History().Add(ctx, "lan", "Rex-10", HistoryEntry{Time: time.Unix(20, 0), VHS: v(11)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.History().Add(ctx, "lan", "Bella", HistoryEntry{Time: time.Unix(20, 0), VHS: v(8)}, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range []string{"Rex-1", "", "Tom"} {
 		_, err := s.USGLog().Append(ctx, USGLogEntry{Customer: "desktop", UUID: u, Inputs: []byte(`{}`), Outputs: []byte(`{}`)})
 		must(err)

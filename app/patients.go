@@ -1,0 +1,494 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"vetlens/app/repo"
+	"vetlens/internal/ident"
+)
+
+// The sexes a record holds (repo.Patient.Sex); empty is not recorded.
+const (
+	SexMale         = "male"
+	SexFemale       = "female"
+	SexMaleNeutered = "male neutered"
+	SexFemaleSpayed = "female spayed"
+)
+
+const (
+	// birthDateLayout is how a record writes a birth date.
+	birthDateLayout = "2006-01-02"
+	// maxPatientWeightK is the heaviest weight a record accepts, in kg.
+	maxPatientWeightK = 200.0
+)
+
+// Sexes lists the sexes a record can hold, for the form's choices.
+func Sexes() []string { return []string{SexMale, SexFemale, SexMaleNeutered, SexFemaleSpayed} }
+
+// NormalizePatient trims a record's text and checks every field: the id
+// (the identifier rule, required), the text fields (the same rule),
+// species dog, cat or empty, a known sex or empty, a birth date
+// YYYY-MM-DD not in the future, a weight above 0 and at most 200 kg. A
+// known breed is spelled as the reference table spells it. Errors are
+// KindInvalid and name the field.
+func NormalizePatient(p repo.Patient, now time.Time) (repo.Patient, error) {
+	p.ID = strings.TrimSpace(p.ID)
+	if p.ID == "" {
+		return p, errf(KindInvalid, "a patient ID is required")
+	}
+	if err := CheckPatientID(p.ID); err != nil {
+		return p, err
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name", &p.Name}, {"breed", &p.Breed}, {"owner", &p.Owner}} {
+		*f.v = strings.Join(strings.Fields(*f.v), " ")
+		if err := ident.Check(*f.v); err != nil {
+			return p, &Error{Kind: KindInvalid, Msg: "patient " + f.name, Err: err}
+		}
+	}
+	if sp := strings.TrimSpace(p.Species); sp != "" {
+		s := ParseSpecies(sp)
+		if s == SpeciesUnknown {
+			return p, errf(KindInvalid, "species %q: VetLens records dogs and cats", sp)
+		}
+		p.Species = string(s)
+	} else {
+		p.Species = ""
+	}
+	if b := CanonicalBreed(p.Breed); b != "" {
+		p.Breed = b
+	}
+	p.Sex = strings.ToLower(strings.Join(strings.Fields(p.Sex), " "))
+	if p.Sex != "" && !contains(Sexes(), p.Sex) {
+		return p, errf(KindInvalid, "sex %q: one of %s, or empty", p.Sex, strings.Join(Sexes(), ", "))
+	}
+	p.BirthDate = strings.TrimSpace(p.BirthDate)
+	if p.BirthDate != "" {
+		d, err := time.Parse(birthDateLayout, p.BirthDate)
+		if err != nil {
+			return p, errf(KindInvalid, "birth date %q: write it as YYYY-MM-DD", p.BirthDate)
+		}
+		if d.After(now) {
+			return p, errf(KindInvalid, "birth date %s is in the future", p.BirthDate)
+		}
+	}
+	if w := p.WeightKg; w != nil && (math.IsNaN(*w) || *w <= 0 || *w > maxPatientWeightK) {
+		return p, errf(KindInvalid, "weight %g kg: above 0 and at most %g kg", *w, maxPatientWeightK)
+	}
+	return p, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PatientDetails returns the record of a patient id; found is false (and
+// the record holds only the id) for an id with history but no record,
+// as older data directories have.
+func (s *Service) PatientDetails(ctx context.Context, id string) (p repo.Patient, found bool, err error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return p, false, errf(KindInvalid, "a patient ID is required")
+	}
+	if err := CheckPatientID(id); err != nil {
+		return p, false, err
+	}
+	p, err = s.repos.Patients.Get(ctx, id)
+	switch {
+	case errors.Is(err, repo.ErrNotFound):
+		return repo.Patient{ID: id}, false, nil
+	case err != nil:
+		return p, false, fmt.Errorf("patient %s: %w", id, err)
+	}
+	return p, true, nil
+}
+
+// PatientSaved is the outcome of SavePatient.
+type PatientSaved struct {
+	Patient repo.Patient
+	// Changed lists the fields that changed ("created" for a new
+	// record); empty when the record was already as given and nothing
+	// was written.
+	Changed []string
+}
+
+// SavePatient creates or updates a patient record after
+// NormalizePatient, recording the change in the audit trail. A record
+// that is already as given is not written again (one save per change).
+func (s *Service) SavePatient(ctx context.Context, p repo.Patient) (PatientSaved, error) {
+	now := s.clock.Now().UTC()
+	p, err := NormalizePatient(p, now)
+	if err != nil {
+		return PatientSaved{Patient: p}, err
+	}
+	old, found, err := s.PatientDetails(ctx, p.ID)
+	if err != nil {
+		return PatientSaved{Patient: p}, err
+	}
+	ev := repo.AuditEvent{Time: now, PatientID: p.ID}
+	var changed []string
+	if found {
+		changed = patientDiff(old, p)
+		if len(changed) == 0 {
+			return PatientSaved{Patient: old}, nil
+		}
+		p.Created = old.Created
+		ev.Action, ev.Detail = "patient_updated", strings.Join(changed, ", ")
+	} else {
+		p.Created = now
+		changed = []string{"created"}
+		ev.Action, ev.Detail = "patient_created", patientSummary(p)
+	}
+	p.Updated = now
+	if err := s.repos.Patients.Put(ctx, p, ev); err != nil {
+		return PatientSaved{Patient: p}, fmt.Errorf("save patient %s: %w", p.ID, err)
+	}
+	return PatientSaved{Patient: p, Changed: changed}, nil
+}
+
+// patientDiff names the fields that differ, with old and new values.
+func patientDiff(a, b repo.Patient) []string {
+	var out []string
+	add := func(name, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s %q -> %q", name, x, y))
+		}
+	}
+	add("name", a.Name, b.Name)
+	add("species", a.Species, b.Species)
+	add("breed", a.Breed, b.Breed)
+	add("sex", a.Sex, b.Sex)
+	add("birth date", a.BirthDate, b.BirthDate)
+	add("weight", weightText(a.WeightKg), weightText(b.WeightKg))
+	add("owner", a.Owner, b.Owner)
+	return out
+}
+
+func weightText(w *float64) string {
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprintf("%g kg", *w)
+}
+
+// patientSummary is a record in one line for the audit trail.
+func patientSummary(p repo.Patient) string {
+	var parts []string
+	for _, v := range []string{p.Name, p.Species, p.Breed, p.Sex, p.BirthDate, weightText(p.WeightKg), p.Owner} {
+		if v != "" {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PatientMatch is one patient found by FindPatients: the record when
+// there is one, else the bare id (older data directories).
+type PatientMatch struct {
+	Patient repo.Patient
+	// HasRecord is false for an id known only from its history.
+	HasRecord bool
+}
+
+// Label is the match as a list shows it: "Rex-1  Rex (dog, Boxer)".
+func (m PatientMatch) Label() string {
+	p := m.Patient
+	if p.Name == "" {
+		return p.ID
+	}
+	var about []string
+	for _, v := range []string{p.Species, p.Breed} {
+		if v != "" {
+			about = append(about, v)
+		}
+	}
+	if len(about) == 0 {
+		return p.ID + "  " + p.Name
+	}
+	return fmt.Sprintf("%s  %s (%s)", p.ID, p.Name, strings.Join(about, ", "))
+}
+
+// FindPatients finds up to limit patients whose id or name contains query
+// (case-insensitive): records, and ids known only from the cardiac
+// history or the USG log; sorted by id.
+func (s *Service) FindPatients(ctx context.Context, query string, limit int) ([]PatientMatch, error) {
+	query = strings.TrimSpace(query)
+	recs, err := s.repos.Patients.Search(ctx, query, 0)
+	if err != nil {
+		return nil, fmt.Errorf("find patients: %w", err)
+	}
+	ids, err := s.repos.Patients.PatientIDs(ctx, query, 0)
+	if err != nil {
+		return nil, fmt.Errorf("find patients: %w", err)
+	}
+	byID := map[string]PatientMatch{}
+	for _, p := range recs {
+		byID[p.ID] = PatientMatch{Patient: p, HasRecord: true}
+	}
+	for _, id := range ids {
+		if _, ok := byID[id]; !ok {
+			p, found, err := s.PatientDetails(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			byID[id] = PatientMatch{Patient: p, HasRecord: found}
+		}
+	}
+	out := make([]PatientMatch, 0, len(byID))
+	for _, m := range byID {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Patient.ID < out[j].Patient.ID })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// PatientTags are the patient tags of a DICOM file (or any other
+// source), as their strings: the DICOM reader fills them and
+// PrefillPatient merges them into the record. Empty fields are absent.
+type PatientTags struct {
+	// PatientID is (0010,0020) Patient ID.
+	PatientID string
+	// Name is (0010,0010) Patient's Name as read, a DICOM person name;
+	// by the veterinary convention "ResponsibleFamilyName^AnimalName", so
+	// the animal's name is the second component when there is one. A
+	// name without "^" (already formatted) is taken as it is.
+	Name string
+	// Species is (0010,2201) Patient Species Description ("Canine",
+	// "Feline", "Canis lupus familiaris").
+	Species string
+	// Breed is (0010,2292) Patient Breed Description.
+	Breed string
+	// Sex is (0010,0040) Patient's Sex: "M", "F" or "O".
+	Sex string
+	// Neutered is (0010,2203) Patient's Sex Neutered: "ALTERED" or
+	// "UNALTERED".
+	Neutered string
+	// BirthDate is (0010,0030) Patient's Birth Date, YYYYMMDD (DICOM's DA;
+	// YYYY-MM-DD is read too).
+	BirthDate string
+	// WeightKg is (0010,1030) Patient's Weight in kg; 0 absent.
+	WeightKg float64
+	// ResponsiblePerson is (0010,2297) Responsible Person, a person name
+	// ("Family^Given"; a name without "^" is taken as it is).
+	ResponsiblePerson string
+}
+
+// PatientFromTags converts DICOM patient tags into a record (not
+// checked: PrefillPatient normalizes it). Person names become "Given
+// Family"; the sex and neutered tags become one sex; the birth date
+// becomes YYYY-MM-DD; a species description becomes dog or cat where it
+// names one.
+func PatientFromTags(t PatientTags) repo.Patient {
+	p := repo.Patient{ID: strings.TrimSpace(t.PatientID), Breed: strings.TrimSpace(t.Breed)}
+	if comps := strings.Split(strings.TrimSpace(t.Name), "^"); len(comps) >= 2 && strings.TrimSpace(comps[1]) != "" {
+		p.Name = strings.TrimSpace(comps[1])
+	} else {
+		p.Name = strings.TrimSpace(comps[0])
+	}
+	p.Owner = personName(t.ResponsiblePerson)
+	if sp := ParseSpecies(t.Species); sp != SpeciesUnknown {
+		p.Species = string(sp)
+	}
+	altered := strings.EqualFold(strings.TrimSpace(t.Neutered), "ALTERED")
+	switch strings.ToUpper(strings.TrimSpace(t.Sex)) {
+	case "M":
+		p.Sex = SexMale
+		if altered {
+			p.Sex = SexMaleNeutered
+		}
+	case "F":
+		p.Sex = SexFemale
+		if altered {
+			p.Sex = SexFemaleSpayed
+		}
+	}
+	for _, layout := range []string{"20060102", birthDateLayout} {
+		if d, err := time.Parse(layout, strings.TrimSpace(t.BirthDate)); err == nil {
+			p.BirthDate = d.Format(birthDateLayout)
+			break
+		}
+	}
+	if t.WeightKg > 0 {
+		w := t.WeightKg
+		p.WeightKg = &w
+	}
+	return p
+}
+
+// personName turns a DICOM person name "Family^Given^Middle^Prefix^Suffix"
+// into "Prefix Given Middle Family Suffix", without empty parts.
+func personName(pn string) string {
+	c := strings.Split(strings.TrimSpace(pn), "^")
+	for len(c) < 5 {
+		c = append(c, "")
+	}
+	var parts []string
+	for _, v := range []string{c[3], c[1], c[2], c[0], c[4]} {
+		if v = strings.TrimSpace(v); v != "" {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// MergePatient fills the empty fields of a record from incoming (a record
+// from DICOM tags, say) and lists the fields where both hold different
+// values: there the record is kept, and the caller shows the difference.
+func MergePatient(rec, incoming repo.Patient) (merged repo.Patient, conflicts []string) {
+	merged = rec
+	fill := func(name string, dst *string, v string) {
+		switch {
+		case v == "":
+		case *dst == "":
+			*dst = v
+		case !strings.EqualFold(*dst, v):
+			conflicts = append(conflicts, fmt.Sprintf("%s: record %q, image %q", name, *dst, v))
+		}
+	}
+	fill("name", &merged.Name, incoming.Name)
+	fill("species", &merged.Species, incoming.Species)
+	fill("breed", &merged.Breed, incoming.Breed)
+	fill("sex", &merged.Sex, incoming.Sex)
+	fill("birth date", &merged.BirthDate, incoming.BirthDate)
+	fill("owner", &merged.Owner, incoming.Owner)
+	switch {
+	case incoming.WeightKg == nil:
+	case merged.WeightKg == nil:
+		w := *incoming.WeightKg
+		merged.WeightKg = &w
+	case math.Abs(*merged.WeightKg-*incoming.WeightKg) > 0.05:
+		conflicts = append(conflicts, fmt.Sprintf("weight: record %s, image %s", weightText(merged.WeightKg), weightText(incoming.WeightKg)))
+	}
+	return merged, conflicts
+}
+
+// Prefill is the outcome of PrefillPatient.
+type Prefill struct {
+	// Patient is the record after the merge, as stored.
+	Patient repo.Patient
+	// Created is set when the tags created the record.
+	Created bool
+	// Changed lists what the tags added to an existing record.
+	Changed []string
+	// Conflicts lists the fields where the record and the tags differ;
+	// the record's values were kept.
+	Conflicts []string
+	// Ignored lists tags that were dropped as invalid, with why.
+	Ignored []string
+}
+
+// PrefillPatient creates or completes the record of the tags' patient id
+// from the tags (PatientFromTags, MergePatient) and saves it
+// (SavePatient: audited, not rewritten when nothing changes). A tag value
+// the record cannot hold (a species other than dog or cat, an unreadable
+// birth date, a birth date in the future) is dropped and listed in
+// Ignored rather than refusing the image. The tags must carry a patient
+// id.
+func (s *Service) PrefillPatient(ctx context.Context, t PatientTags) (Prefill, error) {
+	in := PatientFromTags(t)
+	if in.ID == "" {
+		return Prefill{}, errf(KindInvalid, "the image carries no patient ID")
+	}
+	var out Prefill
+	if sp := strings.TrimSpace(t.Species); sp != "" && in.Species == "" {
+		out.Ignored = append(out.Ignored, fmt.Sprintf("species %q (VetLens records dogs and cats)", sp))
+	}
+	if bd := strings.TrimSpace(t.BirthDate); bd != "" && in.BirthDate == "" {
+		out.Ignored = append(out.Ignored, fmt.Sprintf("birth date %q (not YYYYMMDD)", bd))
+	}
+	// Drop whatever else the record could not hold.
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name", &in.Name}, {"breed", &in.Breed}, {"owner", &in.Owner}} {
+		if err := ident.Check(*f.v); err != nil {
+			out.Ignored = append(out.Ignored, fmt.Sprintf("%s (%v)", f.name, err))
+			*f.v = ""
+		}
+	}
+	if d, err := time.Parse(birthDateLayout, in.BirthDate); err == nil && d.After(s.clock.Now()) {
+		out.Ignored = append(out.Ignored, fmt.Sprintf("birth date %s (in the future)", in.BirthDate))
+		in.BirthDate = ""
+	}
+	if w := in.WeightKg; w != nil && *w > maxPatientWeightK {
+		out.Ignored = append(out.Ignored, fmt.Sprintf("weight %g kg (above %g kg)", *w, maxPatientWeightK))
+		in.WeightKg = nil
+	}
+	rec, found, err := s.PatientDetails(ctx, in.ID)
+	if err != nil {
+		return out, err
+	}
+	merged, conflicts := MergePatient(rec, in)
+	saved, err := s.SavePatient(ctx, merged)
+	if err != nil {
+		return out, err
+	}
+	out.Patient, out.Conflicts, out.Created = saved.Patient, conflicts, !found
+	if found {
+		out.Changed = saved.Changed
+	}
+	return out, nil
+}
+
+// Age is the age on date of a patient born on birthDate (YYYY-MM-DD), in
+// whole months; ok false without a readable birth date.
+func Age(birthDate string, on time.Time) (months int, ok bool) {
+	d, err := time.Parse(birthDateLayout, birthDate)
+	if err != nil || d.After(on) {
+		return 0, false
+	}
+	months = (on.Year()-d.Year())*12 + int(on.Month()) - int(d.Month())
+	if on.Day() < d.Day() {
+		months--
+	}
+	return max(months, 0), true
+}
+
+// AgeText is an age in months as a clinician writes it: "7 months",
+// "3 years 2 months".
+func AgeText(months int) string {
+	y, m := months/12, months%12
+	plural := func(n int, w string) string {
+		if n == 1 {
+			return fmt.Sprintf("1 %s", w)
+		}
+		return fmt.Sprintf("%d %ss", n, w)
+	}
+	switch {
+	case y == 0:
+		return plural(m, "month")
+	case m == 0:
+		return plural(y, "year")
+	}
+	return plural(y, "year") + " " + plural(m, "month")
+}
+
+// ReferenceForPatient is ReferenceFor the record's species and breed.
+func ReferenceForPatient(p repo.Patient) Reference {
+	return ReferenceFor(Species(p.Species), p.Breed)
+}
+
+// AuditTrail returns the patient's audit events, oldest first.
+func (s *Service) AuditTrail(ctx context.Context, patientID string) ([]repo.AuditEvent, error) {
+	ev, err := s.repos.Audit.ListPatient(ctx, strings.TrimSpace(patientID))
+	if err != nil {
+		return nil, fmt.Errorf("audit trail: %w", err)
+	}
+	return ev, nil
+}
