@@ -16,9 +16,9 @@ import (
 // screenshotOpen is the screenshot run's last step with --open: the file
 // (a DICOM in make test-gui) is opened with the patient field empty and
 // measured; the run prints the result, the patient the field took and the
-// DICOM patient line, and shoots the Review tab as NN-open.png. A
-// measurement that fails, or a DICOM whose patient does not reach the
-// field, fails the run.
+// DICOM patient line and the record its tags created, and shoots the
+// Review tab as NN-open.png. A measurement that fails, or a DICOM whose
+// patient does not reach the field and its record, fails the run.
 func screenshotOpen(ctx context.Context, u *ui.UI, w fyne.Window, path, dir string, n int, stdout io.Writer) error {
 	var err error
 	before := u.ReviewMeasurement()
@@ -46,6 +46,16 @@ func screenshotOpen(ctx context.Context, u *ui.UI, w fyne.Window, path, dir stri
 				fmt.Fprintf(stdout, "open: %s\n", strings.ReplaceAll(dicom, "\n", "; "))
 				if patient == "" || patient != m.DICOM.Tags.PatientID {
 					return fmt.Errorf("open %s: the DICOM's patient %q did not reach the patient field (%q)", path, m.DICOM.Tags.PatientID, patient)
+				}
+				// Its record was created from the tags.
+				var rec struct{ name, species, breed, owner string }
+				fyne.DoAndWait(func() {
+					p := u.Patient()
+					rec.name, rec.species, rec.breed, rec.owner = p.Name, p.Species, p.Breed, p.Owner
+				})
+				fmt.Fprintf(stdout, "open: record %s: %s, %s, %s, owner %s\n", patient, rec.name, rec.species, rec.breed, rec.owner)
+				if rec.name != m.DICOM.Tags.AnimalName || rec.owner != m.DICOM.Tags.Owner {
+					return fmt.Errorf("open %s: the record (%+v) was not prefilled from the tags", path, rec)
 				}
 			}
 			break
