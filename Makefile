@@ -13,12 +13,14 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
 # (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
 # for running the GUI without a display, poppler-utils (pdftotext, pdftoppm,
-# pdffonts) for the PDF report's tests, dcmtk (img2dcm, dcmcjpeg, dcmodify,
-# storescu/storescp) for the DICOM tests' files and the DICOM receiver test.
+# pdffonts) for the PDF report's tests, PostgreSQL for the PostgreSQL
+# store's tests (a throwaway cluster; the package's own cluster is not
+# used), and dcmtk (img2dcm, dcmcjpeg, dcmodify, storescu/storescp) for the
+# DICOM tests' files and the DICOM receiver test.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
 	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
-	poppler-utils dcmtk
+	poppler-utils postgresql dcmtk
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
@@ -29,7 +31,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 # serves the clinic network for that run. docs/lan.md.
 ADDR ?=
 
-.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -68,11 +70,27 @@ serve: build
 
 test: deps test-go test-py test-gui
 
+# The Go tests run with a throwaway PostgreSQL cluster (initdb into a temp
+# dir, listening on a Unix socket there only, as the postgres user when
+# run as root), stopped and removed afterwards: its DSN in
+# VETLENS_TEST_POSTGRES runs the storage contract on PostgreSQL as well as
+# bbolt, and the two-server billing test. Without it those tests skip.
+PGCLUSTER := internal/pgtest/pgcluster.sh
 test-go:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./...
 	$(MAKE) test-leaks
 	$(MAKE) fuzz FUZZTIME=5000x
+
+# The storage tests alone, on both adapters: the contract suite on bbolt
+# and PostgreSQL, the PostgreSQL adapter's own tests, app (billing, store
+# copy), and in cli the store selection, store copy and two `vetlens
+# serve` processes billing on one PostgreSQL database.
+test-store: deps-apt
+	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
+		export VETLENS_TEST_POSTGRES=$$dsn && $(GO) test -count=1 ./platform/store/... ./app/ && \
+		$(GO) test -count=1 -run 'TwoServers|Store|OpenRepos|KeysOnPostgres' ./cli/
 
 # Mat and goroutine leak tests (gocv's MatProfile needs -tags matprofile):
 # engine/pop's pipeline, 300 frames of the test video through the live

@@ -33,6 +33,11 @@ commands:
                                         the LAN API over HTTPS (/v3 and /usg/v1)
   keys create --data-dir DIR --customer NAME [--tier T] | keys list --data-dir DIR | keys revoke --data-dir DIR PREFIX
                                         API key administration
+  serve, gui and keys take --store bbolt|postgres://... (or $VETLENS_STORE): the embedded database in
+                                        the data dir (default) or a PostgreSQL database several servers share
+  store migrate --store postgres://...  bring a PostgreSQL database to this version's schema
+  store copy [--data-dir DIR] --from bbolt|URL --to URL|bbolt
+                                        copy every record into an empty store (a clinic joining a group)
   help                                  this text
   help config                           every flag and environment variable with its default
 
@@ -67,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Serve(ctx, args[1:], stdout, stderr)
 	case "keys":
 		return cli.Keys(ctx, args[1:], stdout, stderr)
+	case "store":
+		return cli.StoreCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] == "config" {
 			fmt.Fprintln(stdout, "Every setting: its flag, its environment variable, the commands that take it, its default.")

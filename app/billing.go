@@ -147,7 +147,9 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGL
 	}
 	reason := ReasonNoValid
 	ev, st, billed, err := s.repos.Ledger.Bill(ctx,
-		repo.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log},
+		// The key names this billable response: a retried Bill (a
+		// serialization retry, a commit whose answer was lost) bills once.
+		repo.BillRequest{Customer: c.Customer, Month: Month(now), RecheckUUID: recheck, USGLog: log, IdempotencyKey: repo.NewID()},
 		func(st repo.BillState) (repo.Event, bool, error) {
 			if !ch.Valid {
 				reason = ReasonNoValid

@@ -38,6 +38,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
 	addr := config.Addr.String(fs, "")
 	serve := config.Serve.Bool(fs, false)
 	models := config.Models.String(fs, "")
@@ -52,7 +53,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--store bbolt|postgres://...] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -99,7 +100,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		serve:  ls.Serve,
 		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), open: *open,
 		serveConfig: serveConfig{
-			dataDir: dir, addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
+			dataDir: dir, store: storeSpec(*storeFlag), addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
 			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
 			importDir: *importDir,
 		}}

@@ -19,11 +19,13 @@ import (
 	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
+	"vetlens/platform/store/postgres"
 )
 
 const keysUsage = `usage: vetlens keys create --data-dir DIR --customer NAME [--tier paygo|starter|professional|enterprise]
        vetlens keys list --data-dir DIR
-       vetlens keys revoke --data-dir DIR PREFIX|vl_PREFIX|KEY`
+       vetlens keys revoke --data-dir DIR PREFIX|vl_PREFIX|KEY
+       (with --store postgres://... or $VETLENS_STORE instead of --data-dir: the keys in that database)`
 
 // keyAdmin is key administration, either on the database directly or
 // through a running server's admin socket.
@@ -45,6 +47,7 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
 	customer := fs.String("customer", "", "customer name (create)")
 	tier := fs.String("tier", "", "contracted tier (create; default paygo for a new customer)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -53,7 +56,8 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitUsage
 	}
-	if *dataDir == "" {
+	spec := storeSpec(*storeFlag)
+	if *dataDir == "" && !postgres.IsDSN(spec) {
 		fmt.Fprintln(stderr, keysUsage)
 		return ExitUsage
 	}
@@ -70,7 +74,7 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, keysUsage)
 		return ExitUsage
 	}
-	adm, closeFn, err := openKeyAdmin(*dataDir)
+	adm, closeFn, err := openKeyAdmin(ctx, spec, *dataDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens keys: %v\n", err)
 		return ExitInternal
@@ -107,17 +111,19 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// openKeyAdmin opens the database, or, when another process holds it,
-// connects to that process's admin socket.
-func openKeyAdmin(dir string) (keyAdmin, func(), error) {
-	st, err := store.Open(dir, 200*time.Millisecond)
+// openKeyAdmin opens the storage spec names (openRepos), or, when
+// another process holds the bbolt database, connects to that process's
+// admin socket. A PostgreSQL database is always opened directly: servers
+// share it.
+func openKeyAdmin(ctx context.Context, spec, dir string) (keyAdmin, func(), error) {
+	repos, closeStore, err := openRepos(ctx, spec, dir, 200*time.Millisecond)
 	if err == nil {
-		svc, err := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
+		svc, err := app.New(app.Deps{Repos: repos}, app.DefaultConfig())
 		if err != nil {
-			st.Close()
+			closeStore()
 			return nil, nil, err
 		}
-		return directAdmin{svc}, func() { st.Close() }, nil
+		return directAdmin{svc}, func() { closeStore() }, nil
 	}
 	if !errors.Is(err, store.ErrLocked) {
 		return nil, nil, err

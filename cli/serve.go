@@ -19,7 +19,6 @@ import (
 	"vetlens/app"
 	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
-	"vetlens/platform/store"
 )
 
 // AdminSocket is the unix socket in the data dir through which `vetlens
@@ -33,6 +32,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := config.DataDir.String(fs, "")
+	storeFlag := config.Store.String(fs, "")
 	addr := config.Addr.String(fs, config.DefaultAddr)
 	certPath := config.Cert.String(fs, "")
 	keyPath := config.Key.String(fs, "")
@@ -55,12 +55,12 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if *dataDir == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
+		fmt.Fprintln(stderr, "usage: vetlens serve --data-dir DIR [--store bbolt|postgres://...] [--addr HOST:PORT] [--cert FILE --key FILE] [--redirect-addr HOST:PORT]")
 		return ExitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := serve(ctx, serveConfig{
-		dataDir: *dataDir, addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
+		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
 	}, stdout, logger); err != nil {
@@ -76,6 +76,9 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a field is zero). docs/security.md lists the limits it sets.
 type serveConfig struct {
 	dataDir, addr, cert, key, redirect, models, ortLib string
+	// store is the storage: "bbolt" (in dataDir) or a postgres:// URL
+	// (openRepos).
+	store string
 	// publicHost is the redirect's target host (publicHost()).
 	publicHost            string
 	inFlight, cardiacConc int
@@ -112,15 +115,15 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 }
 
 // openService builds the app.Service that serve and gui share: the store
-// in c.dataDir and whatever engines load from c.models (a missing ONNX
+// c.store names (bbolt in c.dataDir by default) and whatever engines load from c.models (a missing ONNX
 // Runtime or model is a warning: its endpoints answer 503). The PoP
 // sweeper runs until ctx ends. closeAll releases the engines and the store.
 func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, closeAll func(), err error) {
-	st, err := store.Open(c.dataDir, time.Second)
+	repos, closeStore, err := openRepos(ctx, c.store, c.dataDir, time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers := []func() error{st.Close}
+	closers := []func() error{closeStore}
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
@@ -135,7 +138,7 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 		return nil, nil, err
 	}
 	closers = append(closers, func() error { closeEngines(); return nil })
-	deps.Repos = st.Repos()
+	deps.Repos = repos
 	cfg := app.DefaultConfig()
 	cfg.USGRate = c.usgRate
 	cfg.CardiacConcurrency = c.cardiacConc

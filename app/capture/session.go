@@ -2,14 +2,14 @@ package capture
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -157,13 +157,14 @@ func NewManager(cfg Config, p Predictor, a Analyzer, now func() time.Time) *Mana
 // Config returns the manager's configuration.
 func (m *Manager) Config() Config { return m.cfg }
 
-// newID returns 128 random bits as 32 hex digits.
+// newID returns a random (version 4) UUID: 122 random bits from
+// crypto/rand, in the canonical 36-character form.
 func newID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	id, err := uuid.NewRandom()
+	if err != nil {
 		return "", fmt.Errorf("session id: %w", err)
 	}
-	return hex.EncodeToString(b[:]), nil
+	return id.String(), nil
 }
 
 // Start opens a session (status ready) and sweeps expired ones.

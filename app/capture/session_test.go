@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -13,12 +12,13 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -164,7 +164,7 @@ func TestSessionRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, p := newTestManager()
 			st, err := m.Start()
-			if err != nil || st.Status != app.StatusReady || len(st.SessionID) != 32 {
+			if id, perr := uuid.Parse(st.SessionID); err != nil || st.Status != app.StatusReady || perr != nil || id.Version() != 4 || len(st.SessionID) != 36 {
 				t.Fatalf("start: %+v, %v", st, err)
 			}
 			defer func() {
@@ -356,37 +356,41 @@ func TestConcurrentFramesOneSession(t *testing.T) {
 	}
 }
 
-// TestUniqueIDs: session ids are 128 random bits (32 lowercase hex
-// digits), unique, and unguessable: across 2,000 ids every bit is set
-// about half the time (a counter, a clock or a truncated source would
-// leave bits fixed or skewed), and each id opens its own session.
+// TestUniqueIDs: session ids are random (version 4) UUIDs in the
+// canonical 36-character lowercase form, unique, and unguessable: across
+// 2,000 ids each of the 122 random bits is set about half the time (a
+// counter, a clock or a truncated source would leave bits fixed or
+// skewed), the 6 version and variant bits are fixed, and each id opens
+// its own session.
 func TestUniqueIDs(t *testing.T) {
 	m, _, _ := newTestManager()
 	const n = 2000
 	seen := map[string]bool{}
 	var ones [128]int
-	hexID := regexp.MustCompile(`^[0-9a-f]{32}$`)
 	for range n {
 		st, err := m.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
 		id := st.SessionID
-		if !hexID.MatchString(id) {
-			t.Fatalf("session id %q is not 32 lowercase hex digits", id)
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || len(id) != 36 || id != strings.ToLower(id) {
+			t.Fatalf("session id %q is not a canonical random UUID: %v", id, err)
 		}
 		if seen[id] {
 			t.Fatalf("duplicate session id %s", id)
 		}
 		seen[id] = true
-		b, _ := hex.DecodeString(id)
 		for i := range ones {
-			ones[i] += int(b[i/8] >> (7 - i%8) & 1)
+			ones[i] += int(u[i/8] >> (7 - i%8) & 1)
 		}
 	}
 	// Binomial(2000, 0.5): sd 22; 4.5 sd either side fails by chance
-	// about once in 150,000 runs of all 128 bits.
+	// about once in 150,000 runs of all 122 bits.
 	for i, c := range ones {
+		if i >= 48 && i < 52 || i == 64 || i == 65 { // version, variant
+			continue
+		}
 		if c < n/2-100 || c > n/2+100 {
 			t.Errorf("bit %d set in %d of %d ids: not uniformly random", i, c, n)
 		}

@@ -3,7 +3,8 @@
 // history, the USG prediction log, patient records and their audit
 // trail) and one repository interface per
 // entity. Package app works on these interfaces only; a storage adapter
-// implements them (platform/store on bbolt). ui and the HTTP adapter see
+// implements them (platform/store on bbolt, platform/store/postgres on
+// PostgreSQL; platform/store/storetest is the contract both pass). ui and the HTTP adapter see
 // the records through app, never the adapter.
 //
 // The records' JSON form is how the bbolt adapter stores them.
@@ -13,8 +14,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Errors the repositories return (match with errors.Is).
@@ -24,6 +28,49 @@ var (
 	// ErrExists is returned when creating a record whose id is taken.
 	ErrExists = errors.New("already exists")
 )
+
+// MaxPartLen is the longest customer name, patient uuid or key prefix a
+// repository accepts as part of a record's key (an adapter refuses longer
+// ones with an error; the front doors' own limits are far lower).
+const MaxPartLen = 1024
+
+// CheckParts returns an error for a key part longer than MaxPartLen.
+func CheckParts(parts ...string) error {
+	for _, p := range parts {
+		if len(p) > MaxPartLen {
+			return fmt.Errorf("key part of %d bytes exceeds %d", len(p), MaxPartLen)
+		}
+	}
+	return nil
+}
+
+// NewID returns a new record id: a UUIDv7 (RFC 9562), whose leading 48
+// bits are the Unix time in milliseconds, so ids sort by creation time.
+// Ledger events, history entries and USG log entries carry one.
+func NewID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// NewV7 fails only when the system's random source does.
+		panic(fmt.Sprintf("repo: new UUIDv7: %v", err))
+	}
+	return id.String()
+}
+
+// NewIDAt returns a UUIDv7 whose time is t instead of now (random
+// otherwise): an id for a record made at t that had none, so it sorts
+// among the others by its own time.
+func NewIDAt(t time.Time) string {
+	id, err := uuid.NewRandom()
+	if err != nil {
+		panic(fmt.Sprintf("repo: new UUID: %v", err))
+	}
+	ms := uint64(t.UnixMilli())
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	id[6] = id[6]&0x0f | 0x70 // version 7; the variant bits are NewRandom's
+	return id.String()
+}
 
 // Repos is every repository the application needs.
 type Repos struct {
@@ -65,8 +112,11 @@ type Customers interface {
 type Ledger interface {
 	// Bill reads the state for req, calls decide and, when it says so,
 	// appends the event, atomically: concurrent calls for one customer
-	// see each other's events. It returns once the event is durable.
-	// decide may run more than once and must have no side effects.
+	// (in this process or another one sharing the database) see each
+	// other's events. It returns once the event is durable. decide may
+	// run more than once and must have no side effects. A request whose
+	// IdempotencyKey is already in the ledger appends nothing and returns
+	// the recorded event (billed) without calling decide.
 	Bill(ctx context.Context, req BillRequest, decide Decide) (Event, BillState, bool, error)
 	// MonthlyUsage is the customer's billable events in month (YYYY-MM).
 	MonthlyUsage(ctx context.Context, customer, month string) (int, error)
@@ -230,7 +280,10 @@ func (c *Customer) UnmarshalJSON(b []byte) error {
 
 // Event is one billable event in the append-only ledger.
 type Event struct {
-	Seq       uint64    `json:"seq"`
+	Seq uint64 `json:"seq"`
+	// ID is the billable response's idempotency key (a UUIDv7, NewID),
+	// unique in the ledger; empty in events written before it existed.
+	ID        string    `json:"id,omitempty"`
 	Time      time.Time `json:"time"`
 	Customer  string    `json:"customer"`
 	KeyPrefix string    `json:"key_prefix"`
@@ -287,6 +340,10 @@ type BillState struct {
 // BillRequest identifies whose state a decision reads.
 type BillRequest struct {
 	Customer string
+	// IdempotencyKey identifies the billable response (NewID); the event
+	// appended gets it as its ID, and a retried request with the same key
+	// bills at most once. Empty: the store makes one.
+	IdempotencyKey string
 	// Month is the billing period, "YYYY-MM" (UTC).
 	Month string
 	// RecheckUUID, when set, selects BillState.LastBilled, and an appended
@@ -305,7 +362,10 @@ type Decide func(BillState) (ev Event, bill bool, err error)
 type HistoryEntry struct {
 	// Seq is the entry's number, unique in the store (filled in on
 	// Add and on reading; 0 in records built before storing).
-	Seq  uint64    `json:"seq,omitempty"`
+	Seq uint64 `json:"seq,omitempty"`
+	// ID is the record's id (a UUIDv7, NewID), set by the store when
+	// empty; empty in entries written before it existed.
+	ID   string    `json:"id,omitempty"`
 	Time time.Time `json:"time"`
 	// VHS and VLAS are the values in effect: the clinician's when the
 	// landmarks were edited, else the model's.
@@ -358,7 +418,10 @@ type PatientEntry struct {
 
 // USGLogEntry is one logged USG prediction.
 type USGLogEntry struct {
-	Seq          uint64          `json:"seq"`
+	Seq uint64 `json:"seq"`
+	// ID is the record's id (a UUIDv7, NewID), set by the store when
+	// empty; empty in entries written before it existed.
+	ID           string          `json:"id,omitempty"`
 	Time         time.Time       `json:"time"`
 	Customer     string          `json:"customer"`
 	KeyPrefix    string          `json:"key_prefix"`

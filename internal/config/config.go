@@ -57,9 +57,12 @@ type Setting struct {
 // The settings. Register a flag with the Setting's String, Int, ... so its
 // name and help are the table's.
 var (
-	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys"},
+	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys", "store"},
 		Default: "serve, keys: required; gui: the saved setting, then the user config dir's vetlens folder",
 		Help:    "data directory: database, certificate, admin socket"}
+	Store = Setting{Flag: "store", Env: "VETLENS_STORE", Commands: []string{"gui", "serve", "keys", "store"},
+		Default: "bbolt: the embedded database in the data dir",
+		Help:    "storage: bbolt, or a postgres:// URL of a database several servers share (docs/storage.md)"}
 	Addr = Setting{Flag: "addr", Commands: []string{"gui", "serve"},
 		Default: "serve: " + DefaultAddr + "; gui: as the Server tab left it in the data dir, then " + lanaddr.Local(lanaddr.DefaultPort),
 		Help:    "HTTPS listen address HOST:PORT (127.0.0.1:PORT this computer only, 0.0.0.0:PORT the clinic network; gui: for this run, not saved)"}
@@ -103,14 +106,16 @@ var (
 		Help: "open PoP capture sessions per API key before 429"}
 	XDGRuntimeDir = Setting{Env: "XDG_RUNTIME_DIR", Default: "gui: a private temporary directory for the run when unset or not a directory",
 		Help: "the desktop session's runtime directory (Wayland, D-Bus), read by the window's libraries"}
+	TestPostgres = Setting{Env: "VETLENS_TEST_POSTGRES", Default: "unset: the PostgreSQL tests skip (make test starts a throwaway cluster and sets it)",
+		Help: "tests only: DSN of a PostgreSQL cluster the storage tests make their schemas in"}
 	TestModels = Setting{Env: "VETLENS_TEST_MODELS", Default: "the shipped models/",
 		Help: "tests only: the models directory the model-backed tests load (e.g. a test double)"}
 )
 
 // All is every setting, in the order `vetlens help config` lists them.
 func All() []Setting {
-	return []Setting{DataDir, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
-		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels}
+	return []Setting{DataDir, Store, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
+		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels, TestPostgres}
 }
 
 // FromEnv is the setting's environment variable's value ("" when it has

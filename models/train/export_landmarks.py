@@ -55,7 +55,7 @@ def record_margin(models_dir):
 def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
     ck = torch.load(ckpt_path, map_location="cpu")
     S = ck["size"]
-    net = T.LandmarkNet(ck["width"])
+    net = T.build_net(ck.get("arch", "unet"), ck["width"])
     net.load_state_dict(ck["state"])
     net.eval()
     model = T.Exported(net, flip_tta).eval()
@@ -67,7 +67,7 @@ def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
                       dynamic_axes={"image": {0: "n"}, "landmarks": {0: "n"}, "peak": {0: "n"}})
     meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
             "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
-            "params": {"seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
+            "params": {"arch": ck.get("arch", "unet"), "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
                        "flip_tta": flip_tta}}
     with open(os.path.join(models_dir, name + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=1)

@@ -277,6 +277,28 @@ def strong_augment(x, y, g):
     return x.clamp(0, 1), y
 
 
+def build_net(arch, width):
+    """The landmark network for arch: "unet" (LandmarkNet, from scratch) or
+    "mnv2" (mobilenet.MobileLandmarkNet, an ImageNet-initialised MobileNetV2
+    encoder with a U-Net decoder)."""
+    if arch == "unet":
+        return LandmarkNet(width)
+    if arch == "mnv2":
+        import mobilenet
+        return mobilenet.MobileLandmarkNet(K, width)
+    raise ValueError(f"unknown arch {arch!r}")
+
+
+def freeze_encoder(net, upto):
+    """Fix the MobileNetV2 stem and blocks 0..upto (weights and BatchNorm
+    statistics); returns the modules to keep in eval mode."""
+    mods = [net.enc.stem] + list(net.enc.blocks[: upto + 1])
+    for m in mods:
+        for p in m.parameters():
+            p.requires_grad = False
+    return mods
+
+
 def load_data(args):
     imgs, lms, masks = [], [], []
     for p in args.data:
@@ -308,6 +330,10 @@ def main():
     ap.add_argument("--max-lr", type=float, default=3e-3)
     ap.add_argument("--init-onnx", help="start from an exported landmark model (BatchNorm folded, then frozen)")
     ap.add_argument("--strong-aug", action="store_true", help="domain randomisation (strong_augment)")
+    ap.add_argument("--arch", choices=["unet", "mnv2"], default="unet",
+                    help="unet: LandmarkNet; mnv2: ImageNet-initialised MobileNetV2 encoder (mobilenet.py)")
+    ap.add_argument("--freeze-upto", type=int, default=10,
+                    help="mnv2: keep the stem and blocks 0..N at their ImageNet values (-1: train all)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -323,8 +349,16 @@ def main():
     X = torch.from_numpy(imgs)
     Y = torch.from_numpy(lms)
     Mk = torch.from_numpy(masks)
-    net = LandmarkNet(args.width)
+    net = build_net(args.arch, args.width)
     frozen_bn = False
+    fixed = []
+    if args.arch == "mnv2" and not args.init:
+        import mobilenet
+        n_t = mobilenet.load_keras_weights(net.enc, mobilenet.fetch_weights(os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "data", "pretrained")))
+        print(f"mnv2: {n_t} ImageNet tensors from {mobilenet.NSFWJS}", flush=True)
+    if args.arch == "mnv2" and args.freeze_upto >= 0:
+        fixed = freeze_encoder(net, args.freeze_upto)
     if args.init:
         ck = torch.load(args.init, map_location="cpu")
         net.load_state_dict(ck["state"])
@@ -332,7 +366,7 @@ def main():
     elif args.init_onnx:
         init_from_onnx(net, args.init_onnx)
         frozen_bn = True
-    opt = torch.optim.AdamW(net.parameters(), lr=1e-4, weight_decay=1e-4)
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4, weight_decay=1e-4)
 
     def batch(idx):
         x = X[idx].float().unsqueeze(1) / 255.0
@@ -364,9 +398,14 @@ def main():
         q = (progress - warm) / (1 - warm)
         return max_lr * (1e-4 + 0.5 * (1 - 1e-4) * (1 + math.cos(math.pi * min(q, 1.0))))
 
-    net.train()
-    if frozen_bn:
-        freeze_bn(net)
+    def train_mode():
+        net.train()
+        if frozen_bn:
+            freeze_bn(net)
+        for m in fixed:
+            m.eval()
+
+    train_mode()
     rng = np.random.default_rng(args.seed + 1)
     print(f"seed {args.seed}: {n} samples, budget {args.minutes} min" + (f", {args.steps} steps" if args.steps else ""),
           flush=True)
@@ -377,6 +416,7 @@ def main():
 
     def checkpoint():
         torch.save({"state": net.state_dict(), "size": args.size, "width": args.width, "seed": args.seed,
+                    "arch": args.arch,
                     "frozen_bn": frozen_bn,
                     "step": step, "total": step, "val_err_px": float(err), "minutes": args.minutes}, args.out)
 
@@ -396,9 +436,7 @@ def main():
                 x, y, m = batch(val)
                 _, c, pk = decode(net(x))
                 err = float((((c - y) ** 2).sum(-1).sqrt() * m).sum() / m.sum() * args.size)
-            net.train()
-            if frozen_bn:
-                freeze_bn(net)
+            train_mode()
             print(f"step {step} progress {progress:.2f} lr {lr_at(progress):.5f} train_l1_px {l1:.2f} "
                   f"val_err_px {err:.3f} peak {pk.mean():.2f} elapsed {time.time()-t_start:.0f}s", flush=True)
             checkpoint()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"vetlens/app/repo"
 )
 
 // LedgerService is the append-only billing ledger with two indexes
@@ -39,8 +41,27 @@ func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide
 	if err := checkParts(req.Customer, req.RecheckUUID); err != nil {
 		return ev, st, false, err
 	}
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = repo.NewID()
+	}
+	if req.USGLog != nil && req.USGLog.ID == "" {
+		req.USGLog.ID = repo.NewID()
+	}
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		ev, st, bill = Event{}, BillState{}, false
+		ids := tx.Bucket(bucketLedgerIDs)
+		if seq := ids.Get([]byte(req.IdempotencyKey)); seq != nil {
+			// Billed before: report the recorded event, append nothing.
+			v := tx.Bucket(bucketLedger).Get(seq)
+			if v == nil {
+				return fmt.Errorf("ledger id index points at missing event %x", seq)
+			}
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return fmt.Errorf("decode ledger event: %w", err)
+			}
+			st.MonthlyUsage, bill = ev.MonthlyUsage, true
+			return nil
+		}
 		if req.USGLog != nil {
 			b := tx.Bucket(bucketUSGLog)
 			seq, err := b.NextSequence()
@@ -76,11 +97,15 @@ func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide
 			return fmt.Errorf("ledger sequence: %w", err)
 		}
 		ev.Seq = seq
+		ev.ID = req.IdempotencyKey
 		ev.Customer = req.Customer
 		st.MonthlyUsage++
 		ev.MonthlyUsage = st.MonthlyUsage
 		if err := put(led, itob(seq), ev); err != nil {
 			return err
+		}
+		if err := ids.Put([]byte(ev.ID), itob(seq)); err != nil {
+			return fmt.Errorf("ledger id index: %w", err)
 		}
 		if err := usage.Put(append(prefix, itob(seq)...), nil); err != nil {
 			return fmt.Errorf("usage index: %w", err)
@@ -185,6 +210,9 @@ func (s *HistoryService) Add(ctx context.Context, customer, uuid string, e Histo
 	}
 	if err := checkParts(customer, uuid); err != nil {
 		return e, err
+	}
+	if e.ID == "" {
+		e.ID = repo.NewID()
 	}
 	e.HasImage = len(img) > 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -393,6 +421,9 @@ type USGLogService struct{ db *bolt.DB }
 func (s *USGLogService) Append(ctx context.Context, e USGLogEntry) (USGLogEntry, error) {
 	if err := ctxErr(ctx); err != nil {
 		return e, err
+	}
+	if e.ID == "" {
+		e.ID = repo.NewID()
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketUSGLog)

@@ -32,6 +32,7 @@ var (
 	bucketLedger    = []byte("ledger")         // seq (8 bytes BE) -> Event
 	bucketUsage     = []byte("ledger_usage")   // join(customer, YYYY-MM) + seq -> empty (index over ledger)
 	bucketRecheck   = []byte("ledger_recheck") // join(customer, uuid) -> last billed time (RFC3339Nano)
+	bucketLedgerIDs = []byte("ledger_ids")     // event id (idempotency key) -> seq (index over ledger)
 	bucketHistory   = []byte("history")        // join(customer, uuid) + seq -> HistoryEntry
 	bucketUSGLog    = []byte("usg_log")        // seq -> USGLogEntry
 	// history_images: the history key -> the measured image (PNG).
@@ -109,7 +110,7 @@ func Open(dir string, lockTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketHistory, bucketUSGLog, bucketHistoryImages, bucketPatients, bucketAudit} {
+		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketLedgerIDs, bucketHistory, bucketUSGLog, bucketHistoryImages, bucketPatients, bucketAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}
@@ -192,14 +193,12 @@ func join(parts ...string) []byte {
 }
 
 // MaxPartLen is the longest customer name, uuid or key prefix the store
-// accepts in a composite key.
-const MaxPartLen = 1024
+// accepts in a composite key (repo.MaxPartLen).
+const MaxPartLen = repo.MaxPartLen
 
 func checkParts(parts ...string) error {
-	for _, p := range parts {
-		if len(p) > MaxPartLen {
-			return fmt.Errorf("store: key part of %d bytes exceeds %d", len(p), MaxPartLen)
-		}
+	if err := repo.CheckParts(parts...); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }
