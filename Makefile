@@ -31,7 +31,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 # serves the clinic network for that run. docs/lan.md.
 ADDR ?=
 
-.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg \
+.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
 
 all: build
@@ -181,6 +181,11 @@ models: train-cardiac train-usg manifest
 train-cardiac:
 	cd models/train && ./train_cardiac.sh $(MINUTES) $(DOGHEART)
 
+# The PoP model family (screen finder, presence, viewport, quality) on
+# synthetic composites, CPU only, about 40 minutes after the data (models/POP_MODEL_CARD.md).
+train-pop:
+	cd models/train && ./train_pop.sh
+
 train-usg:
 	cd models/train && $(PY) -m usg.train $(if $(DATA),--data $(abspath $(DATA)))
 	$(PY) models/train/make_manifest.py models
@@ -212,6 +217,22 @@ eval-pop:
 		"radiograph_export --n 200 --seed0 42300000"; do \
 		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
+
+# The learned PoP finder on variety composites (pop_variety.py) made with
+# settings never used in training (--split heldout, seeds 43,000,000+),
+# each family left out of training, and the plain radiograph files of the
+# cardiac held-out set; docs/pop.md records it.
+POPNET_HELDOUT := testdata/popnet-heldout
+eval-popnet:
+	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
+		"lofo-display-tv --kind vscreen --n 12 --seed0 43100000 --only display=tv" \
+		"lofo-layout-viewer_light --kind vscreen --n 12 --seed0 43200000 --only layout=viewer_light" \
+		"lofo-room-dark --kind vscreen --n 12 --seed0 43300000 --only room=dark"; do set -- $$a; d=$$1; shift; \
+		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
+	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark; do \
+		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models models --models models || exit 1; done
+	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
+	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models models
 
 eval-usg:
 	cd models/train && $(PY) -m usg.eval $(if $(DATA),--data $(abspath $(DATA)))

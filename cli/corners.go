@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"vetlens/internal/config"
 
 	"vetlens/app"
 )
@@ -67,7 +68,9 @@ func oneFile(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	if err != nil {
 		return files[0], nil, nil, reportFileError(stdout, stderr, files[0], err), false
 	}
-	svc, _, err = openLocal(ctx, "", "", localNeeds{pop: true})
+	// The learned screen finder when its models are where the other
+	// commands look (config.ModelsDir), as the API uses it.
+	svc, _, err = openLocal(ctx, config.ModelsDir(""), "", localNeeds{pop: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens %s: %v\n", fs.Name(), err)
 		return files[0], nil, nil, ExitInternal, false

@@ -49,6 +49,9 @@ const (
 	partORT     = "ONNX Runtime"
 	partUSG     = "USG model"
 	partCardiac = "cardiac models"
+	// partPoP is never fatal: without its models the classical screen
+	// finder runs (onMissing's error is ignored).
+	partPoP = "PoP models (the classical screen finder runs)"
 )
 
 // loadEngines loads ONNX Runtime and the engines n asks for from models,
@@ -98,18 +101,28 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 		} else {
 			closers = append(closers, e.Close)
 			d.Cardiac = e
-			// The PoP pipeline (classical geometry, no model files) needs
-			// the cardiac engine to measure rectified frames.
-			mgr := capture.NewManager(capture.DefaultConfig(), e, capture.PoP{}, time.Now)
+			// The PoP pipeline (the learned screen finder, or the
+			// classical geometry when its models do not load) needs the
+			// cardiac engine to measure rectified frames.
+			an := loadPoP(models, func(err error) { _ = onMissing(partPoP, err) })
+			closers = append(closers, an.Models.Close)
+			mgr := capture.NewManager(capture.DefaultConfig(), e, an, time.Now)
 			go mgr.RunSweeper(ctx, 30*time.Second)
-			d.PoP = capture.NewService(mgr, e, capture.PoP{})
+			d.PoP = capture.NewService(mgr, e, an)
 			return d, closeAll, nil
 		}
 	}
 	if n.pop {
-		// Corners and rectification are geometry: no predictor, and no
-		// session is ever started on this pipeline.
-		d.PoP = capture.NewService(nil, nil, capture.PoP{})
+		// Corners and rectification: no predictor, and no session is
+		// ever started on this pipeline. The learned screen finder when
+		// ONNX Runtime and its models load (as the API uses), else the
+		// classical geometry.
+		an := capture.PoP{}
+		if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err == nil {
+			an = loadPoP(models, func(error) {})
+			closers = append(closers, an.Models.Close)
+		}
+		d.PoP = capture.NewService(nil, nil, an)
 	}
 	return d, closeAll, nil
 }

@@ -78,6 +78,8 @@ func decodeLine(t *testing.T, line string) map[string]any {
 // text with the API's status.
 func TestCommandsPrintWhatTheAPIAnswers(t *testing.T) {
 	models := testModelsDir(t)
+	// corners and preprocess find the models as installed (config.ModelsDir).
+	t.Setenv("VETLENS_MODELS", models)
 	url, key := apiServer(t, models)
 	ctx := context.Background()
 	d := t.TempDir()

@@ -31,11 +31,41 @@ type Analyzer interface {
 	AnalyzeBytes(b []byte) (*pop.Analysis, error)
 }
 
-// PoP is the engine/pop pipeline as an Analyzer.
-type PoP struct{}
+// PoP is the engine/pop pipeline as an Analyzer: the learned screen
+// finder when Models is set (pop.LoadModels), the classical geometry
+// otherwise.
+type PoP struct {
+	// Models is the loaded PoP model family; nil runs the classical
+	// pipeline.
+	Models *pop.Models
+}
 
-// AnalyzeBytes calls pop.AnalyzeBytes.
-func (PoP) AnalyzeBytes(b []byte) (*pop.Analysis, error) { return pop.AnalyzeBytes(b) }
+// AnalyzeBytes analyses an encoded frame with the learned pipeline
+// (Models.AnalyzeBytes) or, without models, pop.AnalyzeBytes.
+func (p PoP) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
+	if p.Models != nil {
+		return p.Models.AnalyzeBytes(context.Background(), b)
+	}
+	return pop.AnalyzeBytes(b)
+}
+
+// CornersBytes finds the displayed image's corners in an encoded frame
+// with the learned finder or, without models, the classical detector.
+// Decode errors wrap imageproc's sentinels.
+func (p PoP) CornersBytes(ctx context.Context, b []byte) (pop.Corners, error) {
+	if p.Models != nil {
+		return p.Models.DetectCornersBytes(ctx, b)
+	}
+	return pop.DetectCornersBytes(b)
+}
+
+// ModelsLoaded is the number of PoP model files loaded (0 for the
+// classical pipeline).
+func (p PoP) ModelsLoaded() int { return p.Models.Count() }
+
+// ModelVersion is the learned family's version, or the classical
+// pipeline's (pop.Version).
+func (p PoP) ModelVersion() string { return p.Models.Version() }
 
 // Single is the PoP-aware prediction of one image.
 type Single struct {

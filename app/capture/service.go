@@ -29,25 +29,45 @@ func NewService(m *Manager, p Predictor, a Analyzer) *Service {
 
 var _ app.PoP = (*Service)(nil)
 
-// ModelsLoaded is the number of PoP model files loaded (the geometry
-// pipeline loads none).
-func (s *Service) ModelsLoaded() int { return pop.ModelsLoaded }
+// modelInfo is what an Analyzer with model files reports (PoP does).
+type modelInfo interface {
+	ModelsLoaded() int
+	ModelVersion() string
+}
+
+// cornerFinder is an Analyzer that also finds corners alone (PoP does);
+// others get the classical detector.
+type cornerFinder interface {
+	CornersBytes(ctx context.Context, b []byte) (pop.Corners, error)
+}
+
+// ModelsLoaded is the number of PoP model files the analyzer loaded (the
+// classical geometry pipeline loads none).
+func (s *Service) ModelsLoaded() int {
+	if mi, ok := s.an.(modelInfo); ok {
+		return mi.ModelsLoaded()
+	}
+	return 0
+}
 
 // ModelVersion is the PoP pipeline's version.
-func (s *Service) ModelVersion() string { return pop.Version }
+func (s *Service) ModelVersion() string {
+	if mi, ok := s.an.(modelInfo); ok {
+		return mi.ModelVersion()
+	}
+	return pop.Version
+}
 
 // DetectCorners finds the displayed image's corners, TL, TR, BR, BL.
 func (s *Service) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
 	if err := ctx.Err(); err != nil {
 		return [4][2]float64{}, 0, 0, err
 	}
-	// DecodeFrame hands back a Mat to close on error too.
-	frame, err := pop.DecodeFrame(img)
-	defer frame.Close()
-	if err != nil {
-		return [4][2]float64{}, 0, 0, fmt.Errorf("decode frame: %w", err)
+	cf, ok := s.an.(cornerFinder)
+	if !ok {
+		cf = PoP{}
 	}
-	c, err := pop.DetectCorners(frame)
+	c, err := cf.CornersBytes(ctx, img)
 	if err != nil {
 		return [4][2]float64{}, 0, 0, fmt.Errorf("detect corners: %w", err)
 	}

@@ -5,7 +5,12 @@
 // verdicts and, with --models, VHS error on screen
 // photos. Usage:
 //
-//	go run ./bench/evalpop --data DIR [--models DIR] [--ort-lib PATH] [-v]
+//	go run ./bench/evalpop --data DIR [--models DIR] [--pop-models DIR] [--ort-lib PATH] [-v]
+//
+// --pop-models runs the learned screen finder (engine/pop Models) instead
+// of the classical one, and adds figures per family (display, layout,
+// room) for pop_variety.py composites. Screen photos whose displayed image
+// is cut off by the frame (cut_off) count as unusable.
 package main
 
 import (
@@ -20,7 +25,10 @@ import (
 	"sort"
 	"strings"
 
+	"vetlens/app/capture"
+	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/internal/config"
 )
 
 type item struct {
@@ -37,6 +45,13 @@ type item struct {
 	Frame     int             `json:"frame"`
 	Landmarks json.RawMessage `json:"landmarks"`
 	Variant   json.RawMessage `json:"variant"`
+	Display   string          `json:"display"`
+	Layout    string          `json:"layout"`
+	Room      string          `json:"room"`
+	CutOff    bool            `json:"cut_off"`
+	// DisplayedFile is the displayed radiograph saved as a plain file
+	// (vscreen composites), for VHS on the same image without the screen.
+	DisplayedFile string `json:"displayed_file"`
 }
 
 func main() {
@@ -44,12 +59,35 @@ func main() {
 	models := flag.String("models", "", "cardiac models directory (enables VHS and session figures)")
 	ortLib := flag.String("ort-lib", "", "ONNX Runtime shared library")
 	verbose := flag.Bool("v", false, "one line per frame")
+	popModels := flag.String("pop-models", "", "PoP models directory: run the learned screen finder")
+	plain := flag.String("plain", "", "glob of plain radiograph files (no truth needed): count those taken for screen photos, then stop")
 	flag.Parse()
-	if *data == "" {
-		fmt.Fprintln(os.Stderr, "evalpop: --data required")
+	if *data == "" && *plain == "" {
+		fmt.Fprintln(os.Stderr, "evalpop: --data or --plain required")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *data, *models, *ortLib, *verbose); err != nil {
+	an := capture.PoP{}
+	if *popModels != "" {
+		if err := ort.Init(*ortLib, config.ORTLibraryCandidates()...); err != nil {
+			fmt.Fprintln(os.Stderr, "evalpop:", err)
+			os.Exit(1)
+		}
+		pm, err := pop.LoadModels(*popModels)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "evalpop:", err)
+			os.Exit(1)
+		}
+		defer pm.Close()
+		an.Models = pm
+	}
+	if *plain != "" {
+		if err := plainFiles(an, *plain, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, "evalpop:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(context.Background(), an, *data, *models, *ortLib, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "evalpop:", err)
 		os.Exit(1)
 	}
@@ -87,21 +125,24 @@ func pct(v []float64, p float64) float64 {
 	return s[max(0, min(len(s)-1, i))]
 }
 
-func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
+func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbose bool) error {
 	items, err := load(dir)
 	if err != nil {
 		return err
 	}
 	var m *measurer
 	if models != "" {
-		if m, err = newMeasurer(models, ortLib); err != nil {
+		if m, err = newMeasurer(models, ortLib, an); err != nil {
 			return err
 		}
 		defer m.close()
 	}
 	var errs, errsFull, errsViewer, errsScreen []float64
+	byFam := map[string][]float64{}
+	famN := map[string]int{}
+	detected := 0
 	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
-	var vhsErr, vhsErrDirect []float64
+	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff []float64
 	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
 	for _, it := range items {
@@ -117,9 +158,12 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 		if err != nil {
 			return err
 		}
-		a, err := pop.AnalyzeBytes(b)
+		a, err := an.AnalyzeBytes(b)
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.File, err)
+		}
+		if it.CutOff {
+			it.Usable = false
 		}
 		switch {
 		case it.Kind == "radiograph_export":
@@ -144,11 +188,25 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 			}
 		case it.Usable:
 			usable++
+			if a.PoPDetected {
+				detected++
+			}
+			fams := []string{"display/" + it.Display, "layout/" + it.Layout, "room/" + it.Room}
+			if it.Display != "" {
+				for _, f := range fams {
+					famN[f]++
+				}
+			}
 			e := math.NaN()
 			if a.Corrected {
 				found++
 				e = cornerErr(a.Corners.Quad, it)
 				errs = append(errs, e)
+				if it.Display != "" {
+					for _, f := range fams {
+						byFam[f] = append(byFam[f], e)
+					}
+				}
 				errsScreen = append(errsScreen, quadErr(a.Corners.Screen, it.Screen, it))
 				if it.Mode == "viewer" {
 					errsViewer = append(errsViewer, e)
@@ -162,6 +220,17 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 					if v, ok := m.vhs(ctx, a.RectifiedJPEG, true); ok {
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
 						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
+						if it.DisplayedFile != "" {
+							fb, err := os.ReadFile(filepath.Join(dir, it.DisplayedFile))
+							if err != nil {
+								return err
+							}
+							if fv, ok := m.vhs(ctx, fb, false); ok {
+								pairPhoto = append(pairPhoto, math.Abs(v-it.VHS))
+								pairFile = append(pairFile, math.Abs(fv-it.VHS))
+								pairDiff = append(pairDiff, math.Abs(v-fv))
+							}
+						}
 					}
 				}
 			}
@@ -181,7 +250,11 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 			}
 		}
 	}
-	fmt.Printf("usable screen frames: %d, corners found %d (%.1f %%)\n", usable, found, 100*float64(found)/float64(max(1, usable)))
+	fmt.Printf("pipeline: %s\n", an.ModelVersion())
+	fmt.Printf("usable screen frames: %d, corners found %d (%.1f %%), pop_detected %d (%.1f %%)\n", usable, found, 100*float64(found)/float64(max(1, usable)), detected, 100*float64(detected)/float64(max(1, usable)))
+	for _, f := range sortedFams(famN) {
+		fmt.Printf("  %-22s frames %3d found %3d (%.1f %%) corner error median %.2f %% p95 %.2f %%\n", f, famN[f], len(byFam[f]), 100*float64(len(byFam[f]))/float64(max(1, famN[f])), 100*pct(byFam[f], 0.5), 100*pct(byFam[f], 0.95))
+	}
 	fmt.Printf("corner error, %% of diagonal: median %.2f, p95 %.2f (full screen n=%d median %.2f p95 %.2f; viewer n=%d median %.2f p95 %.2f)\n",
 		100*pct(errs, 0.5), 100*pct(errs, 0.95), len(errsFull), 100*pct(errsFull, 0.5), 100*pct(errsFull, 0.95),
 		len(errsViewer), 100*pct(errsViewer, 0.5), 100*pct(errsViewer, 0.95))
@@ -193,13 +266,17 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 	}
 	fmt.Printf("unusable frames: %d, corrected %d, passing quality %d\n", unusable, unusableFound, unusableGood)
 	if len(seqs) > 0 {
-		if err := readiness(dir, seqs, verbose); err != nil {
+		if err := readiness(an, dir, seqs, verbose); err != nil {
 			return err
 		}
 	}
 	if m != nil {
 		fmt.Printf("VHS MAE on screen photos: %.3f v (n=%d); on the plain radiograph files: %.3f v (n=%d)\n",
 			mean(vhsErr), len(vhsErr), mean(vhsErrDirect), len(vhsErrDirect))
+		if len(pairPhoto) > 0 {
+			fmt.Printf("VHS on the same radiographs (n=%d): MAE as screen photos %.3f v, as files %.3f v (difference %+.3f v); mean |photo - file| %.3f v\n",
+				len(pairPhoto), mean(pairPhoto), mean(pairFile), mean(pairPhoto)-mean(pairFile), mean(pairDiff))
+		}
 		fmt.Printf("VHS MAE on screen photos by mode: full screen %.3f v (n=%d), viewer %.3f v (n=%d)\n",
 			mean(vhsByMode["fullscreen"]), len(vhsByMode["fullscreen"]), mean(vhsByMode["viewer"]), len(vhsByMode["viewer"]))
 		if len(seqs) > 0 {
@@ -209,6 +286,15 @@ func run(ctx context.Context, dir, models, ortLib string, verbose bool) error {
 		}
 	}
 	return nil
+}
+
+func sortedFams(m map[string]int) []string {
+	var k []string
+	for f := range m {
+		k = append(k, f)
+	}
+	sort.Strings(k)
+	return k
 }
 
 func mean(v []float64) float64 {
@@ -247,4 +333,35 @@ func quadString(q pop.Quad) string {
 		p = append(p, fmt.Sprintf("%.1f,%.1f", c.X, c.Y))
 	}
 	return strings.Join(p, ",")
+}
+
+// plainFiles analyses every file matching glob, all plain radiograph
+// files, and reports how many were taken for screen photos.
+func plainFiles(an capture.PoP, glob string, verbose bool) error {
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no files match %s", glob)
+	}
+	misread := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		a, err := an.AnalyzeBytes(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if a.PoPDetected {
+			misread++
+			if verbose {
+				fmt.Printf("%s taken for a screen photo (chroma %.1f, confidence %.2f)\n", f, a.Chroma, a.Corners.Confidence)
+			}
+		}
+	}
+	fmt.Printf("pipeline: %s\nplain files: %d, taken for screen photos %d (correct %.1f %%)\n", an.ModelVersion(), len(files), misread, 100*float64(len(files)-misread)/float64(len(files)))
+	return nil
 }

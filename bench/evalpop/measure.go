@@ -12,14 +12,16 @@ import (
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
-	"vetlens/engine/pop"
 	"vetlens/internal/config"
 )
 
 // measurer runs the cardiac engine for VHS and session figures.
-type measurer struct{ eng *cardiac.Engine }
+type measurer struct {
+	eng *cardiac.Engine
+	an  capture.PoP
+}
 
-func newMeasurer(models, ortLib string) (*measurer, error) {
+func newMeasurer(models, ortLib string, an capture.PoP) (*measurer, error) {
 	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return nil, err
 	}
@@ -27,7 +29,7 @@ func newMeasurer(models, ortLib string) (*measurer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load cardiac models from %s: %w", models, err)
 	}
-	return &measurer{eng: eng}, nil
+	return &measurer{eng: eng, an: an}, nil
 }
 
 func (m *measurer) close() { m.eng.Close() }
@@ -53,7 +55,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 	for _, k := range keys {
 		frames := seqs[k]
 		sort.Slice(frames, func(i, j int) bool { return frames[i].Frame < frames[j].Frame })
-		mgr := capture.NewManager(capture.DefaultConfig(), m.eng, capture.PoP{}, nil)
+		mgr := capture.NewManager(capture.DefaultConfig(), m.eng, m.an, nil)
 		st, err := mgr.Start()
 		if err != nil {
 			return err
@@ -123,7 +125,7 @@ func sortedKeys(m map[string][]item) []string {
 // readiness is the PoP side of the session criterion without models: for
 // each sequence, after how many frames 3 frames were corrected with
 // passing quality (a necessary condition for completing).
-func readiness(dir string, seqs map[string][]item, verbose bool) error {
+func readiness(an capture.PoP, dir string, seqs map[string][]item, verbose bool) error {
 	need := capture.DefaultConfig().GoodFramesNeeded
 	var usable, within5, unusable, unusableReady int
 	for _, k := range sortedKeys(seqs) {
@@ -135,7 +137,7 @@ func readiness(dir string, seqs map[string][]item, verbose bool) error {
 			if err != nil {
 				return err
 			}
-			a, err := pop.AnalyzeBytes(b)
+			a, err := an.AnalyzeBytes(b)
 			if err == nil && a.Corrected && a.Quality.OK() {
 				ok++
 			}

@@ -55,7 +55,13 @@ type Corners struct {
 // DetectCorners finds the display area in a frame (8-bit BGR or grey Mat).
 // It never fails on a valid Mat: no screen gives Found false and a low
 // Confidence.
-func DetectCorners(frame gocv.Mat) (Corners, error) {
+func DetectCorners(frame gocv.Mat) (Corners, error) { return detectCorners(frame, nil, 0) }
+
+// detectCorners is DetectCorners; with a prior quad (frame pixels) only
+// candidates whose mean corner distance to it is within tol (a share of
+// the frame diagonal) are considered: the learned finder's coarse quad
+// picks the screen among the edges, the classical fit places it exactly.
+func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 	full := gocv.NewMat()
 	defer full.Close()
 	if frame.Channels() == 3 {
@@ -99,9 +105,22 @@ func DetectCorners(frame gocv.Mat) (Corners, error) {
 	// locate scores candidates (small-image pixels) by edge support times
 	// the square root of their area share, refines the best one at full
 	// resolution and places the active area around it.
+	near := func(q Quad) bool {
+		if prior == nil {
+			return true
+		}
+		var d float64
+		for i := range 4 {
+			d += math.Hypot(q[i].X*sx-prior[i].X, q[i].Y*sy-prior[i].Y) / 4
+		}
+		return d <= tol*math.Hypot(float64(W), float64(H))
+	}
 	locate := func(cands []Quad) (Quad, float64) {
 		best, bestScore := Quad{}, 0.0
 		for _, q := range cands {
+			if !near(q) {
+				continue
+			}
 			sup, _ := support(sg, q, 2.5, 0.5, edgeStep)
 			score := sup * math.Sqrt(q.Area()/float64(sg.w*sg.h))
 			if score > bestScore {

@@ -3,6 +3,7 @@
 package pop
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -30,6 +31,29 @@ func TestNoMatLeaks(t *testing.T) {
 	for _, b := range frames {
 		a, _ := AnalyzeBytes(b)
 		_ = a
+	}
+	if n := gocv.MatProfile.Count() - before; n != 0 {
+		t.Fatalf("%d Mats leaked", n)
+	}
+}
+
+// The learned pipeline closes every Mat too: analysis, corners alone, and
+// a cancelled context part-way.
+func TestNoMatLeaksLearned(t *testing.T) {
+	m := testModels(t)
+	frames := [][]byte{[]byte("junk"), readFrame(t, "testdata/tinted_radiograph.png")}
+	for _, set := range []string{"testdata/truth_screen.json", "testdata/truth_radiograph.json", "testdata/variety/truth_vscreen.json"} {
+		for _, it := range loadTruth(t, set) {
+			frames = append(frames, readFrame(t, filepath.Join(filepath.Dir(set), it.File)))
+		}
+	}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	before := gocv.MatProfile.Count()
+	for _, b := range frames {
+		_, _ = m.AnalyzeBytes(t.Context(), b)
+		_, _ = m.DetectCornersBytes(t.Context(), b)
+		_, _ = m.AnalyzeBytes(cancelled, b)
 	}
 	if n := gocv.MatProfile.Count() - before; n != 0 {
 		t.Fatalf("%d Mats leaked", n)

@@ -176,13 +176,17 @@ type Analysis struct {
 	Quality Quality
 	// Failure says why correction failed when PoPDetected && !Corrected.
 	Failure string
+	// Learned holds the learned finder's measures; nil for the classical
+	// pipeline.
+	Learned *Learned
 }
 
 // JPEGQuality is the quality rectified images are encoded at.
 const JPEGQuality = 92
 
 // Analyze runs corner detection, PoP detection, rectification and frame
-// quality on a decoded BGR frame.
+// quality on a decoded BGR frame with the classical pipeline (no model
+// files; Models.Analyze is the learned one).
 func Analyze(frame gocv.Mat) (*Analysis, error) {
 	c, err := DetectCorners(frame)
 	if err != nil {
@@ -202,23 +206,34 @@ func Analyze(frame gocv.Mat) (*Analysis, error) {
 		a.Failure = err.Error()
 		return a, nil
 	}
+	return a, a.rectify(frame, rw, rh, nil)
+}
+
+// rectify warps the found quad to rw x rh, measures its quality (then
+// calls extra, when given, to add problems) and encodes it, setting
+// Corrected.
+func (a *Analysis) rectify(frame gocv.Mat, rw, rh int, extra func(*Quality)) error {
+	c := a.Corners
 	rect, err := Rectify(frame, c.Quad, rw, rh)
 	defer rect.Close()
 	if err != nil {
 		a.Failure = err.Error()
-		return a, nil
+		return nil
 	}
 	if a.Quality, err = Measure(rect, c.Quad, c.Width, c.Height); err != nil {
-		return nil, err
+		return err
+	}
+	if extra != nil {
+		extra(&a.Quality)
 	}
 	if a.RectifiedJPEG, err = EncodeJPEG(rect, JPEGQuality); err != nil {
-		return nil, err
+		return err
 	}
 	if a.Rectified, err = rect.ToImage(); err != nil {
-		return nil, fmt.Errorf("rectified image: %w", err)
+		return fmt.Errorf("rectified image: %w", err)
 	}
 	a.Corrected = true
-	return a, nil
+	return nil
 }
 
 // AnalyzeBytes decodes a JPEG or PNG frame (DecodeFrame) and analyses it.
@@ -231,11 +246,18 @@ func AnalyzeBytes(b []byte) (*Analysis, error) {
 	return Analyze(m)
 }
 
-// Version is the PoP pipeline's model_version for the corners, rectify
-// and preprocess bodies. The pipeline is classical geometry: it loads no
-// model files (ModelsLoaded).
+// Version is the classical PoP pipeline's model_version for the corners,
+// rectify and preprocess bodies; with the learned models loaded the
+// family's version (Models.Version) is reported instead.
 const Version = "pop-geometry-1"
 
-// ModelsLoaded is the number of model files the PoP pipeline loads: none,
-// so health's pop_models_loaded is 0 and no PoP model can be missing.
-const ModelsLoaded = 0
+// DetectCornersBytes decodes a JPEG or PNG frame (DecodeFrame) and finds
+// its corners with the classical detector (DetectCorners).
+func DetectCornersBytes(b []byte) (Corners, error) {
+	f, err := DecodeFrame(b)
+	defer f.Close()
+	if err != nil {
+		return Corners{}, err
+	}
+	return DetectCorners(f)
+}

@@ -27,6 +27,13 @@ negative class) and "radiograph_export" (plain radiograph files as viewers
 and clinics export them: a display tint, a tight crop through the body, a
 thin dark or light border, coloured measurement lines; also negatives).
 
+Kinds "vscreen" and "vsequence" are the variety composites of
+pop_variety.py (issue 14): display, viewer-layout and room families,
+tilt up to 45 degrees, cut-off screens, hands and phones over a corner.
+--split heldout draws every continuous setting from bins training never
+uses; --only AXIS=FAMILY and --exclude AXIS=FAMILY[,FAMILY] pick or leave
+out families (axes: display, layout, room).
+
 Seeds: every composite seed also seeds its phantom. Ranges in use elsewhere:
 phantom training 1000-7000 (train_cardiac.sh), cardiac held-out 10,000,000+,
 negatives 90,000,000+. PoP composites use POP_TRAIN_SEED_BASE for training
@@ -48,6 +55,7 @@ from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
 import phantom
+import pop_variety
 import xraysim
 
 POP_TRAIN_SEED_BASE = 30_000_000
@@ -55,7 +63,8 @@ POP_HELDOUT_SEED_BASE = 40_000_000
 
 FRAME_SIZES = [(1280, 720), (1920, 1080), (1024, 768), (1600, 1200), (1280, 960), (720, 1280), (1080, 1440)]
 SCREEN_ASPECTS = [16 / 9, 16 / 10, 5 / 4, 4 / 3, 16 / 9, 16 / 10]
-KINDS = ("screen", "sequence", "no_screen", "heavy_blur", "black", "radiograph", "radiograph_export")
+KINDS = ("screen", "sequence", "no_screen", "heavy_blur", "black", "radiograph", "radiograph_export",
+         "vscreen", "vsequence")
 
 
 # ---------------------------------------------------------------- geometry
@@ -102,7 +111,7 @@ class Pose:
         self.focal = rng.uniform(0.8, 1.5)
 
     def shaken(self, rng, amount=1.0):
-        p = Pose.__new__(Pose)
+        p = type(self).__new__(type(self))
         p.__dict__.update(self.__dict__)
         p.yaw += math.radians(rng.normal(0, 0.8 * amount))
         p.pitch += math.radians(rng.normal(0, 0.8 * amount))
@@ -458,8 +467,51 @@ def _write(out, name, arr, quality, truth, fmt="jpg"):
     return truth
 
 
+def _xraysim_radiograph(seed):
+    """A radiograph callback for pop_variety: the first call is the
+    measured radiograph (xraysim at the viewport's size, with truth), later
+    ones (the study's other viewports) are quick small renders."""
+    calls = [0]
+
+    def f(D, w, h):
+        calls[0] += 1
+        if calls[0] == 1:
+            im, truth, meta = xraysim.generate(seed, w, h, present_opts={"lightbox": False})
+            f.displayed = im
+            return im, truth, meta
+        im, _, _ = xraysim.generate(seed * 7 + calls[0], max(32, w // 3), max(32, h // 3), present_opts={"lightbox": False, "tint": "grey"})
+        return im.resize((w, h), Image.BILINEAR), None, None
+    return f
+
+
+def _variety_job(kind, i, seed, out, size, frames, opts):
+    rng = np.random.default_rng(seed + 1)
+    W, H = size or FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
+    radiograph = _xraysim_radiograph(seed)
+    s = pop_variety.scene(seed, W, H, radiograph, split=opts["split"], only=opts["only"], exclude=opts["exclude"])
+    if kind == "vscreen":
+        arr, t = pop_variety.frame(s)
+        t.update(usable=not t["cut_off"], kind=kind)
+        # The displayed radiograph as a file, for VHS on the same image
+        # measured without the screen.
+        name = f"vscreen_{i:04d}_file.png"
+        radiograph.displayed.save(os.path.join(out, name))
+        t["displayed_file"] = name
+        return [_write(out, f"vscreen_{i:04d}.jpg", arr, s["look"].quality, t)]
+    res, pose = [], s["pose"]
+    for k in range(frames):
+        pose = pose.shaken(s["D"].rng, s["D"].rng.uniform(0.3, 1.2))
+        motion = s["D"].rng.uniform(8, 18) if s["D"].rng.random() < 0.25 else s["D"].rng.uniform(0, 3)
+        arr, t = pop_variety.frame(s, pose=pose, motion=motion)
+        t.update(usable=motion < 8 and not t["cut_off"], kind="sequence", sequence=i, frame=k)
+        res.append(_write(out, f"vseq_{i:03d}_{k:02d}.jpg", arr, s["look"].quality, t))
+    return res
+
+
 def _job(args):
-    kind, i, seed, out, size, frames = args
+    kind, i, seed, out, size, frames = args[:6]
+    if kind in ("vscreen", "vsequence"):
+        return _variety_job(kind, i, seed, out, size, frames, args[6])
     if kind == "screen":
         s = scene(seed, size)
         arr, t = screen_frame(s)
@@ -506,6 +558,21 @@ def _job(args):
     return [_write(out, f"{kind}_{i:04d}.jpg", arr, 85, t)]
 
 
+def parse_families(specs, single=False):
+    """["display=tv", "room=dark,busy"] -> {"display": "tv" or ("tv",), ...}."""
+    out = {}
+    for sp in specs:
+        ax, _, fams = sp.partition("=")
+        if ax not in pop_variety.AXES or not fams:
+            raise SystemExit(f"bad family spec {sp!r}: want AXIS=FAMILY with AXIS in {sorted(pop_variety.AXES)}")
+        names = tuple(fams.split(","))
+        for n in names:
+            if n not in pop_variety.AXES[ax]:
+                raise SystemExit(f"unknown {ax} family {n!r}: {pop_variety.AXES[ax]}")
+        out[ax] = names[0] if single else names
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
@@ -515,10 +582,17 @@ def main():
     ap.add_argument("--frames", type=int, default=8)
     ap.add_argument("--size", default="", help="WxH, default: drawn per seed")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--split", choices=("train", "heldout"), default="train",
+                    help="variety kinds: which interleaved bins continuous settings come from")
+    ap.add_argument("--only", action="append", default=[], metavar="AXIS=FAMILY",
+                    help="variety kinds: use only this family on an axis (display, layout, room)")
+    ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]",
+                    help="variety kinds: leave these families out")
     a = ap.parse_args()
+    opts = {"split": a.split, "only": parse_families(a.only, single=True), "exclude": parse_families(a.exclude)}
     os.makedirs(a.out, exist_ok=True)
     size = tuple(int(v) for v in a.size.split("x")) if a.size else None
-    jobs = [(a.kind, i, a.seed0 + i, a.out, size, a.frames) for i in range(a.n)]
+    jobs = [(a.kind, i, a.seed0 + i, a.out, size, a.frames, opts) for i in range(a.n)]
     if a.workers > 1:
         with Pool(a.workers) as p:
             res = p.map(_job, jobs)
@@ -527,7 +601,8 @@ def main():
     items = [t for r in res for t in r]
     path = os.path.join(a.out, f"truth_{a.kind}.json")
     with open(path, "w") as f:
-        json.dump({"kind": a.kind, "seed0": a.seed0, "n": a.n, "items": items}, f, indent=1)
+        json.dump({"kind": a.kind, "seed0": a.seed0, "n": a.n, "split": a.split, "only": opts["only"],
+                   "exclude": opts["exclude"], "items": items}, f, indent=1)
     print(f"wrote {len(items)} frames to {a.out} ({path})")
 
 

@@ -25,3 +25,6 @@ out = np.full((rgb.shape[0] + 2 * b, rgb.shape[1] + 2 * b, 3), 6.0)
 out[b:-b, b:-b] = rgb
 Image.fromarray(out.round().astype(np.uint8), "RGB").save("engine/pop/testdata/tinted_radiograph.png", optimize=True)
 PY
+# Variety composites for the learned finder (pop_variety.py), made with
+# held-out settings (seeds 35,500,000+): TestLearnedOnComposites.
+/usr/bin/python3 $T/pop_composites.py $O/variety --kind vscreen --n 6 --seed0 35500000 --size 960x540 --split heldout

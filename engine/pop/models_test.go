@@ -1,0 +1,259 @@
+package pop
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"vetlens/engine/manifest"
+	"vetlens/engine/modelref"
+	"vetlens/engine/ort"
+)
+
+// TestModelsEnv names a models directory for the learned-finder tests
+// (default ../../models).
+const TestModelsEnv = "VETLENS_TEST_MODELS"
+
+var (
+	modelsOnce sync.Once
+	modelsVal  *Models
+	modelsErr  error
+)
+
+func testModelsDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(TestModelsEnv)
+	if dir == "" {
+		dir = filepath.Join("..", "..", "models")
+	}
+	m, err := manifest.Load(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("no models in %s", dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Family(FamilyName); err != nil {
+		t.Skipf("no PoP models in %s: %v", dir, err)
+	}
+	return dir
+}
+
+// testModels loads the shipped PoP models once per test binary; any
+// failure but "no PoP models" (missing ONNX Runtime, bad checksum) fails.
+func testModels(t testing.TB) *Models {
+	t.Helper()
+	dir := testModelsDir(t)
+	modelsOnce.Do(func() {
+		if err := ort.Init(""); err != nil {
+			modelsErr = err
+			return
+		}
+		modelsVal, modelsErr = LoadModels(dir)
+	})
+	if modelsErr != nil {
+		t.Fatal(modelsErr)
+	}
+	return modelsVal
+}
+
+func TestLoadModelsCount(t *testing.T) {
+	m := testModels(t)
+	if m.Count() != ExpectedModels {
+		t.Fatalf("%d PoP models loaded, want %d", m.Count(), ExpectedModels)
+	}
+	if m.Version() == Version || m.Version() == "" {
+		t.Fatalf("learned family version %q", m.Version())
+	}
+	var none *Models
+	if none.Count() != 0 || none.Version() != Version {
+		t.Fatalf("nil Models: %d, %q", none.Count(), none.Version())
+	}
+}
+
+func TestLoadModelsErrors(t *testing.T) {
+	testModels(t) // ONNX Runtime initialised
+	for _, tc := range []struct {
+		name  string
+		setup func(dir string)
+	}{
+		{"no manifest", func(string) {}},
+		{"no pop family", func(dir string) {
+			os.WriteFile(filepath.Join(dir, manifest.FileName), []byte(`{"families":{},"models":[]}`), 0o644)
+		}},
+		{"missing model file", func(dir string) {
+			os.WriteFile(filepath.Join(dir, manifest.FileName), []byte(`{"families":{"pop":{"model_version":"x"}},"models":[{"file":"pop_corners_a.onnx","sha256":"00","role":"pop_corners_a","inputs":["image"],"outputs":["points","spread"]}]}`), 0o644)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(dir)
+			if m, err := LoadModels(dir); err == nil {
+				m.Close()
+				t.Fatal("loaded")
+			}
+		})
+	}
+}
+
+// TestPopModelsMatchExportReference replays, for every PoP model, the
+// input saved at export (models/reference/NAME.json) through ONNX Runtime
+// and compares with PyTorch's outputs.
+func TestPopModelsMatchExportReference(t *testing.T) {
+	testModels(t)
+	dir := testModelsDir(t)
+	m, err := manifest.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, role := range []string{RoleCornersA, RoleCornersB, RolePresence, RoleViewport, RoleQuality} {
+		for _, e := range m.ByRole(role) {
+			n++
+			t.Run(e.File, func(t *testing.T) {
+				diff, err := modelref.Replay(t.Context(), m, e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for o, d := range diff {
+					t.Logf("%s: max |ORT - PyTorch| = %.2g", o, d)
+					if !(d <= modelref.Tolerance) {
+						t.Errorf("%s differs from the export reference by %.3g", o, d)
+					}
+				}
+			})
+		}
+	}
+	if n != ExpectedModels {
+		t.Fatalf("%d PoP models in the manifest, want %d", n, ExpectedModels)
+	}
+}
+
+// learnedBounds are regression guards on the fixtures (the held-out
+// figures are measured by bench/evalpop; docs/pop.md).
+const (
+	learnedMedianErr = 0.01
+	learnedMaxErr    = 0.05
+)
+
+// TestLearnedOnComposites: the learned finder finds the displayed image
+// on screen photos (the classical fixtures and the variety fixtures, made
+// with held-out settings and families the models never saw) and says no
+// screen on plain radiograph files.
+func TestLearnedOnComposites(t *testing.T) {
+	m := testModels(t)
+	for _, set := range []string{"testdata/truth_screen.json", "testdata/variety/truth_vscreen.json"} {
+		t.Run(filepath.Base(filepath.Dir(set))+"/"+filepath.Base(set), func(t *testing.T) {
+			var errs []float64
+			for _, it := range loadTruth(t, set) {
+				if it.CutOff {
+					continue
+				}
+				a, err := m.AnalyzeBytes(t.Context(), readFrame(t, filepath.Join(filepath.Dir(set), it.File)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !a.PoPDetected || !a.Corrected {
+					t.Errorf("%s: detected %v corrected %v (%s; %+v)", it.File, a.PoPDetected, a.Corrected, a.Failure, *a.Learned)
+					continue
+				}
+				e := cornerError(a.Corners.Quad, it)
+				errs = append(errs, e)
+				if e > learnedMaxErr {
+					t.Errorf("%s: corner error %.2f %% of the diagonal", it.File, 100*e)
+				}
+			}
+			sort.Float64s(errs)
+			if len(errs) == 0 || errs[len(errs)/2] > learnedMedianErr {
+				t.Fatalf("median corner error over %d frames: %v", len(errs), errs)
+			}
+			t.Logf("median corner error %.2f %% (%d frames)", 100*errs[len(errs)/2], len(errs))
+		})
+	}
+	for _, it := range loadTruth(t, "testdata/truth_radiograph.json") {
+		a, err := m.AnalyzeBytes(t.Context(), readFrame(t, filepath.Join("testdata", it.File)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.PoPDetected {
+			t.Errorf("%s: plain radiograph file taken for a screen photo (p_screen %.2f)", it.File, a.Learned.Presence)
+		}
+	}
+	a, err := m.AnalyzeBytes(t.Context(), readFrame(t, "testdata/tinted_radiograph.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.PoPDetected {
+		t.Errorf("tinted radiograph file taken for a screen photo (p_screen %.2f)", a.Learned.Presence)
+	}
+}
+
+func TestLearnedBadInput(t *testing.T) {
+	m := testModels(t)
+	if _, err := m.AnalyzeBytes(t.Context(), []byte("junk")); err == nil {
+		t.Fatal("junk analysed")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := m.AnalyzeBytes(ctx, readFrame(t, "testdata/screen_0000.jpg")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
+	}
+}
+
+// BenchmarkFrame1080Learned is one 1920x1080 frame through the learned
+// finder (five models), rectification and quality, as
+// BenchmarkFrame1080 measures the classical one.
+func BenchmarkFrame1080Learned(b *testing.B) {
+	md := testModels(b)
+	m, err := DecodeFrame(readFrame(b, "testdata/bench/screen_0000.jpg"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	c0 := cpuTime()
+	for b.Loop() {
+		a, err := md.Analyze(ctx, m)
+		if err != nil || !a.Corrected {
+			b.Fatalf("%v %+v", err, a)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+func TestLearnedSize(t *testing.T) {
+	sq := Quad{{100, 100}, {500, 100}, {500, 400}, {100, 400}}
+	for _, tc := range []struct {
+		name   string
+		q      Quad
+		aspect float64
+		w, h   int
+		err    bool
+	}{
+		{"radiograph's own aspect", sq, 1.25, 375, 300, false},
+		{"portrait", sq, 0.75, 225, 300, false},
+		{"capped long side", Quad{{0, 0}, {4000, 0}, {4000, 3000}, {0, 3000}}, 2, 2048, 1024, false},
+		{"unknown aspect: the quad's own", sq, 0, 400, 300, false},
+		{"too small", Quad{{0, 0}, {30, 0}, {30, 30}, {0, 30}}, 1, 0, 0, true},
+		{"not convex", Quad{{0, 0}, {100, 100}, {100, 0}, {0, 100}}, 1, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, h, err := learnedSize(tc.q, 1000, 800, tc.aspect)
+			if tc.err {
+				if !errors.Is(err, ErrBadQuad) {
+					t.Fatalf("got %dx%d, %v; want ErrBadQuad", w, h, err)
+				}
+				return
+			}
+			if err != nil || w != tc.w || h != tc.h {
+				t.Fatalf("got %dx%d, %v; want %dx%d", w, h, err, tc.w, tc.h)
+			}
+		})
+	}
+}

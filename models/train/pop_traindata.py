@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Training arrays for the PoP model family (issue 14). SYNTHETIC DATA.
+
+Renders pop_variety composites at a small working size (long side WORK =
+512 px, the size engine/pop resizes every frame to before its models run)
+and stores what each model sees:
+
+  x160  uint8 N x 3 x 160 x 160  the whole frame, stretched (corner models)
+  pts   float N x 8 x 2          screen TL,TR,BR,BL then displayed image
+                                 TL,TR,BR,BL, as shares of width and height
+  present float N                1 screen photo, 0 no screen / plain file
+  scr   uint8 N x 128 x 128      grey: the screen rectified with jittered
+                                 truth corners (viewport model)
+  vp    float N x 8              displayed-image corners in scr (shares)
+  disp  uint8 N x 128 x 128      grey: the displayed image rectified with
+                                 jittered corners (quality model)
+  qual  float N x 3              blurred, glare over the heart, moire
+
+Radiographs come from a pool of xraysim renders (seeds 30,900,000+) so a
+composite costs a fraction of a second. Families can be left out
+(--exclude AXIS=F1,F2) for the leave-one-family-out check.
+
+Usage: pop_traindata.py OUT.npz --n 5000 --neg 1500 --seed0 30100000 [--exclude display=tv ...]
+"""
+import argparse
+import math
+import os
+from multiprocessing import Pool
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+import pop_composites as pc
+import pop_variety as pv
+import xraysim
+
+WORK = 512
+POOL_SEED = 30_900_000
+
+_pool = None
+
+
+def load_pool(n, path):
+    global _pool
+    if _pool is None:
+        if os.path.exists(path):
+            z = np.load(path, allow_pickle=True)
+            _pool = list(z["imgs"])
+        else:
+            _pool = []
+            for k in range(n):
+                im, _, _ = xraysim.generate(POOL_SEED + k, long_side=int(np.random.default_rng(k).integers(260, 520)),
+                                            present_opts={"lightbox": False, "tint": "grey"})
+                _pool.append(np.asarray(im.convert("L")))
+            np.savez_compressed(path, imgs=np.array(_pool, dtype=object), allow_pickle=True)
+    return _pool
+
+
+def pool_radiograph(D, w, h):
+    a = _pool[int(D.rng.integers(len(_pool)))]
+    im = Image.fromarray(a)
+    if D.rng.random() < 0.5:
+        im = im.transpose(Image.FLIP_LEFT_RIGHT)
+    return im.resize((max(1, w), max(1, h)), Image.BILINEAR), None, None
+
+
+def rectify(arr, quad, size=128):
+    """Grey size x size image of quad (TL, TR, BR, BL) of arr."""
+    Hm = pc.homography([(0, 0), (size, 0), (size, size), (0, size)], quad)  # out -> frame
+    Hm = Hm / Hm[2, 2]
+    im = Image.fromarray(arr).convert("L")
+    return np.asarray(im.transform((size, size), Image.PERSPECTIVE, tuple(Hm.flatten()[:8]), Image.BILINEAR))
+
+
+def _jitter(rng, q, amount):
+    q = np.asarray(q, float)
+    d = np.hypot(*(q[2] - q[0]))
+    return q + rng.normal(0, amount * d, q.shape)
+
+
+def positive(seed, exclude):
+    rng = np.random.default_rng(seed)
+    W0, H0 = pc.FRAME_SIZES[int(rng.integers(len(pc.FRAME_SIZES)))]
+    sc = WORK / max(W0, H0)
+    W, H = int(round(W0 * sc)), int(round(H0 * sc))
+    s = pv.scene(seed, W, H, pool_radiograph, split="train", exclude=exclude, scale=sc)
+    blur = None
+    if rng.random() < 0.2:  # heavily blurred frames for the quality model
+        blur = rng.uniform(3, 14)
+    arr, t = pv.frame(s, defocus=blur)
+    x = np.asarray(Image.fromarray(arr).resize((160, 160), Image.BOX)).transpose(2, 0, 1)
+    pts = np.concatenate([np.asarray(t["screen"]), np.asarray(t["corners"])]) / [W, H]
+    sq = _jitter(rng, t["screen"], 0.006)
+    scr = rectify(arr, sq)
+    Hb = pc.homography(sq, [(0, 0), (1, 0), (1, 1), (0, 1)])
+    vp = pc.apply_h(Hb, t["corners"]).reshape(-1)
+    disp = rectify(arr, _jitter(rng, t["corners"], 0.004))
+    qual = [t["blur_rel"] > 0.008, t["glare_heart"] > 0.25, t["moire"] > 0.07]
+    return x, pts, 1.0, scr, vp, disp, np.array(qual, np.float32)
+
+
+def dev_frame(seed, out, i):
+    """One development frame as pop_composites writes them (JPEG + truth),
+    rendered like the training arrays (512 px working size, pool
+    radiographs): for setting thresholds without touching held-out sets."""
+    rng = np.random.default_rng(seed)
+    W0, H0 = pc.FRAME_SIZES[int(rng.integers(len(pc.FRAME_SIZES)))]
+    sc = WORK / max(W0, H0)
+    W, H = int(round(W0 * sc)), int(round(H0 * sc))
+    s = pv.scene(seed, W, H, pool_radiograph, split="train", scale=sc)
+    arr, t = pv.frame(s)
+    t.update(usable=not t["cut_off"], kind="vscreen")
+    return pc._write(out, f"dev_{i:04d}.jpg", arr, s["look"].quality, t)
+
+
+def negative(seed):
+    """No screen: a room, a plain radiograph file (grey, tinted, bordered), black."""
+    rng = np.random.default_rng(seed)
+    D = pv.Draw(rng, "train")
+    k = rng.random()
+    if k < 0.45:
+        W, H = [(512, 288), (384, 512), (512, 384)][int(rng.integers(3))]
+        a = pv.room(D, D.choice(pv.AXES["room"]), W, H)
+        img = Image.fromarray(np.clip(a + rng.normal(0, D.u(1, 8), a.shape), 0, 255).astype(np.uint8))
+        if rng.random() < 0.3:
+            pv._occluder(D, img, (D.u(0, W), D.u(0, H)), W, H)
+        arr = np.asarray(img)
+    elif k < 0.9:
+        a = _pool[int(rng.integers(len(_pool)))].astype(np.float32) / 255
+        if rng.random() < 0.5:
+            lo, hi = rng.uniform(0, 45, 3), rng.uniform(195, 255, 3)
+            rgb = lo + (hi - lo) * a[..., None]
+        else:
+            rgb = np.repeat(a[..., None] * 255, 3, -1)
+        if rng.random() < 0.5:
+            bw = max(1, int(rng.uniform(0.005, 0.04) * min(a.shape)))
+            out = np.full((a.shape[0] + 2 * bw, a.shape[1] + 2 * bw, 3), rng.uniform(0, 255), np.float32)
+            out[bw:-bw, bw:-bw] = rgb
+            rgb = out
+        img = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8))
+        if rng.random() < 0.25:
+            d = ImageDraw.Draw(img)
+            p = rng.uniform(0.2, 0.8, 4) * (img.size * 2)
+            d.line([tuple(p[:2]), tuple(p[2:])], fill=(255, 255, 0), width=2)
+        arr = np.asarray(img)
+    else:
+        arr = np.clip(rng.normal(rng.uniform(0, 8), rng.uniform(0.5, 3), (288, 512, 3)), 0, 255).astype(np.uint8)
+    x = np.asarray(Image.fromarray(arr).resize((160, 160), Image.BOX)).transpose(2, 0, 1)
+    z = np.zeros((128, 128), np.uint8)
+    return x, np.zeros((8, 2)), 0.0, z, np.zeros(8), z, np.zeros(3, np.float32)
+
+
+def _job(a):
+    kind, seed, exclude, pool_path = a[:4]
+    load_pool(0, pool_path)
+    if kind == "dev":
+        return dev_frame(seed, a[4], a[5])
+    return positive(seed, exclude) if kind == "pos" else negative(seed)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--neg", type=int, default=1500)
+    ap.add_argument("--seed0", type=int, default=30_100_000)
+    ap.add_argument("--pool", type=int, default=240)
+    ap.add_argument("--pool-path", default="data/pop_pool.npz")
+    ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--dev-frames", default="", metavar="DIR",
+                    help="write --n development frames (JPEG + truth_vscreen.json) to DIR instead of arrays")
+    a = ap.parse_args()
+    os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
+    load_pool(a.pool, a.pool_path)
+    if a.dev_frames:
+        os.makedirs(a.dev_frames, exist_ok=True)
+        with Pool(a.workers) as p:
+            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, a.dev_frames, i) for i in range(a.n)])
+        import json
+        with open(os.path.join(a.dev_frames, "truth_vscreen.json"), "w") as f:
+            json.dump({"kind": "vscreen", "seed0": a.seed0, "n": a.n, "split": "train", "items": items}, f, indent=1)
+        print(f"wrote {len(items)} development frames to {a.dev_frames}")
+        return
+    exclude = pc.parse_families(a.exclude)
+    jobs = [("pos", a.seed0 + i, exclude, a.pool_path) for i in range(a.n)]
+    jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path) for i in range(a.neg)]
+    with Pool(a.workers) as p:
+        res = p.map(_job, jobs, chunksize=16)
+    cols = list(zip(*res))
+    np.savez(a.out, x160=np.stack(cols[0]).astype(np.uint8), pts=np.stack(cols[1]).astype(np.float32),
+             present=np.array(cols[2], np.float32), scr=np.stack(cols[3]), vp=np.stack(cols[4]).astype(np.float32),
+             disp=np.stack(cols[5]), qual=np.stack(cols[6]), exclude=str(exclude))
+    print(f"wrote {len(res)} samples to {a.out}")
+
+
+if __name__ == "__main__":
+    main()
