@@ -13,13 +13,14 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # phantom text, pkg-config and a C toolchain for cgo, OpenCV 4.6 for GoCV
 # (engine/pop), the X11/Wayland/GL headers for Fyne (ui, cli/gui) and Xvfb
 # for running the GUI without a display, poppler-utils (pdftotext, pdftoppm,
-# pdffonts) for the PDF report's tests, and PostgreSQL for the PostgreSQL
+# pdffonts) for the PDF report's tests, PostgreSQL for the PostgreSQL
 # store's tests (a throwaway cluster; the package's own cluster is not
-# used).
+# used), and dcmtk (img2dcm, dcmcjpeg, dcmodify, storescu/storescp) for the
+# DICOM tests' files and the DICOM receiver test.
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
 	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
-	poppler-utils postgresql
+	poppler-utils postgresql dcmtk
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
@@ -103,22 +104,30 @@ test-leaks:
 
 # The desktop app under Xvfb with the test video as its camera: a capture
 # session completes, the result is saved for a demo patient, a bloodwork
-# panel is screened, every screen is written as PNG to $(SHOTS), and the
-# in-process listener must answer on every URL the Server tab shows;
+# panel is screened, every screen is written as PNG to $(SHOTS), the
+# in-process listener must answer on every URL the Server tab shows, and a
+# DICOM file (--open) is measured with its patient in the patient field
+# (07-open.png);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots. The driver (bench/screenshots) runs
 # the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
 # the screenshot run and its XWD decoder do not ship in vetlens.
 SHOTS ?= test-output/screenshots
 TEST_VIDEO := platform/camera/testdata/screen_sequence.avi
+# The radiograph the run opens last as a DICOM file (made by dcmtk's img2dcm,
+# tagged by dcmodify): its patient must reach the patient field.
+TEST_XRAY := engine/cardiac/testdata/phantoms/xraysim_4_1400x900.jpg
 SHOTS_BIN := build/vetlens-screenshots
 test-gui: deps
 	mkdir -p build && $(GO) build -o $(SHOTS_BIN) ./bench/screenshots
 	rm -rf $(SHOTS) && mkdir -p $(SHOTS)
-	tmp=$$(mktemp -d) && XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
-		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
+	tmp=$$(mktemp -d) && img2dcm $(TEST_XRAY) $$tmp/xray.dcm && \
+		dcmodify -nb -i "(0010,0010)=Smith^Rex" -i "(0010,0020)=DICOM-0042" -i "(0010,2201)=Canine" \
+			-i "(0010,2292)=Beagle" -i "(0010,0040)=M" -i "(0010,0030)=20190401" -i "(0010,2297)=Smith^Anna" $$tmp/xray.dcm && \
+		XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
+		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml --open $$tmp/xray.dcm -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
-	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server
+	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-open
 
 screenshots: test-gui
 	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/
@@ -133,6 +142,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./app/
 	$(GO) test -run '^$$' -fuzz '^FuzzUSGParseRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./platform/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/dicom/
 
 # LAN API load over TLS on loopback (USG, 8 clients).
 bench-api:

@@ -41,7 +41,7 @@ func decodeImage(b []byte) (image.Image, error) {
 	if mapped := imageError(err); mapped != err {
 		return nil, mapped
 	}
-	return nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+	return nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG, PNG or DICOM", Err: err}
 }
 
 // imageError maps an error wrapping imageproc's sentinels to the API's
@@ -53,7 +53,7 @@ func imageError(err error) error {
 	}
 	for _, bad := range []error{imageproc.ErrEmpty, imageproc.ErrFormat, imageproc.ErrCorrupt, imageproc.ErrTooSmall} {
 		if errors.Is(err, bad) {
-			return &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+			return &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG, PNG or DICOM", Err: err}
 		}
 	}
 	return err
@@ -102,7 +102,7 @@ func (s *Service) decodeReserved(ctx context.Context, b []byte, extraPerPixel in
 		if mapped := imageError(err); mapped != err {
 			return nil, nil, mapped
 		}
-		return nil, nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: err}
+		return nil, nil, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG, PNG or DICOM", Err: err}
 	}
 	release, err = s.reservePixels(ctx, need+extraPerPixel*int64(cfg.Width)*int64(cfg.Height))
 	if err != nil {

@@ -77,6 +77,9 @@ type Measurement struct {
 	PatientID string
 	// Billing is how the measurement was metered (DesktopCustomer).
 	Billing Billing
+	// DICOM holds the tags, pixel spacing and encoding of a DICOM input;
+	// nil for JPEG and PNG.
+	DICOM *DICOMImage
 	// Base is the history entry this measurement was reopened from
 	// (ReopenMeasurement); nil for a new measurement. Saving it stores a
 	// correction that supersedes the base.
@@ -118,9 +121,11 @@ type PoPMeasurer interface {
 	Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error)
 }
 
-// MeasureDesktop measures one radiograph opened at the desktop (JPEG or
-// PNG bytes), correcting a photograph of a screen first when the PoP
-// pipeline is loaded. It is metered like an API single call of the
+// MeasureDesktop measures one radiograph opened at the desktop (JPEG, PNG
+// or DICOM bytes, told by content), correcting a photograph of a screen
+// first when the PoP pipeline is loaded (a DICOM file is measured as it
+// is; its tags come back in Measurement.DICOM, and its Patient ID is the
+// measurement's patient when patientID is empty). It is metered like an API single call of the
 // desktop customer (patientID gives the 24 h recheck grace) but not
 // recorded: SaveMeasurement records it after the clinician's review.
 func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte) (*Measurement, error) {
@@ -135,11 +140,21 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 		return nil, err
 	}
 	var (
-		res *cardiac.Result
-		img image.Image
-		err error
+		res   *cardiac.Result
+		img   image.Image
+		err   error
+		dicom *DICOMImage
 	)
-	if pm, ok := s.pop.(PoPMeasurer); ok {
+	if ImageKind(b) == "dicom" {
+		r, d, err := s.measureDesktopDICOM(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		res, img, dicom = r, d.Gray, newDICOMImage(d)
+		if id := strings.TrimSpace(dicom.Tags.PatientID); patientID == "" && id != "" && CheckPatientID(id) == nil {
+			patientID = id // the file's own patient when none was given
+		}
+	} else if pm, ok := s.pop.(PoPMeasurer); ok {
 		_, release, err := s.reservePoP(ctx, b)
 		if err != nil {
 			return nil, err
@@ -172,7 +187,7 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 		}
 	}
 	bill := s.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID})
-	return &Measurement{Result: res, Image: img, ModelVersion: s.cardiac.ModelVersion(), PatientID: patientID, Billing: bill}, nil
+	return &Measurement{Result: res, Image: img, ModelVersion: s.cardiac.ModelVersion(), PatientID: patientID, Billing: bill, DICOM: dicom}, nil
 }
 
 // Values are VHS and VLAS from a set of landmarks, rounded as the engine

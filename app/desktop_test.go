@@ -14,6 +14,7 @@ import (
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
+	"vetlens/internal/dicomtest"
 	"vetlens/platform/store"
 )
 
@@ -393,6 +394,77 @@ func TestReading(t *testing.T) {
 	} {
 		if got := Reading(c.vhs, c.vlas, c.ref); !strings.Contains(got, c.want) {
 			t.Errorf("Reading = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestMeasureDesktopDICOM: a DICOM file is measured on its decoded first
+// frame and brings its tags and pixel spacing; its Patient ID becomes the
+// measurement's patient only when none was given; an unsupported
+// transfer syntax is KindInvalid naming it.
+func TestMeasureDesktopDICOM(t *testing.T) {
+	ctx := context.Background()
+	set := dicomtest.Build(t)
+	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	read := func(name string) []byte { return set.Get(t, name).Bytes(t) }
+	for _, tc := range []struct {
+		fixture, patient, wantPatient string
+	}{
+		{"mono1-16bit", "", dicomtest.PatientID},
+		{"jpeg-baseline", "Bella", "Bella"},
+	} {
+		m, err := s.MeasureDesktop(ctx, tc.patient, read(tc.fixture))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fixture, err)
+		}
+		if m.DICOM == nil || m.PatientID != tc.wantPatient || m.Image.Bounds() != set.Source.Bounds() {
+			t.Fatalf("%s: DICOM %+v, patient %q, image %v", tc.fixture, m.DICOM, m.PatientID, m.Image.Bounds())
+		}
+		tg := m.DICOM.Tags
+		if tg.PatientID != dicomtest.PatientID || tg.Name != "Rex Smith" || tg.AnimalName != "Rex" || tg.Species() != "dog" || tg.Breed != dicomtest.Breed ||
+			tg.Sex != "M" || tg.Neutered != "ALTERED" || tg.BirthDate != time.Date(2019, 4, 1, 0, 0, 0, 0, time.UTC) ||
+			tg.WeightKg != 9.5 || tg.Owner != "Anna Smith" || m.DICOM.PixelSpacingMM != [2]float64{0.1, 0.12} {
+			t.Errorf("%s: %+v", tc.fixture, m.DICOM)
+		}
+		// What the patient record is prefilled from.
+		rec := PatientFromTags(tg.PatientTags())
+		if rec.ID != dicomtest.PatientID || rec.Name != "Rex" || rec.Species != "dog" || rec.Breed != dicomtest.Breed || rec.Sex != SexMaleNeutered ||
+			rec.BirthDate != "2019-04-01" || rec.WeightKg == nil || *rec.WeightKg != 9.5 || rec.Owner != "Anna Smith" {
+			t.Errorf("%s: record from the tags %+v", tc.fixture, rec)
+		}
+	}
+	m, err := s.MeasureDesktop(ctx, "", codeImage(t, 1))
+	if err != nil || m.DICOM != nil {
+		t.Fatalf("PNG: DICOM %+v, %v", m.DICOM, err)
+	}
+	rle := set.Get(t, "rle")
+	if _, err := s.MeasureDesktop(ctx, "", read("rle")); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), rle.ErrName) {
+		t.Fatalf("RLE: %v", err)
+	}
+}
+
+func TestDICOMSpecies(t *testing.T) {
+	for _, tc := range []struct{ desc, want string }{
+		{"Canine", "dog"}, {"CANIS LUPUS FAMILIARIS", "dog"}, {"dog", "dog"}, {"Feline", "cat"},
+		{"Felis catus", "cat"}, {"", ""}, {"Equine", ""},
+	} {
+		if got := (DICOMTags{SpeciesDescription: tc.desc}).Species(); got != tc.want {
+			t.Errorf("Species(%q) = %q, want %q", tc.desc, got, tc.want)
+		}
+	}
+}
+
+func TestImageKind(t *testing.T) {
+	dcm := append(make([]byte, 128), "DICM"...)
+	for _, tc := range []struct {
+		head []byte
+		want string
+	}{
+		{dcm, "dicom"}, {[]byte{0xff, 0xd8, 0xff, 0xe0}, "jpeg"}, {[]byte("\x89PNG\r\n\x1a\nIHDR"), "png"},
+		{[]byte("GIF89a"), ""}, {dcm[:131], ""}, {nil, ""},
+	} {
+		if got := ImageKind(tc.head); got != tc.want {
+			t.Errorf("ImageKind(%q) = %q, want %q", tc.head[:min(len(tc.head), 8)], got, tc.want)
 		}
 	}
 }

@@ -140,8 +140,22 @@ func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 	return out, nil
 }
 
-// RevokeKey revokes the key with the prefix; it takes effect at once.
-func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error) {
+// MinRevokePrefixLen is the fewest hex digits of a key's PREFIX that
+// RevokeKey accepts as the beginning of a PREFIX.
+const MinRevokePrefixLen = 4
+
+// RevokeKey revokes one key; it takes effect at once. ref names the key
+// as a clinic has it: the PREFIX shown by ListKeys ("200ea352"), the
+// beginning of that PREFIX (at least MinRevokePrefixLen hex digits) when
+// only one key starts so, the key's own beginning ("vl_200ea352", with or
+// without part of the secret after it) or the whole key, whose secret
+// must match. An unknown reference is KindNotFound, one that fits several
+// keys or a malformed one KindInvalid.
+func (s *Service) RevokeKey(ctx context.Context, ref string) (KeyInfo, error) {
+	prefix, err := s.resolveKeyRef(ctx, strings.TrimSpace(ref))
+	if err != nil {
+		return KeyInfo{}, err
+	}
 	k, err := s.repos.Keys.Revoke(ctx, prefix, s.clock.Now())
 	if errors.Is(err, repo.ErrNotFound) {
 		return KeyInfo{}, errf(KindNotFound, "no key with prefix %q", prefix)
@@ -150,6 +164,68 @@ func (s *Service) RevokeKey(ctx context.Context, prefix string) (KeyInfo, error)
 		return KeyInfo{}, fmt.Errorf("revoke key: %w", err)
 	}
 	return keyInfo(k, ""), nil
+}
+
+// resolveKeyRef turns RevokeKey's reference into the PREFIX of exactly
+// one stored key.
+func (s *Service) resolveKeyRef(ctx context.Context, ref string) (string, error) {
+	if p := PrefixOf(ref); p != "" && len(ref) == len(keyTag)+KeyPrefixLen+1+keySecretLen {
+		// The whole key: revoke only when it is the key stored.
+		k, err := s.repos.Keys.Get(ctx, p)
+		if errors.Is(err, repo.ErrNotFound) || err == nil && subtle.ConstantTimeCompare(k.Hash, hashKey(ref)) != 1 {
+			return "", errf(KindNotFound, "no key matches the key given (prefix %q)", p)
+		}
+		if err != nil {
+			return "", fmt.Errorf("revoke key: %w", err)
+		}
+		return p, nil
+	}
+	hexPart := ref
+	if rest, ok := strings.CutPrefix(ref, keyTag); ok {
+		// The key's own beginning: vl_PREFIX, perhaps with part of the secret.
+		hexPart, _, _ = strings.Cut(rest, "_")
+		if len(hexPart) != KeyPrefixLen {
+			return "", errf(KindInvalid, "%q is not the beginning of a key: want %s and %d hex digits", ref, keyTag, KeyPrefixLen)
+		}
+	}
+	hexPart = strings.ToLower(hexPart)
+	if len(hexPart) < MinRevokePrefixLen || len(hexPart) > KeyPrefixLen || !isHex(hexPart) {
+		return "", errf(KindInvalid, "%q is not a key prefix: give the PREFIX from keys list (%d hex digits, or its first %d or more), the key's beginning (%sPREFIX) or the whole key", ref, KeyPrefixLen, MinRevokePrefixLen, keyTag)
+	}
+	if len(hexPart) == KeyPrefixLen {
+		return hexPart, nil
+	}
+	ks, err := s.repos.Keys.List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("revoke key: %w", err)
+	}
+	var found []string
+	for _, k := range ks {
+		if strings.HasPrefix(k.Prefix, hexPart) {
+			found = append(found, k.Prefix)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", errf(KindNotFound, "no key with prefix %q", hexPart)
+	case 1:
+		return found[0], nil
+	}
+	return "", errf(KindInvalid, "prefix %q is ambiguous: it starts %d keys (%s); give more digits", hexPart, len(found), strings.Join(found, ", "))
+}
+
+// keySecretLen is the length of a key's secret: 32 random bytes in
+// unpadded base64url.
+const keySecretLen = 43
+
+// isHex reports whether s is lower-case hex digits only.
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // SetEnterpriseRates sets the customer's custom enterprise rates (0: the

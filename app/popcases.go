@@ -207,7 +207,10 @@ func checkImageHeader(b []byte) (image.Config, error) {
 	case errors.Is(err, imageproc.ErrTooSmall):
 		return cfg, &Error{Kind: KindInvalid, Msg: "image too small", Err: err}
 	}
-	return cfg, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG or PNG", Err: imageproc.ErrFormat}
+	if !errors.Is(err, imageproc.ErrFormat) && !errors.Is(err, imageproc.ErrCorrupt) {
+		err = fmt.Errorf("%w: %w", imageproc.ErrFormat, err)
+	}
+	return cfg, &Error{Kind: KindInvalid, Msg: "image is not a usable JPEG, PNG or DICOM", Err: err}
 }
 
 // popErr maps a pipeline error: a bad image is 400, the rest internal.

@@ -254,8 +254,8 @@ func TestKeys(t *testing.T) {
 	if _, err := s.Authenticate(ctx, key); err != ErrInvalidKey {
 		t.Fatalf("revoked key authenticates: %v", err)
 	}
-	if _, err := s.RevokeKey(ctx, "nope"); KindOf(err) != KindNotFound {
-		t.Fatalf("revoke unknown: %v", err)
+	if _, err := s.RevokeKey(ctx, "nope"); KindOf(err) != KindInvalid {
+		t.Fatalf("revoke malformed: %v", err)
 	}
 	if _, _, err := s.CreateKey(ctx, "x", "gold"); KindOf(err) != KindInvalid {
 		t.Fatalf("bad tier: %v", err)

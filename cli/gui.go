@@ -28,6 +28,7 @@ type guiConfig struct {
 	serveConfig
 	serve  bool   // start the HTTPS API in-process
 	camera string // capture source spec
+	open   string // a radiograph to open on Review at start (--open)
 }
 
 // parseGUI parses `vetlens gui` flags; ok is false with the exit status
@@ -43,6 +44,8 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	models := config.Models.String(fs, "")
 	ortLib := config.ORTLib.String(fs, "")
 	cam := config.Camera.String(fs, "")
+	importDir := config.ImportDir.String(fs, "")
+	open := config.Open.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -50,7 +53,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		return c, ExitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--store bbolt|postgres://...] [--serve] [--addr HOST:PORT] [--camera SPEC]")
+		fmt.Fprintln(stderr, "usage: vetlens gui [--data-dir DIR] [--store bbolt|postgres://...] [--serve] [--addr HOST:PORT] [--camera SPEC] [--import-dir DIR] [--open FILE]")
 		return c, ExitUsage, false
 	}
 	pref := func(key string) string {
@@ -95,10 +98,11 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	}
 	c = guiConfig{
 		serve:  ls.Serve,
-		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)),
+		camera: firstNonEmpty(*cam, pref(ui.PrefCamera)), open: *open,
 		serveConfig: serveConfig{
 			dataDir: dir, store: storeSpec(*storeFlag), addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
 			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
+			importDir: *importDir,
 		}}
 	return c, ExitOK, true
 }
@@ -221,7 +225,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {
@@ -229,11 +233,16 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 			}
 			w.SetContent(u.Content())
 		})
+		mu.Lock()
+		closeAll = func() { u.StopImport(); listener.stop(); closeSvc() } // no import measured on a closed store
+		mu.Unlock()
 		if drive != nil {
 			if err := drive(ctx, u, w, c.camera, stdout); err != nil {
 				fail(fmt.Errorf("driven run: %w", err))
 			}
 			fyne.Do(a.Quit)
+		} else if c.open != "" {
+			openAtStart(u, c.open, log)
 		}
 	}()
 	closed := make(chan struct{})

@@ -33,6 +33,8 @@ func TestParseGUI(t *testing.T) {
 		code      int
 		serve     bool
 		addr, dir string
+		importDir string
+		open      string
 	}{
 		{name: "fresh data dir: this computer only", ok: true, serve: true, addr: "127.0.0.1:8443"},
 		{name: "flags", args: []string{"--data-dir", "/tmp/vl", "--serve", "--addr", "0.0.0.0:9443"}, ok: true, serve: true, addr: "0.0.0.0:9443", dir: "/tmp/vl"},
@@ -43,6 +45,7 @@ func TestParseGUI(t *testing.T) {
 		{name: "older version's setting", prefs: legacy, ok: true, serve: true, addr: "0.0.0.0:7443"},
 		{name: "saved setting over the older one", args: []string{"--data-dir", saved}, prefs: legacy, ok: true, addr: "0.0.0.0:9443", dir: saved},
 		{name: "bad address", args: []string{"--addr", "8443"}, code: ExitUsage},
+		{name: "import folder and a file to open", args: []string{"--import-dir", "/srv/xray", "--open", "/srv/xray/IM1"}, ok: true, serve: true, addr: "127.0.0.1:8443", importDir: "/srv/xray", open: "/srv/xray/IM1"},
 		{name: "help", args: []string{"-h"}, code: ExitOK},
 		{name: "unknown flag", args: []string{"--nope"}, code: ExitUsage},
 		{name: "stray argument", args: []string{"x.jpg"}, code: ExitUsage},
@@ -61,7 +64,7 @@ func TestParseGUI(t *testing.T) {
 			if want == "" {
 				want = filepath.Join("/cfg", "vetlens")
 			}
-			if g.serve != c.serve || g.addr != c.addr || g.dataDir != want || g.models == "" || g.inFlight <= 0 || g.cardiacConc != 1 {
+			if g.serve != c.serve || g.addr != c.addr || g.dataDir != want || g.models == "" || g.inFlight <= 0 || g.cardiacConc != 1 || g.importDir != c.importDir || g.open != c.open {
 				t.Fatalf("config %+v", g)
 			}
 		})

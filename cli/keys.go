@@ -24,7 +24,7 @@ import (
 
 const keysUsage = `usage: vetlens keys create --data-dir DIR --customer NAME [--tier paygo|starter|professional|enterprise]
        vetlens keys list --data-dir DIR
-       vetlens keys revoke --data-dir DIR PREFIX
+       vetlens keys revoke --data-dir DIR PREFIX|vl_PREFIX|KEY
        (with --store postgres://... or $VETLENS_STORE instead of --data-dir: the keys in that database)`
 
 // keyAdmin is key administration, either on the database directly or

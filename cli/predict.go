@@ -24,7 +24,8 @@ const MaxInputFileBytes = 64 << 20
 
 const predictUsage = `usage: vetlens predict [--render OUT.jpg] [--models DIR] [--ort-lib PATH] FILE...
 
-Measures VHS and VLAS on each JPEG or PNG radiograph and prints one JSON
+Measures VHS and VLAS on each JPEG, PNG or DICOM radiograph (told by its
+content, not its name; DICOM: the first frame) and prints one JSON
 body per file on stdout, one per line, in argument order: the cardiac v3
 single-image prediction body (or the rejection body) without billing and
 history, exactly as POST /v3/predict answers (the same use case in app).

@@ -22,6 +22,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
+	"vetlens/internal/dicomtest"
 )
 
 // testModelsDir is the shipped models directory, or $VETLENS_TEST_MODELS
@@ -119,18 +120,7 @@ func TestPredictCLI(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (two files failed); stderr %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
-	}
-	var bodies []map[string]any
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line is not JSON: %q", l)
-		}
-		bodies = append(bodies, m)
-	}
+	bodies := jsonLines(t, stdout, 4)
 
 	// Line 1: a measured body (whatever the models conclude) with the
 	// spec's fields and none of the storage or render fields.
@@ -187,7 +177,7 @@ func TestPredictCLI(t *testing.T) {
 			t.Errorf("line %d: %v", 2+i, e)
 		}
 	}
-	if !strings.Contains(bodies[2]["error"].(string), "not a usable JPEG or PNG") || bodies[2]["status"] != 400.0 {
+	if !strings.Contains(bodies[2]["error"].(string), "not a usable JPEG, PNG or DICOM") || bodies[2]["status"] != 400.0 {
 		t.Errorf("corrupt file: %v, want the API's 400 saying the image is not usable", bodies[2])
 	}
 	// Line 4: the rejection body exactly.
@@ -311,4 +301,51 @@ func TestRenderPath(t *testing.T) {
 			t.Errorf("renderPath(%q,%d,%d) = %q, want %q", tc.out, tc.i, tc.n, got, tc.want)
 		}
 	}
+}
+
+// TestPredictCLIDICOM: `vetlens predict` reads DICOM by content (a file
+// named .bin too) and measures it as its source JPEG; an unsupported
+// transfer syntax is an error line naming it.
+func TestPredictCLIDICOM(t *testing.T) {
+	models := testModelsDir(t)
+	set := dicomtest.Build(t)
+	renamed := filepath.Join(t.TempDir(), "export.bin")
+	if err := os.WriteFile(renamed, set.Get(t, "mono1-16bit").Bytes(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rle := set.Get(t, "rle")
+	code, stdout, stderr := run(t, "--models", models, set.SourceJPEG, set.Get(t, "jpeg-baseline").Path, renamed, rle.Path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (the RLE file fails); stderr %s", code, stderr)
+	}
+	bodies := jsonLines(t, stdout, 4)
+	if bodies[0]["vhs"] == nil {
+		t.Fatalf("source JPEG not measured: %v", bodies[0])
+	}
+	for i := 1; i <= 2; i++ {
+		if bodies[i]["vhs"] != bodies[0]["vhs"] || bodies[i]["vlas"] != bodies[0]["vlas"] {
+			t.Errorf("line %d: VHS %v VLAS %v, source %v %v", i+1, bodies[i]["vhs"], bodies[i]["vlas"], bodies[0]["vhs"], bodies[0]["vlas"])
+		}
+	}
+	if e, _ := bodies[3]["error"].(string); !strings.Contains(e, rle.ErrName) || !strings.Contains(e, rle.TransferSyntax) || bodies[3]["file"] != rle.Path {
+		t.Errorf("RLE line %v, want an error naming %s (%s)", bodies[3], rle.ErrName, rle.TransferSyntax)
+	}
+}
+
+// jsonLines parses stdout's n lines, each a JSON object.
+func jsonLines(t *testing.T, stdout string, n int) []map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), n, stdout)
+	}
+	var bodies []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line is not JSON: %q", l)
+		}
+		bodies = append(bodies, m)
+	}
+	return bodies
 }

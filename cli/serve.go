@@ -48,6 +48,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
 	pixelWait := config.PixelWait.Duration(fs, 0)
 	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
+	importDir := config.ImportDir.String(fs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -62,7 +63,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := serve(ctx, serveConfig{
 		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
-		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions,
+		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -89,6 +90,8 @@ type serveConfig struct {
 	pixelWait   time.Duration
 	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
 	popSessions int
+	// importDir is the watched import folder ("": none).
+	importDir string
 	// ready, when set, is called once the listeners are open, with the
 	// bound HTTPS address and the certificate.
 	ready func(addr string, cert tls.Certificate)
@@ -101,6 +104,12 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 	svc, closeSvc, err := openService(ctx, c, log)
 	if err != nil {
 		return err
+	}
+	if c.importDir != "" {
+		if err := watchImports(ctx, svc, c.importDir, log); err != nil {
+			closeSvc()
+			return err
+		}
 	}
 	defer closeSvc()
 	return serveAPI(ctx, svc, c, stdout, log)

@@ -51,11 +51,22 @@ func TestKeysWithoutServer(t *testing.T) {
 	if !strings.Contains(out.String(), prefix) || !strings.Contains(out.String(), "active") || strings.Contains(out.String(), key[12:]) {
 		t.Fatalf("list: %s", out.String())
 	}
+	// Two more keys, revoked by the key's own beginning and by the whole key.
+	var more []string
+	for range 2 {
+		out.Reset()
+		Keys(ctx, []string{"create", "--data-dir", dir, "--customer", "Clinic A"}, &out, &errb)
+		more = append(more, lastLine(out.String()))
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 	}{
 		{[]string{"revoke", "--data-dir", dir, prefix}, 0},
+		{[]string{"revoke", "--data-dir", dir, more[0][:11]}, 0},
+		{[]string{"revoke", "--data-dir", dir, more[1]}, 0},
+		{[]string{"revoke", "--data-dir", dir, "vl_ffffffff"}, ExitRejected},
+		{[]string{"revoke", "--data-dir", dir, "zz"}, ExitRejected},
 		{[]string{"revoke", "--data-dir", dir, "ffffffff"}, ExitRejected},
 		{[]string{"create", "--data-dir", dir}, ExitUsage},
 		{[]string{"create", "--data-dir", dir, "--customer", "x", "--tier", "gold"}, ExitRejected},
@@ -68,7 +79,7 @@ func TestKeysWithoutServer(t *testing.T) {
 	}
 	out.Reset()
 	Keys(ctx, []string{"list", "--data-dir", dir}, &out, &errb)
-	if !strings.Contains(out.String(), "revoked") {
+	if strings.Count(out.String(), "revoked") != 3 || strings.Contains(out.String(), "active") {
 		t.Fatalf("after revoke: %s", out.String())
 	}
 }
@@ -165,7 +176,12 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	if !strings.Contains(kout.String(), "Clinic B") {
 		t.Fatalf("list via socket: %s %s", kout.String(), kerr.String())
 	}
-	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, key[3:11]}, io.Discard, &kerr); code != 0 {
+	// Through the socket too, a reference that fits no key is refused, and
+	// the whole key revokes it.
+	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, "vl_" + strings.Repeat("f", 8)}, io.Discard, io.Discard); code != ExitRejected {
+		t.Fatalf("revoke of an unknown key via socket: exit %d", code)
+	}
+	if code := Keys(ctx, []string{"revoke", "--data-dir", dir, key}, io.Discard, &kerr); code != 0 {
 		t.Fatalf("revoke via socket: %s", kerr.String())
 	}
 	if code := post(key); code != 403 {

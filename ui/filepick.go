@@ -72,7 +72,7 @@ func (e *pickPathEntry) TypedKey(k *fyne.KeyEvent) {
 }
 
 // newFilePicker builds a dialog (not shown) picking with mode among files
-// with extensions exts (any case), calling onPick with the path chosen.
+// with extensions exts (any case; "" accepts files without one), calling onPick with the path chosen.
 func (u *UI) newFilePicker(title string, mode pickMode, exts []string, name string, onPick func(string)) *filePicker {
 	p := &filePicker{u: u, mode: mode, onPick: onPick, status: newValueLabel("")}
 	for _, e := range exts {
@@ -114,7 +114,7 @@ func (u *UI) newFilePicker(title string, mode pickMode, exts []string, name stri
 	cancel := widget.NewButton("Cancel", p.Close)
 	accepts := "every file"
 	if len(exts) > 0 {
-		accepts = strings.Join(p.exts, ", ")
+		accepts = p.extList()
 	}
 	content := container.NewBorder(
 		container.NewVBox(container.NewBorder(nil, nil, up, nil, p.path), widget.NewLabel("Showing folders and "+accepts+". Escape closes.")),
@@ -236,6 +236,18 @@ func (p *filePicker) Navigate(dir string) {
 	}
 }
 
+// extList names the accepted extensions ("" is files without one).
+func (p *filePicker) extList() string {
+	var names []string
+	for _, e := range p.exts {
+		if e == "" {
+			e = "files without an extension"
+		}
+		names = append(names, e)
+	}
+	return strings.Join(names, ", ")
+}
+
 func (p *filePicker) accepts(name string) bool {
 	return len(p.exts) == 0 || slices.Contains(p.exts, strings.ToLower(filepath.Ext(name)))
 }
@@ -274,7 +286,7 @@ func (p *filePicker) Submit() {
 	case p.mode == pickOpen && err != nil:
 		p.status.SetText("No such file: " + path)
 	case !p.accepts(path):
-		p.status.SetText(fmt.Sprintf("%s is not one of %s.", filepath.Base(path), strings.Join(p.exts, ", ")))
+		p.status.SetText(fmt.Sprintf("%s is not one of %s.", filepath.Base(path), p.extList()))
 	case p.mode == pickSave && !isDir(filepath.Dir(path)):
 		p.status.SetText("No such folder: " + filepath.Dir(path))
 	default:

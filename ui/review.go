@@ -29,6 +29,7 @@ type review struct {
 	file, vhs, vlas, reading, conf  *widget.Label
 	status, kindText, rangeText     *widget.Label
 	guide, details                  *widget.Label
+	dicom                           *widget.Label // a DICOM file's patient and study
 	detailsBox                      *widget.Accordion
 	confirm                         *widget.Check
 	open, save, export, print, clin *widget.Button
@@ -68,7 +69,7 @@ func newReview(u *UI) *review {
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
 		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), rangeText: newValueLabel(""),
-		guide: newValueLabel(""), details: newValueLabel(""),
+		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""),
 	}
 	r.view.OnEdit = r.pushUndo
 	r.view.OnChange = r.landmarksChanged
@@ -93,7 +94,7 @@ func newReview(u *UI) *review {
 	r.conf.TextStyle = fyne.TextStyle{Italic: true}
 	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
-		r.open, r.file, widget.NewSeparator(),
+		r.open, r.file, r.dicom, widget.NewSeparator(),
 		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.status, r.detailsBox,
 		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
@@ -114,8 +115,11 @@ func newReview(u *UI) *review {
 	return r
 }
 
-// radiographExts are the files the Open dialog lists as radiographs.
-var radiographExts = []string{".jpg", ".jpeg", ".png"}
+// radiographExts are the files the Open dialog lists as radiographs:
+// JPEG, PNG and DICOM by extension, and files without one ("", as X-ray
+// consoles and DICOM receivers often name DICOM files; the file is told
+// by its content).
+var radiographExts = []string{".jpg", ".jpeg", ".png", ".dcm", ".dicom", ""}
 
 // chooseFile shows the file-open dialog (needs Options.Window).
 func (r *review) chooseFile() {
@@ -129,10 +133,13 @@ func (r *review) chooseFile() {
 	}).Show()
 }
 
-// OpenFile reads a radiograph (JPEG or PNG; a photograph of a screen is
-// corrected first) and measures it in the background for the patient in
-// the patient field; the Review tab shows the result when it is done.
-// Errors reading the file or in the patient field are returned at once.
+// OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
+// photograph of a screen is corrected first) and measures it in the
+// background for the patient in the patient field (for a DICOM file with
+// the field empty, the file's patient, whose record the file's tags then
+// create or complete: prefillFromDICOM); the Review tab shows the result
+// when it is done. Errors reading the file or
+// in the patient field are returned at once.
 func (u *UI) OpenFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -159,6 +166,7 @@ func (u *UI) OpenFile(path string) error {
 			return
 		}
 		r.show(m)
+		u.prefillFromDICOM(m, false)
 	})
 	return nil
 }
@@ -196,6 +204,7 @@ func (r *review) show(m *app.Measurement) {
 		r.savedAt = b.Time
 	}
 	r.status.SetText(text)
+	r.dicom.SetText(dicomText(m.DICOM))
 	r.confirm.SetChecked(false)
 	if res.Rejected {
 		r.confirm.Show()
@@ -535,4 +544,73 @@ func (r *review) chooseReportFile() {
 			dialog.ShowError(err, r.u.opts.Window)
 		}
 	}).Show()
+}
+
+// dicomText is the patient and study a DICOM file names, one line each
+// (empty for JPEG and PNG).
+func dicomText(d *app.DICOMImage) string {
+	if d == nil {
+		return ""
+	}
+	t := d.Tags
+	join := func(parts ...string) string {
+		var out []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	sex := map[string]string{"M": "male", "F": "female", "O": "sex unknown"}[t.Sex]
+	if sex != "" && t.Neutered == "ALTERED" {
+		sex += " (neutered)"
+	}
+	born, weight := "", ""
+	if !t.BirthDate.IsZero() {
+		born = "born " + t.BirthDate.Format("2006-01-02")
+	}
+	if t.WeightKg > 0 {
+		weight = fmt.Sprintf("%.1f kg", t.WeightKg)
+	}
+	owner := ""
+	if t.Owner != "" || t.OwnerOrganization != "" {
+		owner = "owner " + join(t.Owner, t.OwnerOrganization)
+	}
+	lines := []string{"DICOM patient: " + join(t.Name, "ID "+t.PatientID, t.SpeciesDescription, t.Breed, sex, born, weight, owner)}
+	study := join(t.Modality, t.StudyDescription, t.BodyPart)
+	if !t.StudyDate.IsZero() {
+		study = join(study, t.StudyDate.Format("2006-01-02"))
+	}
+	if d.PixelSpacingMM[0] > 0 {
+		study = join(study, fmt.Sprintf("pixel %.3g x %.3g mm", d.PixelSpacingMM[0], d.PixelSpacingMM[1]))
+	}
+	if d.Frames > 1 {
+		study = join(study, fmt.Sprintf("frame 1 of %d", d.Frames))
+	}
+	if study != "" {
+		lines = append(lines, "Study: "+study)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ReviewStatus is the Review tab's status line and the DICOM patient and
+// study text under the file name (for the Xvfb run).
+func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }
+
+// prefillFromDICOM creates or completes the patient record from a DICOM
+// measurement's tags (PrefillPatient: the patient field then shows it)
+// when the field is empty or names the file's patient, or always with
+// switchPatient (an imported file is its own patient's); otherwise the
+// field's patient is kept (the Review tab shows the file's).
+func (u *UI) prefillFromDICOM(m *app.Measurement, switchPatient bool) {
+	if m == nil || m.DICOM == nil || m.DICOM.Tags.PatientID == "" {
+		return
+	}
+	if cur := u.PatientID(); !switchPatient && cur != "" && cur != m.DICOM.Tags.PatientID {
+		return
+	}
+	if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
+		u.review.status.SetText(u.review.status.Text + " " + err.Error())
+	}
 }

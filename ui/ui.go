@@ -10,7 +10,10 @@ package ui
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +53,9 @@ type Options struct {
 	// Quit ends the application (the menu's Quit, Ctrl+Q, closing the
 	// window); nil: the current Fyne app's Quit.
 	Quit func()
+	// ImportDir is the import folder to watch from the start (--import-dir);
+	// "": the saved setting (PrefImportDir), if any.
+	ImportDir string
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -109,6 +115,7 @@ type UI struct {
 	blood    *bloodwork
 	patients *patientsTab
 	server   *serverTab
+	imports  *importTab
 
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
@@ -135,12 +142,14 @@ func New(svc *app.Service, opts Options) *UI {
 	u.blood = newBloodwork(u)
 	u.patients = newPatientsTab(u)
 	u.server = newServerTab(u)
+	u.imports = newImportTab(u)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Capture", u.capture.content),
 		container.NewTabItem("Review", u.review.content),
 		container.NewTabItem("Bloodwork", u.blood.content),
 		container.NewTabItem("Patients", u.patients.content),
 		container.NewTabItem("Server", u.server.content),
+		container.NewTabItem("Import", u.imports.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	u.patient.OnChanged = u.bar.idChanged
@@ -150,6 +159,12 @@ func New(svc *app.Service, opts Options) *UI {
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
 		u.installWindow(opts.Window)
+	}
+	if dir := firstSet(opts.ImportDir, u.pref(PrefImportDir, "")); dir != "" {
+		if err := u.WatchImportFolder(dir); err != nil {
+			u.imports.dir.SetText(dir)
+			u.imports.status.SetText(err.Error())
+		}
 	}
 	u.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Patients" {
@@ -244,16 +259,17 @@ func newValueLabel(text string) *widget.Label {
 	return l
 }
 
-// Dropped handles files dropped on the window: a JPEG or PNG opens on the
-// Review tab (measured for the patient in the patient field); a video file
-// or a folder becomes the Capture tab's source. Only the first item counts.
+// Dropped handles files dropped on the window: a JPEG, PNG or DICOM file
+// (told by its content, whatever its name) opens on the Review tab
+// (measured for the patient in the patient field); a video file or a
+// folder becomes the Capture tab's source. Only the first item counts.
 func (u *UI) Dropped(uris []fyne.URI) {
 	if len(uris) == 0 {
 		return
 	}
 	path := uris[0].Path()
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jpg", ".jpeg", ".png":
+	switch {
+	case isRadiographFile(path):
 		u.SelectTab("Review")
 		if err := u.OpenFile(path); err != nil {
 			u.review.status.SetText(err.Error())
@@ -274,4 +290,35 @@ func LoadingScreen(text string, busy bool) fyne.CanvasObject {
 		box.Add(widget.NewProgressBarInfinite())
 	}
 	return container.NewCenter(box)
+}
+
+// isRadiographFile reports whether path is named like a radiograph
+// (.jpg, .jpeg, .png, .dcm, .dicom, any case: Review then says what is
+// wrong with it) or is a regular file whose first bytes are a DICOM, JPEG
+// or PNG signature.
+func isRadiographFile(path string) bool {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(radiographExts, ext) {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 132)
+	n, _ := io.ReadFull(f, head)
+	return app.ImageKind(head[:n]) != ""
+}
+
+// firstSet is the first non-empty string.
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }

@@ -241,7 +241,7 @@ func TestReviewOpenBadFile(t *testing.T) {
 	}
 	wait(t, done)
 	st := u.review.status.Text
-	if !strings.Contains(st, "Measurement failed") || !strings.Contains(st, "not a usable JPEG or PNG") || strings.Contains(st, "not loaded") {
+	if !strings.Contains(st, "Measurement failed") || !strings.Contains(st, "not a usable JPEG, PNG or DICOM") || strings.Contains(st, "not loaded") {
 		t.Errorf("review status %q, want the bad image named as the cause", st)
 	}
 	if u.ReviewMeasurement() != nil {

@@ -6,7 +6,7 @@
 // --out. It is test tooling, kept out of the product binary with its XWD
 // decoder.
 //
-//	screenshots --out DIR [--app-toml FyneApp.toml] -- GUI FLAGS...
+//	screenshots --out DIR [--app-toml FyneApp.toml] [--open FILE] -- GUI FLAGS...
 package main
 
 import (
@@ -38,11 +38,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write a PNG of every screen into this folder (required)")
 	toml := fs.String("app-toml", "FyneApp.toml", "the app metadata (app ID, name, icon) the product embeds")
+	open := fs.String("open", "", "last, open this radiograph (a DICOM in make test-gui) with the patient field empty: it must be measured and a DICOM's patient must fill the field (NN-open.png)")
 	if err := fs.Parse(args); err != nil {
 		return cli.ExitUsage
 	}
 	if *out == "" {
-		fmt.Fprintln(stderr, "usage: screenshots --out DIR [--app-toml FILE] -- [vetlens gui flags, with --camera]")
+		fmt.Fprintln(stderr, "usage: screenshots --out DIR [--app-toml FILE] [--open FILE] -- [vetlens gui flags, with --camera]")
 		return cli.ExitUsage
 	}
 	b, err := os.ReadFile(*toml)
@@ -57,6 +58,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fyneapp.SetMetadata(m)
 	return cli.GUIDriven(ctx, fs.Args(), stdout, stderr, func(ctx context.Context, u *ui.UI, w fyne.Window, camera string, stdout io.Writer) error {
-		return screenshotRun(ctx, u, w, camera, *out, stdout)
+		if err := screenshotRun(ctx, u, w, camera, *out, stdout); err != nil || *open == "" {
+			return err
+		}
+		return screenshotOpen(ctx, u, w, *open, *out, len(u.Tabs())+1, stdout)
 	})
 }

@@ -1,5 +1,7 @@
-// Package imageproc decodes untrusted JPEG/PNG bytes safely and prepares
-// model input tensors (letterboxing) per docs/model-contract.md.
+// Package imageproc decodes untrusted JPEG, PNG or DICOM bytes safely
+// (DICOM, told by "DICM" at offset 128, through engine/dicom as 8-bit grey)
+// and prepares model input tensors (letterboxing) per
+// docs/model-contract.md.
 package imageproc
 
 import (
@@ -10,6 +12,8 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+
+	"vetlens/engine/dicom"
 )
 
 // Decode limits. The header is read first (image.DecodeConfig) and an image
@@ -35,8 +39,10 @@ const (
 var (
 	// ErrEmpty means the input had zero bytes.
 	ErrEmpty = errors.New("empty image data")
-	// ErrFormat means the bytes are not a JPEG or PNG.
-	ErrFormat = errors.New("unsupported image format: JPEG or PNG required")
+	// ErrFormat means the bytes are not a JPEG, PNG or DICOM image that
+	// can be read (a DICOM in an unsupported transfer syntax also wraps
+	// dicom.ErrUnsupportedTransferSyntax, naming it).
+	ErrFormat = errors.New("unsupported image format: JPEG, PNG or DICOM required")
 	// ErrCorrupt means the header or pixel data could not be decoded.
 	ErrCorrupt = errors.New("corrupt image data")
 	// ErrTooLarge means the header declares more pixels than MaxPixels or
@@ -68,6 +74,10 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 	if len(b) == 0 {
 		return image.Config{}, "", ErrEmpty
 	}
+	if dicom.Is(b) {
+		h, err := dicom.ReadHeader(b, DICOMLimits())
+		return image.Config{ColorModel: color.GrayModel, Width: h.Width, Height: h.Height}, "dicom", DICOMError(err)
+	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	switch {
 	case errors.Is(err, image.ErrFormat):
@@ -85,6 +95,13 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 // Decode will need for it (DecodeBytes), so that a caller can reserve it
 // before decoding.
 func DecodeCost(b []byte) (image.Config, int64, error) {
+	if dicom.Is(b) {
+		h, err := dicom.ReadHeader(b, DICOMLimits())
+		if err != nil {
+			return image.Config{}, 0, DICOMError(err)
+		}
+		return image.Config{ColorModel: color.GrayModel, Width: h.Width, Height: h.Height}, DICOMDecodeBytes(h), nil
+	}
 	cfg, format, err := CheckHeader(b)
 	if err != nil {
 		return cfg, 0, err
@@ -92,12 +109,67 @@ func DecodeCost(b []byte) (image.Config, int64, error) {
 	return cfg, DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)), nil
 }
 
-// Decode decodes JPEG or PNG bytes and returns the image and its format
-// ("jpeg" or "png"). Dimensions are checked against the limits from the
-// header before decoding. A panic inside a decoder is reported as ErrCorrupt.
+// DICOMLimits are the decode limits applied to a DICOM file: its frame
+// size by CheckSize, its data set and decoding memory by MaxDecodeBytes.
+func DICOMLimits() dicom.Limits {
+	return dicom.Limits{CheckSize: CheckSize, MaxBytes: MaxDecodeBytes}
+}
+
+// DICOMDecodeBytes estimates the peak memory of decoding a DICOM file:
+// the parsed data set (its pixel data included), the stored values of the
+// first frame (2 bytes per pixel), a JPEG frame's decoded image (up to 3)
+// and the grey image (1).
+func DICOMDecodeBytes(h dicom.Header) int64 {
+	return h.DataBytes + 6*int64(h.Width)*int64(h.Height)
+}
+
+// DICOMError maps engine/dicom's errors to this package's sentinels,
+// keeping both in the chain: ErrCorrupt, ErrTooLarge, and ErrFormat for a
+// file that is not DICOM or is in an unsupported transfer syntax or pixel
+// format. Errors of CheckSize pass as they are; nil stays nil.
+func DICOMError(err error) error {
+	switch {
+	case err == nil, errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooSmall):
+		return err
+	case errors.Is(err, dicom.ErrTooLarge):
+		return sentinelError{ErrTooLarge, err}
+	case errors.Is(err, dicom.ErrCorrupt):
+		return sentinelError{ErrCorrupt, err}
+	}
+	return sentinelError{ErrFormat, err}
+}
+
+// sentinelError is err, which already says what is wrong, matching one
+// of this package's sentinels too.
+type sentinelError struct{ sentinel, err error }
+
+func (e sentinelError) Error() string   { return e.err.Error() }
+func (e sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// DecodeDICOM decodes a DICOM file's first frame with its pixel spacing
+// and tags, under DICOMLimits; errors as DICOMError maps them.
+func DecodeDICOM(b []byte) (*dicom.Image, error) {
+	img, err := dicom.Decode(b, DICOMLimits())
+	if err != nil {
+		return nil, DICOMError(err)
+	}
+	return img, nil
+}
+
+// Decode decodes JPEG, PNG or DICOM bytes and returns the image and its
+// format ("jpeg", "png" or "dicom": the first frame as *image.Gray).
+// Dimensions are checked against the limits from the header before
+// decoding. A panic inside a decoder is reported as ErrCorrupt.
 func Decode(b []byte) (img image.Image, format string, err error) {
 	if len(b) == 0 {
 		return nil, "", ErrEmpty
+	}
+	if dicom.Is(b) {
+		d, err := DecodeDICOM(b)
+		if err != nil {
+			return nil, "dicom", err
+		}
+		return d.Gray, "dicom", nil
 	}
 	var decode func([]byte) (image.Image, error)
 	var config func([]byte) (image.Config, error)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gocv.io/x/gocv"
+
+	"vetlens/internal/dicomtest"
 )
 
 // Run with -tags matprofile: every Mat the pipeline creates is closed.
@@ -18,6 +20,12 @@ func TestNoMatLeaks(t *testing.T) {
 	}
 	for _, it := range loadTruth(t, "testdata/truth_radiograph.json") {
 		frames = append(frames, readFrame(t, filepath.Join("testdata", it.File)))
+	}
+	if dicomtest.Available() == nil { // DICOM frames, readable and not
+		set := dicomtest.Build(t)
+		for _, name := range []string{"mono1-16bit", "jpeg-baseline", "rle"} {
+			frames = append(frames, set.Get(t, name).Bytes(t))
+		}
 	}
 	before := gocv.MatProfile.Count()
 	for _, b := range frames {

@@ -31,13 +31,17 @@ const MinChroma = 1.5
 // chromaSide is the long side of the copy chroma is measured on.
 const chromaSide = 320
 
-// DecodeFrame decodes JPEG or PNG bytes into an 8-bit BGR Mat after
-// checking the header against imageproc's limits (its sentinel errors come
-// back wrapped). The caller closes the Mat.
+// DecodeFrame decodes JPEG, PNG or DICOM bytes into an 8-bit BGR Mat
+// after checking the header against imageproc's limits (its sentinel
+// errors come back wrapped). A DICOM file is read by imageproc (its first
+// frame as grey). The caller closes the Mat.
 func DecodeFrame(b []byte) (gocv.Mat, error) {
-	cfg, _, err := imageproc.CheckHeader(b)
+	cfg, format, err := imageproc.CheckHeader(b)
 	if err != nil {
 		return gocv.NewMat(), fmt.Errorf("decode frame: %w", err)
+	}
+	if format == "dicom" {
+		return decodeDICOMFrame(b)
 	}
 	m, err := gocv.IMDecode(b, gocv.IMReadColor)
 	if err != nil || m.Empty() {
@@ -49,6 +53,41 @@ func DecodeFrame(b []byte) (gocv.Mat, error) {
 		return gocv.NewMat(), fmt.Errorf("decode frame: %w: size %dx%d, header %dx%d", imageproc.ErrCorrupt, m.Cols(), m.Rows(), cfg.Width, cfg.Height)
 	}
 	return m, nil
+}
+
+// decodeDICOMFrame decodes a DICOM file's first frame (imageproc) into
+// an 8-bit BGR Mat.
+func decodeDICOMFrame(b []byte) (gocv.Mat, error) {
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", err)
+	}
+	g, ok := img.(*image.Gray)
+	if !ok {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w: DICOM decoded to %T", imageproc.ErrCorrupt, img)
+	}
+	bd := g.Bounds()
+	gray, err := gocv.NewMatFromBytes(bd.Dy(), bd.Dx(), gocv.MatTypeCV8UC1, tightGray(g))
+	if err != nil {
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w", err)
+	}
+	defer gray.Close()
+	bgr := gocv.NewMat()
+	gocv.CvtColor(gray, &bgr, gocv.ColorGrayToBGR)
+	return bgr, nil
+}
+
+// tightGray is g's pixels without row padding.
+func tightGray(g *image.Gray) []byte {
+	bd := g.Bounds()
+	if g.Stride == bd.Dx() {
+		return g.Pix[:bd.Dx()*bd.Dy()]
+	}
+	out := make([]byte, 0, bd.Dx()*bd.Dy())
+	for y := range bd.Dy() {
+		out = append(out, g.Pix[y*g.Stride:y*g.Stride+bd.Dx()]...)
+	}
+	return out
 }
 
 // Chroma is the mean |B-G| + |G-R| of a BGR frame on a small copy; 0 for a

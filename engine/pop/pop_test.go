@@ -2,6 +2,7 @@ package pop
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"gocv.io/x/gocv"
+
+	"vetlens/engine/imageproc"
+	"vetlens/internal/dicomtest"
 )
 
 type truthItem struct {
@@ -257,4 +261,31 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestDICOMFramesAreRadiographs: a DICOM file decodes to a BGR frame of
+// its grey first frame and is never taken for a photograph of a screen.
+func TestDICOMFramesAreRadiographs(t *testing.T) {
+	set := dicomtest.Build(t)
+	for _, name := range []string{"mono1-16bit", "jpeg-baseline"} {
+		b := set.Get(t, name).Bytes(t)
+		m, err := DecodeFrame(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if m.Cols() != set.Source.Bounds().Dx() || m.Rows() != set.Source.Bounds().Dy() || m.Channels() != 3 || Chroma(m) != 0 {
+			t.Errorf("%s: %dx%d, %d channels, chroma %.2f", name, m.Cols(), m.Rows(), m.Channels(), Chroma(m))
+		}
+		m.Close()
+		a, err := AnalyzeBytes(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if a.PoPDetected || a.Corrected {
+			t.Errorf("%s: DICOM read as a screen photo", name)
+		}
+	}
+	if _, err := DecodeFrame(set.Get(t, "rle").Bytes(t)); !errors.Is(err, imageproc.ErrFormat) {
+		t.Errorf("RLE DICOM: %v, want ErrFormat", err)
+	}
 }

@@ -105,6 +105,10 @@ var (
 	Camera = Setting{Flag: "camera", Commands: []string{"gui", "capture"},
 		Default: "capture: " + DefaultCamera + "; gui: the saved setting",
 		Help:    "frame source: device:N, a video file, an image folder or an image file"}
+	ImportDir = Setting{Flag: "import-dir", Commands: []string{"gui", "serve"}, Default: "gui: the saved setting (Import tab); serve: none",
+		Help: "watched import folder: new DICOM, JPEG and PNG files are measured (gui: listed on the Import tab; serve: logged) (docs/dicom.md)"}
+	Open = Setting{Flag: "open", Commands: []string{"gui"}, Default: "none",
+		Help: "a radiograph (JPEG, PNG or DICOM) to open on Review at start"}
 	MaxInFlight = Setting{Flag: "max-in-flight", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxInFlight),
 		Help: "requests in flight per API key before 429"}
 	USGRate = Setting{Flag: "usg-rate", Commands: []string{"serve"},
@@ -129,7 +133,7 @@ var (
 // All is every setting, in the order `vetlens help config` lists them.
 func All() []Setting {
 	return []Setting{DataDir, Store, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
-		MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels, TestPostgres}
+		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels, TestPostgres}
 }
 
 // FromEnv is the setting's environment variable's value ("" when it has

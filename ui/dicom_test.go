@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+
+	"vetlens/app"
+	"vetlens/app/importq"
+	"vetlens/internal/dicomtest"
+)
+
+// TestOpenDICOM opens a MONOCHROME1 16-bit DICOM with the patient field
+// empty: it is measured as its source JPEG, the field takes the file's
+// Patient ID and the Review tab shows the file's patient and study. A
+// DICOM dropped under a name without extension opens too.
+func TestOpenDICOM(t *testing.T) {
+	set := dicomtest.Build(t)
+	u, _, done := newTestUI(t, true)
+	u.SelectTab("Review")
+	if err := u.OpenFile(set.SourceJPEG); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	src := u.review.m.Result
+	if src.VHS == nil {
+		t.Fatalf("source not measured: %q", u.review.status.Text)
+	}
+	if err := u.OpenFile(set.Get(t, "mono1-16bit").Path); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	r := u.review
+	if r.m.DICOM == nil || r.m.Result.VHS == nil || *r.m.Result.VHS != *src.VHS {
+		t.Fatalf("DICOM %+v, VHS %v, source %v", r.m.DICOM, r.m.Result.VHS, *src.VHS)
+	}
+	if u.PatientID() != dicomtest.PatientID {
+		t.Errorf("patient field %q, want the file's %q", u.PatientID(), dicomtest.PatientID)
+	}
+	// The record was created from the tags.
+	p := u.Patient()
+	if p.ID != dicomtest.PatientID || p.Name != "Rex" || p.Species != "dog" || p.Breed == "" || p.Sex != app.SexMaleNeutered ||
+		p.BirthDate != "2019-04-01" || p.WeightKg == nil || *p.WeightKg != 9.5 || p.Owner != "Anna Smith" {
+		t.Errorf("record from the tags: %+v", p)
+	}
+	for _, want := range []string{"Rex Smith", "ID " + dicomtest.PatientID, "Canine", dicomtest.Breed, "male (neutered)", "born 2019-04-01", "9.5 kg", "owner Anna Smith", "DX", "2026-11-20", "pixel 0.1 x 0.12 mm"} {
+		if !strings.Contains(r.dicom.Text, want) {
+			t.Errorf("DICOM text %q lacks %q", r.dicom.Text, want)
+		}
+	}
+
+	// Dropped under a console's extensionless name, for another patient.
+	u.SetPatientID("Bella")
+	b, err := os.ReadFile(set.Get(t, "jpeg-baseline").Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := filepath.Join(t.TempDir(), "IM000123")
+	if err := os.WriteFile(named, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.SelectTab("Capture")
+	u.Dropped([]fyne.URI{storage.NewFileURI(named)})
+	wait(t, done)
+	if u.tabs.Selected().Text != "Review" || u.review.m.DICOM == nil || u.review.m.PatientID != "Bella" || u.PatientID() != "Bella" {
+		t.Fatalf("dropped DICOM: tab %q, DICOM %v, patient %q", u.tabs.Selected().Text, u.review.m.DICOM != nil, u.review.m.PatientID)
+	}
+	// An unsupported transfer syntax says which.
+	rle := set.Get(t, "rle")
+	if err := u.OpenFile(rle.Path); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	if !strings.Contains(u.review.status.Text, rle.ErrName) {
+		t.Errorf("RLE status %q does not name %s", u.review.status.Text, rle.ErrName)
+	}
+}
+
+// TestOpenDialogListsDICOM: the Open dialog accepts DICOM names (any
+// case) and files without an extension, not other kinds.
+func TestOpenDialogListsDICOM(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	p := u.newFilePicker("Open a radiograph", pickOpen, radiographExts, "", func(string) {})
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"chest.dcm", true}, {"CHEST.DCM", true}, {"study.dicom", true}, {"IM000123", true}, {"x.JPG", true}, {"y.png", true},
+		{"exam.avi", false}, {"notes.txt", false},
+	} {
+		if got := p.accepts(tc.name); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestImportFolder watches a folder from the Import tab: a DICOM dropped
+// into it is measured and listed, the folder is saved as the setting, a
+// tap on the row opens it on Review with its patient, and a folder that
+// does not exist is refused.
+func TestImportFolder(t *testing.T) {
+	set := dicomtest.Build(t)
+	u, _, _ := newTestUI(t, true)
+	t.Cleanup(u.StopImport)
+	if err := u.WatchImportFolder(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing folder was accepted")
+	}
+	dir := t.TempDir()
+	if err := u.WatchImportFolder(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.pref(PrefImportDir, ""); got != dir {
+		t.Errorf("setting %q, want %q", got, dir)
+	}
+	b, err := os.ReadFile(set.Get(t, "mono1-16bit").Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "CR0001"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var items []importq.Item
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		fyne.DoAndWait(func() { items = u.ImportItems() })
+		if len(items) == 1 && items[0].State == importq.Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("import list %+v, status %q", items, u.imports.status.Text)
+		}
+	}
+	row := importRow(items[0])
+	if !strings.Contains(row, "CR0001: measured") || !strings.Contains(row, "patient "+dicomtest.PatientID) || !strings.Contains(row, "VHS ") {
+		t.Errorf("row %q", row)
+	}
+	if !strings.Contains(u.imports.status.Text, "Watching "+dir) {
+		t.Errorf("status %q", u.imports.status.Text)
+	}
+	u.SetPatientID("Bella")
+	u.imports.list.Select(0)
+	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != dicomtest.PatientID {
+		t.Fatalf("tap: tab %q, patient %q", u.tabs.Selected().Text, u.PatientID())
+	}
+	if !strings.Contains(u.review.dicom.Text, "Rex Smith") {
+		t.Errorf("Review DICOM text %q", u.review.dicom.Text)
+	}
+	if err := u.WatchImportFolder(""); err != nil || u.pref(PrefImportDir, "x") != "" || !strings.Contains(u.imports.status.Text, "Not watching") {
+		t.Errorf("stop: %v, setting %q, status %q", err, u.pref(PrefImportDir, "x"), u.imports.status.Text)
+	}
+}
