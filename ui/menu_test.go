@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
-
 )
 
 // recWindow is a test window that records its canvas shortcuts and its
@@ -29,7 +28,7 @@ func (c *recCanvas) AddShortcut(s fyne.Shortcut, h func(fyne.Shortcut)) {
 	c.shortcuts[s.ShortcutName()] = h
 	c.Canvas.AddShortcut(s, h)
 }
-func (w *recWindow) Canvas() fyne.Canvas         { return w.canvas }
+func (w *recWindow) Canvas() fyne.Canvas        { return w.canvas }
 func (w *recWindow) SetCloseIntercept(f func()) { w.intercept = f }
 
 // press types shortcut s on the window.
