@@ -33,4 +33,13 @@ $PY pop_train.py --model presence --data $DATA --minutes "$(m 10)" --lr 1e-3 --i
 a=$!
 $PY pop_train.py --model viewport --data $DATA --minutes "$(m 14)" --lr 1e-3 --init checkpoints/pop_viewport.pt --out ..
 wait $a
+# Third round (models .2, on a quieter machine: 9, 7, 17 and 19 epochs),
+# continuing the corner, viewport and quality models (lr 1e-3).
+$PY pop_train.py --model corners_a --data $DATA --minutes "$(m 12)" --lr 1e-3 --init checkpoints/pop_corners_a.pt --out .. &
+a=$!
+$PY pop_train.py --model viewport --data $DATA --minutes "$(m 9)" --lr 1e-3 --init checkpoints/pop_viewport.pt --out .. &
+b=$!
+$PY pop_train.py --model quality --data $DATA --minutes "$(m 4.5)" --lr 1e-3 --init checkpoints/pop_quality.pt --out .. && \
+	$PY pop_train.py --model corners_b --data $DATA --minutes "$(m 7.5)" --lr 1e-3 --init checkpoints/pop_corners_b.pt --out ..
+wait $a $b
 /usr/bin/python3 make_manifest.py ..
