@@ -23,7 +23,7 @@ type DatasetSummary struct {
 	// Duplicates counts imported images already in the pool.
 	Duplicates int
 	// Skipped counts corrections without a kept image or 7 landmarks
-	// (export).
+	// (export), or labels that are not MATLAB v5 files (import).
 	Skipped int
 }
 
@@ -155,6 +155,10 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 		label, err := os.ReadFile(filepath.Join(src, "Labels", stem+".mat"))
 		if err != nil {
 			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+		if !dogheart.IsMat(label) {
+			sum.Skipped++
+			continue
 		}
 		h := sha256.Sum256(img)
 		hexh := hex.EncodeToString(h[:])

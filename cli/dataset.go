@@ -52,7 +52,8 @@ func Dataset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "vetlens dataset import: %v\n", err)
 			return ExitRejected
 		}
-		fmt.Fprintf(stdout, "imported %d cases into %s (%d already in the pool)\n", sum.Written, PoolDir(*dataDir), sum.Duplicates)
+		fmt.Fprintf(stdout, "imported %d cases into %s (%d already in the pool, %d with a label that is not a MATLAB v5 file skipped)\n",
+			sum.Written, PoolDir(*dataDir), sum.Duplicates, sum.Skipped)
 		return ExitOK
 	}
 	salt, err := dogheart.LoadOrCreateSalt(saltPath(*dataDir))

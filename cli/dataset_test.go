@@ -196,15 +196,28 @@ func TestDatasetExportImport(t *testing.T) {
 	}
 	pool, _ := dogheart.ReadSidecar(PoolDir(data))
 	ps, _ := dogheart.Stems(PoolDir(data))
-	if len(pool.Cases) != 2 || len(ps) != 2 || pool.Cases[0].Kind != side.Cases[0].Kind || pool.Cases[0].Patient != side.Cases[0].Patient {
-		t.Errorf("pool %v %+v", ps, pool.Cases)
+	if len(pool.Cases) != 2 || len(ps) != 2 {
+		t.Fatalf("pool %v %+v", ps, pool.Cases)
+	}
+	for _, p := range pool.Cases {
+		var src *dogheart.Provenance
+		for i := range side.Cases {
+			if side.Cases[i].ImageSHA256 == p.ImageSHA256 {
+				src = &side.Cases[i]
+			}
+		}
+		if src == nil || p.Kind != src.Kind || p.Patient != src.Patient || *p.VLASPoint != *src.VLASPoint {
+			t.Errorf("pool case %+v lost its provenance %+v", p, src)
+		}
 	}
 	// A new plain case is added with kind dogheart.
 	extra := t.TempDir()
 	if err := dogheart.WriteCase(extra, "dog1", testPNG(t, 50, 50, 99), [6][2]float64{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}}); err != nil {
 		t.Fatal(err)
 	}
-	if msg := runDataset(t, "import", "--data-dir", data, extra); !strings.Contains(msg, "imported 1 cases") {
+	os.WriteFile(filepath.Join(extra, "Images", "bad.png"), testPNG(t, 20, 20, 7), 0o644)
+	os.WriteFile(filepath.Join(extra, "Labels", "bad.mat"), []byte("six_points = [1 2; 3 4]"), 0o644)
+	if msg := runDataset(t, "import", "--data-dir", data, extra); !strings.Contains(msg, "imported 1 cases") || !strings.Contains(msg, "1 with a label") {
 		t.Errorf("plain import: %q", msg)
 	}
 	pool, _ = dogheart.ReadSidecar(PoolDir(data))

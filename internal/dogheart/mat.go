@@ -73,3 +73,9 @@ func WriteMat(w io.Writer, ms ...Matrix) error {
 }
 
 func pad8(n int) int { return (n + 7) &^ 7 }
+
+// IsMat reports whether b starts like a MATLAB v5 .mat file (the format
+// scipy.io.loadmat and the trainers read; v7.3 HDF5 files are not).
+func IsMat(b []byte) bool {
+	return len(b) >= 128 && bytes.HasPrefix(b, []byte("MATLAB 5.0 MAT-file"))
+}
