@@ -38,6 +38,9 @@ commands:
   store migrate --store postgres://...  bring a PostgreSQL database to this version's schema
   store copy [--data-dir DIR] --from bbolt|URL --to URL|bbolt
                                         copy every record into an empty store (a clinic joining a group)
+  dataset export --data-dir DIR OUT | dataset import --data-dir DIR SRC
+                                        the clinician-corrected measurements as a DogHeart-layout folder
+                                        (patient ids hashed), or such a folder into the learning pool (docs/learning.md)
   help                                  this text
   help config                           every flag and environment variable with its default
 
@@ -74,6 +77,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Keys(ctx, args[1:], stdout, stderr)
 	case "store":
 		return cli.StoreCmd(ctx, args[1:], stdout, stderr)
+	case "dataset":
+		return cli.Dataset(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] == "config" {
 			fmt.Fprintln(stdout, "Every setting: its flag, its environment variable, the commands that take it, its default.")

@@ -15,6 +15,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
+	"vetlens/internal/fairgate"
 	"vetlens/internal/membudget"
 )
 
@@ -106,7 +107,7 @@ type Service struct {
 	usg     USGEngine
 	pop     PoP
 
-	cardiacSlots chan struct{}
+	cardiacSlots *fairgate.Gate
 	owners       sessionOwners
 	pixels       *membudget.Budget
 	disk         *diskGuard
@@ -159,7 +160,7 @@ func New(d Deps, cfg Config) (*Service, error) {
 		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
 	}
 	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
-		cardiacSlots: make(chan struct{}, cfg.CardiacConcurrency),
+		cardiacSlots: fairgate.New(cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait}),
 		disk:         &diskGuard{probe: d.Disk, clock: d.Clock}}, nil
 }

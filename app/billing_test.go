@@ -261,17 +261,60 @@ func TestHistoryPerCustomer(t *testing.T) {
 // prediction waits for the first, and gives up with its context.
 func TestCardiacConcurrencyBound(t *testing.T) {
 	s, _ := newTestService(t, t0)
-	s.cardiacSlots <- struct{}{} // a prediction in progress
+	busy, err := s.cardiacSlots.Acquire(context.Background(), "busy") // a prediction in progress
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	c := newCaller(t, s, "clinic", "")
-	_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
+	_, err = s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("prediction ran without a free slot: %v", err)
 	}
-	<-s.cardiacSlots
+	busy()
 	if _, err := s.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCardiacSlotsTakeTurnsPerKey: a key with a queue of waiting
+// predictions does not keep another key's request waiting behind all of
+// them (issue 13, per-key fairness).
+func TestCardiacSlotsTakeTurnsPerKey(t *testing.T) {
+	s, _ := newTestService(t, t0)
+	a := newCaller(t, s, "busy-clinic", "")
+	b := newCaller(t, s, "other-clinic", "")
+	busy, err := s.cardiacSlots.Acquire(context.Background(), "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan string, 5)
+	run := func(c Caller, name string) {
+		// the request path's slot, recording the order predictions run in
+		_, err := s.inCardiacSlot(withSlotKey(context.Background(), c), func() (*cardiac.Result, error) {
+			ran <- name
+			return nil, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		go run(a, "a")
+		time.Sleep(20 * time.Millisecond) // queue in this order
+	}
+	go run(b, "b")
+	time.Sleep(50 * time.Millisecond)
+	busy()
+	var order []string
+	for i := 0; i < 5; i++ {
+		order = append(order, <-ran)
+	}
+	for i, name := range order {
+		if name == "b" && i > 1 {
+			t.Fatalf("slot order %v: the other key waited behind the busy key's queue", order)
+		}
 	}
 }
 

@@ -134,6 +134,7 @@ func (s *Service) reservePoP(ctx context.Context, b []byte) (image.Config, func(
 // billing (call type single). History is read before this measurement is
 // added, so historic_* hold the earlier values.
 func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleBody, error) {
+	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}
@@ -208,15 +209,31 @@ func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.P
 	return s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return s.cardiac.Predict(ctx, img, o) })
 }
 
-// inCardiacSlot runs predict once a cardiac slot is free (see predictImage).
+// inCardiacSlot runs predict once a cardiac slot is free (see
+// predictImage). Waiting callers are served per API key in turn
+// (internal/fairgate), so one key's queue of requests cannot keep another
+// key waiting behind all of it.
 func (s *Service) inCardiacSlot(ctx context.Context, predict func() (*cardiac.Result, error)) (*cardiac.Result, error) {
-	select {
-	case s.cardiacSlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	release, err := s.cardiacSlots.Acquire(ctx, slotKey(ctx))
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-s.cardiacSlots }()
+	defer release()
 	return predict()
+}
+
+// slotKeyCtx carries the API key prefix a cardiac slot is requested for.
+type slotKeyCtx struct{}
+
+// withSlotKey marks ctx as a request of the caller's key, for the turn
+// taking of cardiac slots; the desktop and local commands share the empty key.
+func withSlotKey(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, slotKeyCtx{}, c.KeyPrefix)
+}
+
+func slotKey(ctx context.Context) string {
+	k, _ := ctx.Value(slotKeyCtx{}).(string)
+	return k
 }
 
 // finishSingle adds history and billing to one result.
@@ -356,6 +373,7 @@ type StreamEvents interface {
 // and a pixel-level decode failure is reported as a rejected photo with
 // rejection_reason "invalid_image". Batch mode never renders images.
 func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
+	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}

@@ -212,7 +212,11 @@ func TestPredictScreenAware(t *testing.T) {
 	p := &scripted{code: 1}
 	p.svc = s
 	s.pop = p
-	s.cardiacSlots <- struct{}{} // the one slot is taken
+	taken, err := s.cardiacSlots.Acquire(ctx, "busy") // the one slot is taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken()
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	if _, err := s.PredictSingle(cctx, newCaller(t, s, "clinic", TierPaygo), &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); !errors.Is(err, context.DeadlineExceeded) || p.calls != 0 {

@@ -75,10 +75,10 @@ type Setting struct {
 // The settings. Register a flag with the Setting's String, Int, ... so its
 // name and help are the table's.
 var (
-	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys", "store"},
-		Default: "serve, keys: required; gui: the saved setting, then the user config dir's vetlens folder",
-		Help:    "data directory: database, certificate, admin socket"}
-	Store = Setting{Flag: "store", Env: "VETLENS_STORE", Commands: []string{"gui", "serve", "keys", "store"},
+	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys", "store", "dataset"},
+		Default: "serve, keys, dataset: required; gui: the saved setting, then the user config dir's vetlens folder",
+		Help:    "data directory: database, certificate, admin socket, the learning pool (learn/)"}
+	Store = Setting{Flag: "store", Env: "VETLENS_STORE", Commands: []string{"gui", "serve", "keys", "store", "dataset"},
 		Default: "bbolt: the embedded database in the data dir",
 		Help:    "storage: bbolt, or a postgres:// URL of a database several servers share (docs/storage.md)"}
 	Addr = Setting{Flag: "addr", Commands: []string{"gui", "serve"},

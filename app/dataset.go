@@ -1,0 +1,188 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"vetlens/app/repo"
+	"vetlens/internal/dogheart"
+)
+
+// DatasetSummary is what ExportDataset or ImportDataset did.
+type DatasetSummary struct {
+	// Written counts cases written (export) or added to the pool (import).
+	Written int
+	// Edited and Manual count written cases by kind (export).
+	Edited, Manual int
+	// Duplicates counts imported images already in the pool.
+	Duplicates int
+	// Skipped counts corrections without a kept image or 7 landmarks
+	// (export), or labels that are not MATLAB v5 files (import).
+	Skipped int
+}
+
+// PatientHash is the salted hash that stands for a patient id in an
+// exported dataset: the same salt gives the same hash, and the hash
+// does not reveal the id without the salt.
+func PatientHash(salt []byte, patientID string) string {
+	m := hmac.New(sha256.New, salt)
+	m.Write([]byte("patient\x00" + patientID))
+	return hex.EncodeToString(m.Sum(nil))[:24]
+}
+
+// ExportDataset writes every measurement whose landmarks a clinician
+// corrected ("edited") or placed ("manual") into dir, in the DogHeart
+// layout (dogheart package) with a provenance.json sidecar. Hidden
+// entries and corrections that a later entry supersedes are left out;
+// patient ids become PatientHash(salt, id). dir must be empty or absent.
+func ExportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte) (DatasetSummary, error) {
+	var sum DatasetSummary
+	if len(salt) == 0 {
+		return sum, errors.New("export dataset: no salt")
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return sum, fmt.Errorf("export dataset: %s is not empty", dir)
+	}
+	ids, err := repos.Patients.PatientIDs(ctx, "", 0)
+	if err != nil {
+		return sum, fmt.Errorf("export dataset: list patients: %w", err)
+	}
+	side := dogheart.Sidecar{Cases: []dogheart.Provenance{}}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		entries, err := repos.History.ListPatient(ctx, id)
+		if err != nil {
+			return sum, fmt.Errorf("export dataset: history: %w", err)
+		}
+		superseded := map[uint64]bool{}
+		for _, e := range entries {
+			if e.Supersedes != 0 {
+				superseded[e.Supersedes] = true
+			}
+		}
+		ph := PatientHash(salt, id)
+		for _, e := range entries {
+			kind := EntryKind(e.HistoryEntry)
+			if !kind.Clinician() || e.Hidden != nil || superseded[e.Seq] {
+				continue
+			}
+			if !e.HasImage || len(e.Landmarks) != 7 {
+				sum.Skipped++
+				continue
+			}
+			img, err := repos.History.Image(ctx, e.Customer, id, e.Seq)
+			if errors.Is(err, repo.ErrNotFound) {
+				sum.Skipped++
+				continue
+			}
+			if err != nil {
+				return sum, fmt.Errorf("export dataset: image: %w", err)
+			}
+			var six [6][2]float64
+			for i, k := range dogheart.SpecOrder {
+				six[i] = e.Landmarks[k]
+			}
+			stem := fmt.Sprintf("vl-%s-%d", ph[:12], e.Seq)
+			if err := dogheart.WriteCase(dir, stem, img, six); err != nil {
+				return sum, fmt.Errorf("export dataset: %w", err)
+			}
+			vp := e.Landmarks[dogheart.VLASIndex]
+			h := sha256.Sum256(img)
+			side.Cases = append(side.Cases, dogheart.Provenance{
+				Case: stem, Patient: ph, Kind: string(kind), ModelVersion: e.ModelVersion, Date: e.Time.UTC(),
+				VLASPoint: &vp, VHS: e.VHS, VLAS: e.VLAS, ImageSHA256: hex.EncodeToString(h[:]),
+			})
+			sum.Written++
+			if kind == MeasurementManual {
+				sum.Manual++
+			} else {
+				sum.Edited++
+			}
+		}
+	}
+	if err := dogheart.WriteSidecar(dir, side); err != nil {
+		return sum, fmt.Errorf("export dataset: %w", err)
+	}
+	return sum, nil
+}
+
+// ImportDataset copies the labelled images of src, an exported dataset
+// or a plain DogHeart/CCK folder, into the pool folder (same layout),
+// skipping images whose SHA-256 the pool already holds. A case keeps its
+// provenance when src has one, else it is recorded as kind "dogheart".
+func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error) {
+	var sum DatasetSummary
+	stems, err := dogheart.Stems(src)
+	if err != nil {
+		return sum, fmt.Errorf("import dataset: %w", err)
+	}
+	if len(stems) == 0 {
+		return sum, fmt.Errorf("import dataset: no labelled images in %s (want Images/*.png with Labels/*.mat)", src)
+	}
+	srcSide, err := dogheart.ReadSidecar(src)
+	if err != nil {
+		return sum, fmt.Errorf("import dataset: %w", err)
+	}
+	prov := map[string]dogheart.Provenance{}
+	for _, p := range srcSide.Cases {
+		prov[p.Case] = p
+	}
+	side, err := dogheart.ReadSidecar(pool)
+	if err != nil {
+		return sum, fmt.Errorf("import dataset: pool: %w", err)
+	}
+	for _, sub := range []string{"Images", "Labels"} {
+		if err := os.MkdirAll(filepath.Join(pool, sub), 0o755); err != nil {
+			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+	}
+	for _, stem := range stems {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		img, err := os.ReadFile(filepath.Join(src, "Images", stem+".png"))
+		if err != nil {
+			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+		label, err := os.ReadFile(filepath.Join(src, "Labels", stem+".mat"))
+		if err != nil {
+			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+		if !dogheart.IsMat(label) {
+			sum.Skipped++
+			continue
+		}
+		h := sha256.Sum256(img)
+		hexh := hex.EncodeToString(h[:])
+		name := "img-" + hexh[:20]
+		if _, err := os.Stat(filepath.Join(pool, "Images", name+".png")); err == nil {
+			sum.Duplicates++
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(pool, "Labels", name+".mat"), label, 0o644); err != nil {
+			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(pool, "Images", name+".png"), img, 0o644); err != nil {
+			return sum, fmt.Errorf("import dataset: %w", err)
+		}
+		p, ok := prov[stem]
+		if !ok {
+			p = dogheart.Provenance{Kind: "dogheart"}
+		}
+		p.Case, p.ImageSHA256 = name, hexh
+		side.Cases = append(side.Cases, p)
+		sum.Written++
+	}
+	if err := dogheart.WriteSidecar(pool, side); err != nil {
+		return sum, fmt.Errorf("import dataset: pool: %w", err)
+	}
+	return sum, nil
+}
