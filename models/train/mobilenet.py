@@ -79,10 +79,11 @@ def keras_block_names():
 
 
 class Encoder(nn.Module):
-    """MobileNetV2 features up to block `last` (Keras numbering, 16 = all).
+    """The MobileNetV2 stem and blocks 0..`last` (Keras numbering, 16 = all).
 
-    forward returns the features after blocks 2 (stride 4), 5 (stride 8),
-    12 (stride 16) and `last` (stride 32 when last >= 13).
+    MobileLandmarkNet.trunk and from_trunk run them, taking the features
+    after blocks 2 (stride 4), 5 (stride 8), 12 (stride 16) and `last`
+    (stride 32 when last >= 13); `channels` gives their widths.
     """
 
     def __init__(self, last=15):
@@ -96,15 +97,6 @@ class Encoder(nn.Module):
         self.blocks = nn.ModuleList(blocks[: last + 1])
         self.channels = {2: 24, 5: 32, 12: 96, last: blocks[last].project.conv.out_channels}
         self.last = last
-
-    def forward(self, x):
-        x = self.stem(x)
-        out = {}
-        for i, b in enumerate(self.blocks):
-            x = b(x)
-            if i in (2, 5, 12, self.last):
-                out[i] = x
-        return out
 
 
 def conv_bn(cin, cout, k=3):
