@@ -203,7 +203,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
 			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
-				PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
+				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
 			if !math.IsNaN(res.Spread) && !math.IsInf(res.Spread, 0) {
 				line.Spread = &res.Spread
 			}
@@ -281,15 +281,17 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 
 // dumpLine is one radiograph's truth and result, for calibrating thresholds.
 type dumpLine struct {
-	File      string            `json:"file"`
-	VHS       float64           `json:"vhs"`
-	VLAS      float64           `json:"vlas"`
-	Code      int               `json:"code"`
-	Guard     string            `json:"guard,omitempty"`
-	PredVHS   *float64          `json:"pred_vhs"`
-	PredVLAS  *float64          `json:"pred_vlas"`
-	Spread    *float64          `json:"spread"` // null when not finite (a rejected image has none)
-	Landmarks cardiac.Landmarks `json:"landmarks"`
+	File  string  `json:"file"`
+	VHS   float64 `json:"vhs"`
+	VLAS  float64 `json:"vlas"`
+	Code  int     `json:"code"`
+	Guard string  `json:"guard,omitempty"`
+	// PRadiograph is the validity classifier's output (rejected below 0.5).
+	PRadiograph float64           `json:"p_radiograph"`
+	PredVHS     *float64          `json:"pred_vhs"`
+	PredVLAS    *float64          `json:"pred_vlas"`
+	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
+	Landmarks   cardiac.Landmarks `json:"landmarks"`
 }
 
 func writeCard(path, section, generator string, s Summary) error {
