@@ -44,7 +44,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-learn-") as d:
         pool = os.path.join(d, "pool")
-        stems = [c["case"] for c in clinic_cases.build(N_CASES, 900, pool, workers=a.threads)]
+        stems = [c["case"] for c in clinic_cases.build(N_CASES, 899, pool, workers=a.threads)]
         cj = os.path.join(d, "cases.json")
         with open(cj, "w") as f:
             json.dump(stems, f)
