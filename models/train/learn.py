@@ -411,6 +411,12 @@ def run(a):
     clinic = load_cases(a.pool, stems, S, a.seed if a.shuffle_labels else None)
     n_syn = a.synthetic_n if a.synthetic_n is not None else DEFAULT_SYNTHETIC
     steps = a.steps if a.steps is not None else (None if a.minutes is not None else default_steps(len(stems)))
+    if n_syn > 0 and a.synthetic and os.path.exists(a.synthetic):
+        try:
+            with np.load(a.synthetic) as d:  # a cached mix may hold fewer
+                n_syn = min(n_syn, len(d["mask"]))
+        except Exception as e:
+            raise Failure("bad_synthetic", f"reading --synthetic {a.synthetic}: {e}") from e
     emit(event="start", cases=len(stems), synthetic=n_syn, members=MEMBERS, steps=steps or 0)
     prog = Progress()
     synth = synthetic_set(a.synthetic, n_syn, S, a.threads, prog) if n_syn > 0 else (

@@ -200,6 +200,15 @@ class LearnTest(unittest.TestCase):
                 if name != "exists":
                     self.assertFalse(os.path.exists(out))
 
+    def test_cached_synthetic_caps_the_count(self):
+        self.assertEqual(self.rc, 0, self.stderr[-2000:])
+        out = os.path.join(self.tmp, "out-cached")
+        rc, ev, err = run_learn(self.args(out, "--steps", "1", "--synthetic-n", "50"))
+        self.assertEqual(rc, 0, err[-2000:])
+        self.assertEqual(ev[0]["synthetic"], 4, "the cached mix holds 4")
+        with open(os.path.join(out, "train.json")) as f:
+            self.assertEqual(json.load(f)["synthetic"], 4)
+
     def test_sigterm_leaves_no_outdir(self):
         out = os.path.join(self.tmp, "out-cancel")
         p = subprocess.Popen([sys.executable, LEARN] + self.args(out, "--steps", "100000"),
