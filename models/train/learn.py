@@ -33,10 +33,6 @@ import time
 # per step instead of 0.57 (measured, load 8); must be set before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-
 INSTALL_HINT = ("fine-tuning needs PyTorch, SciPy and ONNX for Python 3: "
                 "apt install python3-torch python3-scipy python3-onnx")
 MEMBERS = 5
