@@ -404,7 +404,6 @@ def run(a):
     fam, metas = read_base(a.base)
     S = int(metas[1].get("input_size", [1, 224, 224])[-1])
     stems = read_cases_list(a.train_cases)
-    clinic = load_cases(a.pool, stems, S, a.seed if a.shuffle_labels else None)
     n_syn = a.synthetic_n if a.synthetic_n is not None else DEFAULT_SYNTHETIC
     steps = a.steps if a.steps is not None else (None if a.minutes is not None else default_steps(len(stems)))
     if n_syn > 0 and a.synthetic and os.path.exists(a.synthetic):
@@ -414,6 +413,7 @@ def run(a):
         except Exception as e:
             raise Failure("bad_synthetic", f"reading --synthetic {a.synthetic}: {e}") from e
     emit(event="start", cases=len(stems), synthetic=n_syn, members=MEMBERS, steps=steps or 0)
+    clinic = load_cases(a.pool, stems, S, a.seed if a.shuffle_labels else None)
     prog = Progress()
     synth = synthetic_set(a.synthetic, n_syn, S, a.threads, prog) if n_syn > 0 else (
         np.zeros((0, S, S), np.uint8), np.zeros((0, 7, 2), np.float32), np.zeros((0, 7), np.float32))

@@ -197,6 +197,7 @@ class LearnTest(unittest.TestCase):
                 rc, ev, _ = run_learn(a)
                 self.assertEqual(rc, 1)
                 self.assertEqual((ev[-1]["event"], ev[-1]["code"]), ("error", code))
+                self.assertEqual(ev[-1], [e for e in ev if e["event"] == "error"][0], "one error line, last")
                 if name != "exists":
                     self.assertFalse(os.path.exists(out))
 
