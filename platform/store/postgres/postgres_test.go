@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"vetlens/app/learn"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -318,5 +321,67 @@ func TestUpgrade(t *testing.T) {
 	// The stores work on the upgraded schema.
 	if err := s.Repos().Customers.Put(ctx, repo.Customer{Name: "a", Tier: "paygo", Created: time.Now()}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestModelRegistry: the active version is shared by two connections
+// (two servers), a published version's files come back byte for byte in
+// their subfolders, a version is published once, and an unknown one is
+// learn.ErrUnknownVersion.
+func TestModelRegistry(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewSchema(t)
+	a, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ra, rb := a.ModelRegistry(), b.ModelRegistry()
+	if v, err := rb.Active(ctx); err != nil || v != "" {
+		t.Fatalf("fresh active %q %v", v, err)
+	}
+	src := t.TempDir()
+	os.MkdirAll(filepath.Join(src, "reference"), 0o755)
+	os.WriteFile(filepath.Join(src, "manifest.json"), []byte(`{"x":1}`), 0o644)
+	os.WriteFile(filepath.Join(src, "reference", "in.f32"), []byte{0, 1, 2, 255}, 0o644)
+	if err := ra.Publish(ctx, "v3.1.0-clinic.1", src); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.Publish(ctx, "v3.1.0-clinic.1", src); err == nil {
+		t.Error("published twice")
+	}
+	if err := ra.SetActive(ctx, "v3.1.0-clinic.1"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := rb.Active(ctx); v != "v3.1.0-clinic.1" {
+		t.Errorf("other server sees %q", v)
+	}
+	dst := filepath.Join(t.TempDir(), "v")
+	if err := rb.Fetch(ctx, "v3.1.0-clinic.1", dst); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"manifest.json", filepath.Join("reference", "in.f32")} {
+		w, _ := os.ReadFile(filepath.Join(src, f))
+		g, err := os.ReadFile(filepath.Join(dst, f))
+		if err != nil || string(g) != string(w) {
+			t.Errorf("%s: %q %v", f, g, err)
+		}
+	}
+	if err := rb.Fetch(ctx, "v3.1.0-clinic.2", t.TempDir()); !errors.Is(err, learn.ErrUnknownVersion) {
+		t.Errorf("unknown version: %v", err)
+	}
+	if vs, err := rb.Published(ctx); err != nil || len(vs) != 1 {
+		t.Errorf("published %v %v", vs, err)
+	}
+	if err := rb.SetActive(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := ra.Active(ctx); v != "" {
+		t.Errorf("rollback to shipped seen as %q", v)
 	}
 }
