@@ -1,4 +1,4 @@
-package learn
+package learn_test
 
 import (
 	"context"
@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"image"
-
+	"vetlens/app/learn"
+	. "vetlens/app/learn/learntest"
 	"vetlens/engine/cardiac"
 )
 
@@ -20,30 +19,30 @@ import (
 // out, the seed fixes it, and pools too small or with too few patients
 // are refused with the reason.
 func TestSplit(t *testing.T) {
-	mk := func(n, perPatient int) []Case {
-		var cs []Case
+	mk := func(n, perPatient int) []learn.Case {
+		var cs []learn.Case
 		for i := range n {
 			p := ""
 			if perPatient > 0 {
 				p = string(rune('A'+i/perPatient%26)) + string(rune('a'+i/perPatient/26))
 			}
-			cs = append(cs, Case{Stem: string(rune('a'+i%26)) + string(rune('a'+i/26)), Patient: p})
+			cs = append(cs, learn.Case{Stem: string(rune('a'+i%26)) + string(rune('a'+i/26)), Patient: p})
 		}
 		return cs
 	}
 	tests := []struct {
 		name    string
-		cases   []Case
+		cases   []learn.Case
 		wantErr string
 	}{
 		{"150 cases, 3 per patient", mk(150, 3), ""},
 		{"60 cases without patients", mk(60, 0), ""},
-		{"too few cases", mk(MinCases-1, 1), "at least"},
+		{"too few cases", mk(learn.MinCases-1, 1), "at least"},
 		{"two patients only", mk(60, 30), "too few distinct patients"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			train, held, err := Split(tc.cases, HoldOut, 7)
+			train, held, err := learn.Split(tc.cases, learn.HoldOut, 7)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
@@ -69,8 +68,8 @@ func TestSplit(t *testing.T) {
 					t.Errorf("patient %s on both sides", c.Patient)
 				}
 			}
-			_, held2, _ := Split(tc.cases, HoldOut, 7)
-			_, held3, _ := Split(tc.cases, HoldOut, 8)
+			_, held2, _ := learn.Split(tc.cases, learn.HoldOut, 7)
+			_, held3, _ := learn.Split(tc.cases, learn.HoldOut, 8)
 			if stems(held) != stems(held2) {
 				t.Error("same seed, different split")
 			}
@@ -81,7 +80,7 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func stems(cs []Case) string {
+func stems(cs []learn.Case) string {
 	var b strings.Builder
 	for _, c := range cs {
 		b.WriteString(c.Stem + ",")
@@ -111,103 +110,44 @@ func TestPairedBootstrap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			iv := PairedBootstrap(before, tc.after, Resamples, 3)
+			iv := learn.PairedBootstrap(before, tc.after, learn.Resamples, 3)
 			if !(iv.Lo <= iv.Mean && iv.Mean <= iv.Hi) {
 				t.Fatalf("interval %+v does not hold its mean", iv)
 			}
 			if (iv.Hi < 0) != tc.wantBelow {
 				t.Errorf("interval [%.3f, %.3f]: below zero %v, want %v", iv.Lo, iv.Hi, iv.Hi < 0, tc.wantBelow)
 			}
-			if again := PairedBootstrap(before, tc.after, Resamples, 3); again != iv {
+			if again := learn.PairedBootstrap(before, tc.after, learn.Resamples, 3); again != iv {
 				t.Errorf("same seed, %+v then %+v", iv, again)
 			}
 		})
 	}
-	if iv := PairedBootstrap(nil, nil, Resamples, 1); !math.IsNaN(iv.Hi) {
+	if iv := learn.PairedBootstrap(nil, nil, learn.Resamples, 1); !math.IsNaN(iv.Hi) {
 		t.Errorf("no cases gave %+v", iv)
 	}
 }
-
-// rig is a Service on a temporary data dir with the fakes.
-type rig struct {
-	svc     *Service
-	layout  Layout
-	shipped string
-	truth   truthBySize
-	live    *Live
-	loads   *atomic.Int32
-}
-
-func newRig(t *testing.T, tr fakeTrainer, models fakeModels) *rig {
-	t.Helper()
-	root := t.TempDir()
-	r := &rig{layout: Layout{Dir: filepath.Join(root, "learn")}, shipped: filepath.Join(root, "models"), truth: truthBySize{}, loads: &atomic.Int32{}}
-	if err := writeModelsDir(r.shipped, "v3.1.0-synthetic-xraysim.1"); err != nil {
-		t.Fatal(err)
-	}
-	testPool(t, r.layout.Pool(), 48, 2, r.truth)
-	if tr.phantoms == nil {
-		tr.phantoms = fakePhantoms(r.truth)
-	}
-	models.truth = r.truth
-	if models.offset == 0 {
-		models.offset = 15
-	}
-	svc, err := New(Config{Layout: r.layout, Shipped: r.shipped, Trainer: tr, Models: models, Phantoms: 5,
-		Registry: FileRegistry{Path: r.layout.ActiveFile(), Versions: r.layout.Versions()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.svc = svc
-	r.live = NewLive(&fakeEngine{version: "v3.1.0-synthetic-xraysim.1"}, r.shipped)
-	svc.Attach(r.live, func(dir string) (Engine, error) {
-		r.loads.Add(1)
-		v, err := familyVersion(dir)
-		return &fakeEngine{version: v}, err
-	})
-	return r
-}
-
-// fakeEngine is a live engine that records being closed.
-type fakeEngine struct {
-	version string
-	closed  atomic.Bool
-	gate    chan struct{} // Predict waits on it when set
-}
-
-func (e *fakeEngine) Predict(ctx context.Context, _ image.Image, _ cardiac.PredictOptions) (*cardiac.Result, error) {
-	if e.closed.Load() {
-		return nil, errors.New("closed engine used")
-	}
-	if e.gate != nil {
-		<-e.gate
-	}
-	return &cardiac.Result{}, nil
-}
-func (e *fakeEngine) ModelVersion() string { return e.version }
-func (e *fakeEngine) LandmarkModels() int  { return 5 }
-func (e *fakeEngine) Close() error         { e.closed.Store(true); return nil }
 
 // TestLearnPromotesAndRollsBack: a candidate that measures the held-out
 // cases better is promoted as v3.1.0-clinic.1 with its card, the live
 // engine serves it, rollback to the shipped models and forward again
 // work, and a second run that does not improve is refused.
 func TestLearnPromotesAndRollsBack(t *testing.T) {
-	var specs []TrainSpec
-	r := newRig(t, fakeTrainer{specs: &specs}, fakeModels{})
+	var specs []learn.TrainSpec
+	r := NewRig(t, Trainer{Specs: &specs}, Models{})
+	svc := r.Svc
 	ctx := t.Context()
 	var fracs []float64
-	run, err := r.svc.Learn(ctx, Options{Steps: 10}, func(p Progress) { fracs = append(fracs, p.Fraction) })
+	run, err := svc.Learn(ctx, learn.Options{Steps: 10}, func(p learn.Progress) { fracs = append(fracs, p.Fraction) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !run.Promoted || run.Candidate != "v3.1.0-clinic.1" || run.Status != StatusDone {
+	if !run.Promoted || run.Candidate != "v3.1.0-clinic.1" || run.Status != learn.StatusDone {
 		t.Fatalf("run %s promoted %v status %s: %s", run.Candidate, run.Promoted, run.Status, run.Refusal())
 	}
 	if run.Train+run.HeldOut != 48 || run.HeldOut != 12 {
 		t.Errorf("split %d + %d", run.Train, run.HeldOut)
 	}
-	if !(run.After.VHSMAE < run.Before.VHSMAE) || run.After.VHSMAE != 0 || run.Bootstrap.Hi >= 0 {
+	if !(run.After.VHSMAE < run.Before.VHSMAE) || run.After.VHSMAE != 0 || run.Bootstrap.Hi >= 0 || !(run.Margin() > 0) {
 		t.Errorf("MAE %.3f -> %.3f, interval %+v", run.Before.VHSMAE, run.After.VHSMAE, run.Bootstrap)
 	}
 	if run.Before.Landmarks[cardiac.HeartBottom].Px != 15 || run.After.Landmarks[cardiac.HeartTop].Px != 0 {
@@ -215,6 +155,9 @@ func TestLearnPromotesAndRollsBack(t *testing.T) {
 	}
 	if run.PhantomAfter.Cases != 5 {
 		t.Errorf("phantom set of %d", run.PhantomAfter.Cases)
+	}
+	if rows := run.Table(); len(rows) < 8 || rows[1].Metric != "  VHS MAE (v)" || rows[1].After != "0.000" {
+		t.Errorf("table %+v", rows)
 	}
 	for i := 1; i < len(fracs); i++ {
 		if fracs[i] < fracs[i-1] {
@@ -224,44 +167,45 @@ func TestLearnPromotesAndRollsBack(t *testing.T) {
 	if fracs[len(fracs)-1] != 1 {
 		t.Errorf("progress ended at %v", fracs[len(fracs)-1])
 	}
-	// The trainer got only training cases and the models in use.
-	if len(specs) != 1 || specs[0].Base != r.shipped || specs[0].Version != "v3.1.0-clinic.1" {
+	// The trainer got the models in use, the new version and a cases
+	// file listing the training side only.
+	if len(specs) != 1 || specs[0].Base != r.Shipped || specs[0].Version != "v3.1.0-clinic.1" {
 		t.Fatalf("specs %+v", specs)
 	}
-	if got := r.live.ModelVersion(); got != "v3.1.0-clinic.1" {
+	if got := r.Live.ModelVersion(); got != "v3.1.0-clinic.1" {
 		t.Errorf("live engine serves %s", got)
 	}
-	card, _ := os.ReadFile(filepath.Join(r.layout.Versions(), "v3.1.0-clinic.1", cardFile))
+	card, _ := os.ReadFile(filepath.Join(r.Layout.Versions(), "v3.1.0-clinic.1", CardFile))
 	if !strings.Contains(string(card), "## Clinic version v3.1.0-clinic.1") || !strings.Contains(string(card), "36 of the clinic's 48") {
 		t.Errorf("card:\n%s", card)
 	}
-	vs, err := r.svc.Versions(ctx)
+	vs, err := svc.Versions(ctx)
 	if err != nil || len(vs) != 2 || !vs[1].Active || vs[0].Active || !vs[0].Shipped {
 		t.Fatalf("versions %+v %v", vs, err)
 	}
 
 	// Rollback to the shipped models, and forward again.
-	for _, want := range []string{ShippedAlias, "v3.1.0-clinic.1", "v3.1.0-synthetic-xraysim.1"} {
-		v, err := r.svc.Use(ctx, want)
+	for _, want := range []string{learn.ShippedAlias, "v3.1.0-clinic.1", "v3.1.0-synthetic-xraysim.1"} {
+		v, err := svc.Use(ctx, want)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := r.svc.Active(ctx)
-		if a.Name != v.Name || r.live.ModelVersion() != v.Name {
-			t.Errorf("use %s: active %s, live %s", want, a.Name, r.live.ModelVersion())
+		a, _ := svc.Active(ctx)
+		if a.Name != v.Name || r.Live.ModelVersion() != v.Name {
+			t.Errorf("use %s: active %s, live %s", want, a.Name, r.Live.ModelVersion())
 		}
 	}
-	if _, err := r.svc.Use(ctx, "v3.1.0-clinic.9"); !errors.Is(err, ErrUnknownVersion) {
+	if _, err := svc.Use(ctx, "v3.1.0-clinic.9"); !errors.Is(err, learn.ErrUnknownVersion) {
 		t.Errorf("unknown version: %v", err)
 	}
-	if _, err := r.svc.Use(ctx, "../../etc"); !errors.Is(err, ErrUnknownVersion) {
+	if _, err := svc.Use(ctx, "../../etc"); !errors.Is(err, learn.ErrUnknownVersion) {
 		t.Errorf("path as version: %v", err)
 	}
-	r.svc.Use(ctx, "v3.1.0-clinic.1")
+	svc.Use(ctx, "v3.1.0-clinic.1")
 
 	// From clinic.1, clinic.2 measures the same: refused, not promoted,
 	// the active version stays.
-	run2, err := r.svc.Learn(ctx, Options{}, nil)
+	run2, err := svc.Learn(ctx, learn.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,15 +215,47 @@ func TestLearnPromotesAndRollsBack(t *testing.T) {
 	if !strings.Contains(run2.Refusal(), "clinic held-out cases") {
 		t.Errorf("refusal %q", run2.Refusal())
 	}
-	if a, _ := r.svc.Active(ctx); a.Name != "v3.1.0-clinic.1" {
+	if a, _ := svc.Active(ctx); a.Name != "v3.1.0-clinic.1" {
 		t.Errorf("active %s after a refused run", a.Name)
 	}
-	if _, err := r.svc.Promote(ctx, run2.ID); err == nil || !strings.Contains(err.Error(), "did not hold") {
+	if _, err := svc.Promote(ctx, run2.ID); err == nil || !strings.Contains(err.Error(), "did not hold") {
 		t.Errorf("promote a refused run: %v", err)
 	}
-	runs, _ := r.svc.Runs(ctx)
+	runs, _ := svc.Runs(ctx)
 	if len(runs) != 2 || runs[0].ID != run2.ID {
 		t.Errorf("runs %d, newest %s", len(runs), runs[0].ID)
+	}
+}
+
+// TestFollow: a version made active by another process (another
+// Service on the same data directory) is served after one poll.
+func TestFollow(t *testing.T) {
+	r := NewRig(t, Trainer{}, Models{})
+	if _, err := r.Svc.Learn(t.Context(), learn.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := NewRig(t, Trainer{}, Models{}) // another server's live engine...
+	follower := other.Live
+	fsvc, err := learn.New(learn.Config{Layout: r.Layout, Shipped: r.Shipped, Models: r.Models,
+		Registry: learn.FileRegistry{Path: r.Layout.ActiveFile(), Versions: r.Layout.Versions()}}) // ...on r's data
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsvc.Attach(follower, Loader)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go fsvc.Follow(ctx, 10*time.Millisecond, nil)
+	for _, want := range []string{"v3.1.0-clinic.1", "v3.1.0-synthetic-xraysim.1"} {
+		if want != "v3.1.0-clinic.1" {
+			r.Svc.Use(t.Context(), want)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for follower.ModelVersion() != want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := follower.ModelVersion(); got != want {
+			t.Errorf("follower serves %s, want %s", got, want)
+		}
 	}
 }
 
@@ -288,20 +264,20 @@ func TestLearnPromotesAndRollsBack(t *testing.T) {
 func TestLearnRefusals(t *testing.T) {
 	tests := []struct {
 		name      string
-		models    fakeModels
-		opts      Options
+		models    Models
+		opts      learn.Options
 		wantRule  string // "" : promotable
 		promoteOK bool
 	}{
-		{"phantom regression", fakeModels{phantomWorse: true}, Options{}, "phantom regression set", false},
-		{"reference outputs", fakeModels{broken: "v3.1.0-clinic.1"}, Options{}, "reference outputs", false},
-		{"no gain", fakeModels{better: func(string) bool { return false }}, Options{}, "clinic held-out cases", false},
-		{"no promote", fakeModels{}, Options{NoPromote: true}, "", true},
+		{"phantom regression", Models{PhantomWorse: true}, learn.Options{}, "phantom regression set", false},
+		{"reference outputs", Models{Broken: "v3.1.0-clinic.1"}, learn.Options{}, "reference outputs", false},
+		{"no gain", Models{Better: func(string) bool { return false }}, learn.Options{}, "clinic held-out cases", false},
+		{"no promote", Models{}, learn.Options{NoPromote: true}, "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, fakeTrainer{}, tc.models)
-			run, err := r.svc.Learn(t.Context(), tc.opts, nil)
+			r := NewRig(t, Trainer{}, tc.models)
+			run, err := r.Svc.Learn(t.Context(), tc.opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,15 +287,15 @@ func TestLearnRefusals(t *testing.T) {
 			if got := run.Refusal(); tc.wantRule == "" && got != "" || !strings.Contains(got, tc.wantRule) {
 				t.Errorf("refusal %q, want %q", got, tc.wantRule)
 			}
-			if a, _ := r.svc.Active(t.Context()); !a.Shipped || r.live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
+			if a, _ := r.Svc.Active(t.Context()); !a.Shipped || r.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
 				t.Errorf("active %s", a.Name)
 			}
-			_, err = r.svc.Promote(t.Context(), run.ID)
+			_, err = r.Svc.Promote(t.Context(), run.ID)
 			if (err == nil) != tc.promoteOK {
 				t.Errorf("promote: %v", err)
 			}
-			if tc.promoteOK && r.live.ModelVersion() != run.Candidate {
-				t.Errorf("after promote the live engine serves %s", r.live.ModelVersion())
+			if tc.promoteOK && r.Live.ModelVersion() != run.Candidate {
+				t.Errorf("after promote the live engine serves %s", r.Live.ModelVersion())
 			}
 		})
 	}
@@ -328,39 +304,37 @@ func TestLearnRefusals(t *testing.T) {
 // TestLearnInterrupted: cancelling mid-training leaves the models in use
 // and no candidate; what a crash leaves (a partial output, a report still
 // "running") is reported as interrupted and removed by the next run; a
-// missing torch is reported as such.
+// missing torch and a failing trainer are reported as such.
 func TestLearnInterrupted(t *testing.T) {
 	started := make(chan struct{})
-	r := newRig(t, fakeTrainer{block: true, started: started}, fakeModels{})
+	r := NewRig(t, Trainer{Block: true, Started: started}, Models{})
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-started; cancel() }()
-	run, err := r.svc.Learn(ctx, Options{}, nil)
-	if err == nil || run.Status != StatusCancelled {
+	run, err := r.Svc.Learn(ctx, learn.Options{}, nil)
+	if err == nil || run.Status != learn.StatusCancelled {
 		t.Fatalf("cancelled run: %v %s", err, run.Status)
 	}
-	if a, _ := r.svc.Active(t.Context()); !a.Shipped || r.loads.Load() != 0 {
-		t.Errorf("active %s, %d engine loads", a.Name, r.loads.Load())
+	if a, _ := r.Svc.Active(t.Context()); !a.Shipped || r.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
+		t.Errorf("active %s, live %s", a.Name, r.Live.ModelVersion())
 	}
-	if ents, _ := os.ReadDir(r.layout.Staging()); len(ents) != 1 { // the cases file only
-		t.Errorf("staging holds %d entries", len(ents))
-	}
-	if names, _ := dirNames(r.layout.Candidates()); len(names) != 0 {
-		t.Errorf("candidates %v", names)
+	for _, d := range []string{r.Layout.Versions(), r.Layout.Candidates(), filepath.Join(r.Layout.Staging(), run.Candidate), filepath.Join(r.Layout.Staging(), run.Candidate+".partial")} {
+		if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 || err == nil && strings.Contains(d, "clinic") {
+			t.Errorf("%s left behind", d)
+		}
 	}
 
 	// A crash: a report left "running" and a partial output.
-	crashed := Run{ID: "20260101T000000000Z", Status: StatusRunning, Started: time.Now().Add(-time.Hour), Candidate: "v3.1.0-clinic.7"}
-	if err := r.svc.saveRun(&crashed); err != nil {
+	crashed := `{"id":"20260101T000000000Z","status":"running","started":"2026-01-01T00:00:00Z","candidate":"v3.1.0-clinic.7"}`
+	if err := os.WriteFile(filepath.Join(r.Layout.Runs(), "20260101T000000000Z.json"), []byte(crashed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	partial := filepath.Join(r.layout.Staging(), "v3.1.0-clinic.7.partial")
+	partial := filepath.Join(r.Layout.Staging(), "v3.1.0-clinic.7.partial")
 	os.MkdirAll(partial, 0o755)
-	runs, _ := r.svc.Runs(t.Context())
-	if runs[len(runs)-1].Status != StatusInterrupted {
+	runs, _ := r.Svc.Runs(t.Context())
+	if runs[len(runs)-1].Status != learn.StatusInterrupted {
 		t.Errorf("crashed run shows %s", runs[len(runs)-1].Status)
 	}
-	r.svc.cfg.Trainer = fakeTrainer{}
-	run, err = r.svc.Learn(t.Context(), Options{}, nil)
+	run, err = r.With(t, Trainer{}).Learn(t.Context(), learn.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,13 +344,10 @@ func TestLearnInterrupted(t *testing.T) {
 	if run.Candidate != "v3.1.0-clinic.8" {
 		t.Errorf("candidate %s after a run that reached clinic.7", run.Candidate)
 	}
-
-	r.svc.cfg.Trainer = fakeTrainer{noTorch: true}
-	if _, err := r.svc.Learn(t.Context(), Options{}, nil); !IsMissingTorch(err) {
+	if _, err := r.With(t, Trainer{NoTorch: true}).Learn(t.Context(), learn.Options{}, nil); !learn.IsMissingTorch(err) {
 		t.Errorf("missing torch: %v", err)
 	}
-	r.svc.cfg.Trainer = fakeTrainer{fail: true}
-	if run, err := r.svc.Learn(t.Context(), Options{}, nil); err == nil || run.Status != StatusFailed {
+	if run, err := r.With(t, Trainer{Fail: true}).Learn(t.Context(), learn.Options{}, nil); err == nil || run.Status != learn.StatusFailed {
 		t.Errorf("failed trainer: %v %s", err, run.Status)
 	}
 }
@@ -384,36 +355,28 @@ func TestLearnInterrupted(t *testing.T) {
 // TestLiveSwap: a swap waits for in-flight predictions before closing
 // the old engine, and new predictions use the new one.
 func TestLiveSwap(t *testing.T) {
-	old := &fakeEngine{version: "a", gate: make(chan struct{})}
-	l := NewLive(old, "dirA")
+	old := &Engine{Version: "a", Gate: make(chan struct{}), Entered: make(chan struct{})}
+	l := learn.NewLive(old, "dirA")
 	done := make(chan error)
 	go func() { _, err := l.Predict(t.Context(), nil, cardiac.PredictOptions{}); done <- err }()
-	for { // wait until the prediction holds the old engine
-		l.mu.Lock()
-		refs := l.cur.refs
-		l.mu.Unlock()
-		if refs == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	nu := &fakeEngine{version: "b"}
+	<-old.Entered
+	nu := &Engine{Version: "b"}
 	l.Swap(nu, "dirB")
-	if old.closed.Load() {
+	if old.Closed.Load() {
 		t.Fatal("closed under an in-flight prediction")
 	}
 	if l.ModelVersion() != "b" || l.Dir() != "dirB" {
 		t.Errorf("serves %s from %s", l.ModelVersion(), l.Dir())
 	}
-	close(old.gate)
+	close(old.Gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !old.closed.Load() {
+	if !old.Closed.Load() {
 		t.Error("old engine not closed after its last prediction")
 	}
 	l.Close()
-	if !nu.closed.Load() {
+	if !nu.Closed.Load() {
 		t.Error("Close left the engine open")
 	}
 }
