@@ -155,8 +155,10 @@ func (p Python) stderr(tail *tailWriter) io.Writer {
 // command builds a python command in its own process group, stopped on
 // ctx's end by SIGTERM to the group, then SIGKILL after KillAfter.
 func (p Python) command(ctx context.Context, script string, args ...string) *exec.Cmd {
+	if abs, err := filepath.Abs(script); err == nil {
+		script = abs
+	}
 	cmd := exec.CommandContext(ctx, p.python(), append([]string{script}, args...)...)
-	cmd.Dir = p.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = p.KillAfter
