@@ -316,13 +316,26 @@ type Rig struct {
 	Shipped string
 	Truth   Truth
 	Models  Models
+	// Registry records the active version (nil: a FileRegistry in
+	// Layout).
+	Registry learn.Registry
 }
 
 // NewRig builds a Rig with the trainer and models doubles.
 func NewRig(t *testing.T, tr Trainer, m Models) *Rig {
 	t.Helper()
+	return NewRigOn(t, tr, m, nil)
+}
+
+// NewRigOn is NewRig recording the active version in reg (nil: a
+// FileRegistry).
+func NewRigOn(t *testing.T, tr Trainer, m Models, reg learn.Registry) *Rig {
+	t.Helper()
 	root := t.TempDir()
-	r := &Rig{Layout: learn.Layout{Dir: filepath.Join(root, "learn")}, Shipped: filepath.Join(root, "models"), Truth: Truth{}}
+	r := &Rig{Layout: learn.Layout{Dir: filepath.Join(root, "learn")}, Shipped: filepath.Join(root, "models"), Truth: Truth{}, Registry: reg}
+	if r.Registry == nil {
+		r.Registry = learn.FileRegistry{Path: r.Layout.ActiveFile(), Versions: r.Layout.Versions()}
+	}
 	if err := WriteModelsDir(r.Shipped, "v3.1.0-synthetic-xraysim.1"); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +357,7 @@ func (r *Rig) With(t *testing.T, tr Trainer) *learn.Service {
 	if tr.MakePhantomsFunc == nil {
 		tr.MakePhantomsFunc = Phantoms(r.Truth)
 	}
-	svc, err := learn.New(learn.Config{Layout: r.Layout, Shipped: r.Shipped, Trainer: tr, Models: r.Models, Phantoms: 5,
-		Registry: learn.FileRegistry{Path: r.Layout.ActiveFile(), Versions: r.Layout.Versions()}})
+	svc, err := learn.New(learn.Config{Layout: r.Layout, Shipped: r.Shipped, Trainer: tr, Models: r.Models, Phantoms: 5, Registry: r.Registry})
 	if err != nil {
 		t.Fatal(err)
 	}

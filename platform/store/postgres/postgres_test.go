@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 	"vetlens/app/learn"
+	"vetlens/app/learn/learntest"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -383,5 +384,51 @@ func TestModelRegistry(t *testing.T) {
 	}
 	if v, _ := ra.Active(ctx); v != "" {
 		t.Errorf("rollback to shipped seen as %q", v)
+	}
+}
+
+// TestModelRegistryTwoServers: a version promoted by one server (its own
+// data directory) is fetched and served by another on the same
+// database, and a rollback there reaches the first.
+func TestModelRegistryTwoServers(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewSchema(t)
+	var regs [2]learn.Registry
+	for i := range regs {
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		regs[i] = s.ModelRegistry()
+	}
+	a := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, regs[0])
+	b := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, regs[1])
+	run, err := a.Svc.Learn(ctx, learn.Options{}, nil)
+	if err != nil || !run.Promoted {
+		t.Fatalf("learn on A: %v %s", err, run.Refusal())
+	}
+	if err := b.Svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.Live.ModelVersion() != run.Candidate {
+		t.Fatalf("B serves %s", b.Live.ModelVersion())
+	}
+	if _, err := os.Stat(filepath.Join(b.Layout.Versions(), run.Candidate, "manifest.json")); err != nil {
+		t.Errorf("B did not fetch the version: %v", err)
+	}
+	if _, err := b.Svc.Use(ctx, learn.ShippedAlias); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
+		t.Errorf("A serves %s after B's rollback", a.Live.ModelVersion())
+	}
+	// The next version number counts the database's versions too.
+	run2, err := b.Svc.Learn(ctx, learn.Options{}, nil)
+	if err != nil || run2.Candidate != "v3.1.0-clinic.2" {
+		t.Errorf("B's run: %s %v", run2.Candidate, err)
 	}
 }
