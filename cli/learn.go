@@ -204,8 +204,8 @@ func (p *progressLines) show(pr learn.Progress) {
 
 // printRun prints a finished run's table, interval, rules and outcome.
 func printRun(w io.Writer, r learn.Run) {
-	fmt.Fprintf(w, "\nrun %s: %s -> %s, trained on %d cases in %.0f s, %d held out (grouped by patient)\n",
-		r.ID, r.Base, r.Candidate, r.Train, r.TrainSeconds, r.HeldOut)
+	fmt.Fprintf(w, "\nrun %s: %s -> %s, trained on %d cases in %.0f s (%.0f s per 100 cases), %d held out (grouped by patient)\n",
+		r.ID, r.Base, r.Candidate, r.Train, r.TrainSeconds, 100*r.TrainSeconds/float64(max(r.Train, 1)), r.HeldOut)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tbefore\tafter")
 	for _, row := range r.Table() {
