@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -246,7 +247,9 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	if err != nil {
 		return fmt.Errorf("the trained models do not load: %w", err)
 	}
-	defer cand.Close()
+	var closeOnce sync.Once
+	closeCand := func() { closeOnce.Do(func() { cand.Close() }) }
+	defer closeCand()
 	if v := cand.ModelVersion(); v != r.Candidate {
 		return fmt.Errorf("the trainer wrote model_version %q, want %q", v, r.Candidate)
 	}
@@ -285,7 +288,7 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	if err := os.MkdirAll(s.cfg.Layout.Candidates(), 0o755); err != nil {
 		return describe("keep candidate", err)
 	}
-	cand.Close()
+	closeCand() // its files move
 	if err := os.Rename(out, filepath.Join(s.cfg.Layout.Candidates(), r.Candidate)); err != nil {
 		return describe("keep candidate", err)
 	}
