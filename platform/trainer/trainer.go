@@ -159,7 +159,9 @@ func (p Python) command(ctx context.Context, script string, args ...string) *exe
 		script = abs
 	}
 	cmd := exec.CommandContext(ctx, p.python(), append([]string{script}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so cancel reaches the trainer's workers too;
+	// SIGTERM when VetLens dies (kill -9), so no orphan goes on training.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = p.KillAfter
 	if cmd.WaitDelay == 0 {
