@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +36,7 @@ if mode == "error":
     say(event="error", code="bad_pool", message="no cases"); sys.exit(1)
 if mode == "hang":
     os.makedirs(out + ".partial")
+    with open(out + ".pid", "w") as f: f.write(str(os.getpid()))
     def stop(*_):
         os.rmdir(out + ".partial"); sys.exit(143)
     signal.signal(signal.SIGTERM, stop)
@@ -141,5 +145,54 @@ func TestTrainCancel(t *testing.T) {
 	}
 	if _, err := os.Stat(spec.Out + ".partial"); err == nil {
 		t.Error("partial output left")
+	}
+}
+
+// crashChildEnv makes the test binary the VetLens process of
+// TestTrainerDiesWithVetLens.
+const crashChildEnv = "VETLENS_TRAINER_CRASH_CHILD"
+
+// TestTrainerCrashChild is the process killed with SIGKILL mid-training.
+func TestTrainerCrashChild(t *testing.T) {
+	out := os.Getenv(crashChildEnv)
+	if out == "" {
+		t.Skip("the child of TestTrainerDiesWithVetLens")
+	}
+	p := Python{Python: "python3", Dir: os.Getenv("FAKE_DIR")}
+	p.Train(context.Background(), learn.TrainSpec{Out: out, Version: "v"}, func(learn.Progress) {})
+}
+
+// TestTrainerDiesWithVetLens: when the VetLens process is killed with
+// SIGKILL mid-training, the trainer gets SIGTERM (it stops and removes
+// its partial output) instead of training on as an orphan.
+func TestTrainerDiesWithVetLens(t *testing.T) {
+	p, spec := setup(t, "hang")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestTrainerCrashChild$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+spec.Out, "FAKE_DIR="+p.Dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(spec.Out + ".pid"); err == nil && len(b) > 0 {
+			pid, _ = strconv.Atoi(string(b))
+		}
+	}
+	if pid == 0 {
+		cmd.Process.Kill()
+		t.Fatal("the trainer did not start")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	gone := false
+	for deadline := time.Now().Add(10 * time.Second); !gone && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		gone = syscall.Kill(pid, 0) != nil
+	}
+	if !gone {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("the trainer outlived VetLens")
+	}
+	if _, err := os.Stat(spec.Out + ".partial"); err == nil {
+		t.Error("the trainer left its partial output")
 	}
 }
