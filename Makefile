@@ -32,7 +32,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 ADDR ?=
 
 .PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
-	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
+	manifest eval eval-cardiac eval-usg eval-pop bench bench-api bench-learn clean
 
 all: build
 
@@ -147,6 +147,11 @@ fuzz:
 # LAN API load over TLS on loopback (USG, 8 clients).
 bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
+
+# Fine-tuning time per 100 clinic cases on this machine (docs/learning.md):
+# a fixed small learn.py run on the shipped models, scaled; one JSON line.
+bench-learn:
+	cd models/train && $(PY) bench_learn.py
 
 # The trainers are one small package (models/train/pyproject.toml): run
 # from models/train, the tests import its modules without sys.path edits.
