@@ -28,7 +28,7 @@ import (
 // and the bootstrap to decide.
 const (
 	e2eCases    = 150
-	e2eSteps    = 40
+	e2eSteps    = 30
 	e2eSynth    = 64
 	e2ePhantoms = 8
 	// e2eMargin is the least held-out clinic VHS MAE gain (v) the short

@@ -20,7 +20,7 @@ const (
 	DefaultPhantoms = 60
 	// PhantomTolerance is how much worse (VHS MAE, vertebrae) a candidate
 	// may be on the phantom set than the models in use.
-	PhantomTolerance = 0.10
+	PhantomTolerance = 0.25
 )
 
 // Config wires a Service.
