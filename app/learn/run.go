@@ -145,7 +145,7 @@ func (s *Service) Learn(ctx context.Context, o Options, progress func(Progress))
 	if err != nil {
 		return Run{}, err
 	}
-	base, err := familyVersion(baseDir)
+	base, err := FamilyVersion(baseDir)
 	if err != nil {
 		return Run{}, describe("models in use", err)
 	}

@@ -42,8 +42,9 @@ var (
 	versionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$`)
 )
 
-// familyVersion reads the cardiac family's model_version in dir.
-func familyVersion(dir string) (string, error) {
+// FamilyVersion reads the cardiac family's model_version in a models
+// directory.
+func FamilyVersion(dir string) (string, error) {
 	m, err := manifest.Load(dir)
 	if err != nil {
 		return "", err
@@ -99,7 +100,7 @@ func dirNames(dir string) ([]string, error) {
 // nextVersion is the next clinic version name: N one above every N
 // used here (versions, candidates, staging, runs) or in the registry.
 func (s *Service) nextVersion(ctx context.Context) (string, error) {
-	shipped, err := familyVersion(s.cfg.Shipped)
+	shipped, err := FamilyVersion(s.cfg.Shipped)
 	if err != nil {
 		return "", describe("shipped models", err)
 	}
@@ -133,7 +134,7 @@ func (s *Service) nextVersion(ctx context.Context) (string, error) {
 // Versions lists the shipped models and every promoted version (here or
 // in the registry), oldest first, marking the active one.
 func (s *Service) Versions(ctx context.Context) ([]Version, error) {
-	shipped, err := familyVersion(s.cfg.Shipped)
+	shipped, err := FamilyVersion(s.cfg.Shipped)
 	if err != nil {
 		return nil, describe("shipped models", err)
 	}
@@ -192,7 +193,7 @@ func (s *Service) Active(ctx context.Context) (Version, error) {
 // alias: the shipped models), fetching it from the registry into
 // versions/ when it is not here.
 func (s *Service) resolve(ctx context.Context, version string) (string, error) {
-	shipped, err := familyVersion(s.cfg.Shipped)
+	shipped, err := FamilyVersion(s.cfg.Shipped)
 	if err != nil {
 		return "", describe("shipped models", err)
 	}

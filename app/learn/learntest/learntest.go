@@ -21,25 +21,11 @@ import (
 
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/manifest"
 	"vetlens/internal/dogheart"
 )
 
 // CardFile is the model card a models directory holds.
 const CardFile = "CARDIAC_MODEL_CARD.md"
-
-// familyVersion is the cardiac family's model_version in dir.
-func familyVersion(dir string) (string, error) {
-	m, err := manifest.Load(dir)
-	if err != nil {
-		return "", err
-	}
-	f, err := m.Family(cardiac.Family)
-	if err != nil {
-		return "", err
-	}
-	return f.ModelVersion, nil
-}
 
 // WriteModelsDir writes a models directory whose manifest names only the
 // cardiac family's version (enough for the fake models below).
@@ -77,7 +63,7 @@ type Models struct {
 
 // Open reads dir's cardiac version.
 func (f Models) Open(dir string) (learn.Measurer, error) {
-	v, err := familyVersion(dir)
+	v, err := learn.FamilyVersion(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +76,7 @@ func (f Models) Open(dir string) (learn.Measurer, error) {
 
 // VerifyReference fails for the Broken version only.
 func (f Models) VerifyReference(_ context.Context, dir string) (float64, error) {
-	v, err := familyVersion(dir)
+	v, err := learn.FamilyVersion(dir)
 	if err != nil {
 		return 0, err
 	}
@@ -298,7 +284,7 @@ func (e *Engine) Close() error { e.Closed.Store(true); return nil }
 
 // Loader loads an Engine of the version in dir.
 func Loader(dir string) (learn.Engine, error) {
-	v, err := familyVersion(dir)
+	v, err := learn.FamilyVersion(dir)
 	if err != nil {
 		return nil, err
 	}
