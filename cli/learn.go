@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -123,8 +124,20 @@ func Learn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, learnUsage)
 		return ExitUsage
 	}
+	// The trainer's own messages (library warnings) go to a log file; an
+	// error carries their last lines.
+	if err := os.MkdirAll(LearnDir(*dataDir), 0o755); err != nil {
+		fmt.Fprintf(stderr, "vetlens learn: %v\n", err)
+		return ExitInternal
+	}
+	logf, err := os.OpenFile(filepath.Join(LearnDir(*dataDir), "trainer.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "vetlens learn: %v\n", err)
+		return ExitInternal
+	}
+	defer logf.Close()
 	svc, closeAll, err := openLearn(ctx, learnConfig{dataDir: *dataDir, store: storeSpec(*storeFlag), models: config.ModelsDir(*models),
-		ortLib: *ortLib, trainDir: *tdir, python: *python, phantoms: *phantoms, log: stderr})
+		ortLib: *ortLib, trainDir: *tdir, python: *python, phantoms: *phantoms, log: logf})
 	if err != nil {
 		fmt.Fprintf(stderr, "vetlens learn: %v\n", err)
 		return ExitInternal
