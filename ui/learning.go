@@ -115,11 +115,20 @@ func (t *learningTab) refresh() {
 		}
 		t.inUse.SetText(fmt.Sprintf("Version in use: %s (%s)", a.Name, what))
 	}
+	enough := false
 	if p, err := t.svc.Pool(ctx); err != nil {
 		t.pool.SetText("Pool: " + err.Error())
 	} else {
+		enough = p.Cases >= learn.MinCases
 		t.pool.SetText(fmt.Sprintf("Pool: %d cases of %d patients (%d edited, %d placed by hand, %d imported DogHeart); a run needs at least %d",
 			p.Cases, p.Patients, p.ByKind["edited"], p.ByKind["manual"], p.ByKind["dogheart"], learn.MinCases))
+	}
+	if t.stop == nil { // not while a run is going
+		if enough {
+			t.start.Enable()
+		} else {
+			t.start.Disable()
+		}
 	}
 	if vs, err := t.svc.Versions(ctx); err == nil {
 		var names []string

@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app/learn"
 	"vetlens/app/learn/learntest"
@@ -102,5 +105,24 @@ func TestLearningCancel(t *testing.T) {
 	}
 	if len(lt.runList) != 1 || lt.runList[0].Status != learn.StatusCancelled {
 		t.Errorf("runs %+v", lt.runList)
+	}
+}
+
+// TestLearningSmallPool: with fewer cases than a run needs, Start is
+// disabled and the pool line says how many are needed; without a
+// learning service the tab says learning is not available.
+func TestLearningSmallPool(t *testing.T) {
+	r := learntest.NewRig(t, learntest.Trainer{}, learntest.Models{})
+	os.RemoveAll(r.Layout.Pool())
+	learntest.WritePool(t, r.Layout.Pool(), learn.MinCases-1, 3, learntest.Truth{})
+	u, _, _ := newTestUIWith(t, false, nil, Options{Learn: r.Svc})
+	u.SelectTab("Learning")
+	if lt := u.learning; !lt.start.Disabled() || !strings.Contains(lt.pool.Text, fmt.Sprintf("%d cases", learn.MinCases-1)) {
+		t.Errorf("start disabled %v, pool %q", lt.start.Disabled(), lt.pool.Text)
+	}
+	// Without a learning service the tab says learning is unavailable.
+	u2, _, _ := newTestUIWith(t, false, nil, Options{})
+	if lbl, ok := u2.learning.content.(*widget.Label); !ok || !strings.Contains(lbl.Text, "not available") {
+		t.Errorf("tab without a learning service: %T", u2.learning.content)
 	}
 }
