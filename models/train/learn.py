@@ -45,6 +45,8 @@ CLINIC_SHARE = 0.5    # share of each batch drawn from the clinic cases (oversam
 DEFAULT_SYNTHETIC = 400
 SYNTHETIC_SEED0 = 1   # xraysim seeds 1.. : the shipped models' own training set
 MAX_LR = 1e-3
+DEFAULT_MAX_MINUTES = 28.0  # without --steps/--minutes: the whole run's cap
+EXPORT_RESERVE_S = 30.0     # kept for the export when a time budget applies
 PROGRESS_EVERY_S = 5.0
 # Progress fraction: synthetic generation, training, export share the bar.
 STAGE_SPAN = {"synthetic": (0.0, 0.08), "train": (0.08, 0.96), "export": (0.96, 1.0)}
@@ -280,12 +282,15 @@ def lr_at(progress, max_lr=MAX_LR, warm=0.05):
     return max_lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * q)))
 
 
-def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member, S):
+def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member, S, max_lr=MAX_LR,
+                    clinic_share=CLINIC_SHARE):
     """Fine-tune one member from its ONNX file; returns (net, steps run, final loss).
 
-    Each step takes BATCH images, CLINIC_SHARE of them clinic cases (cycled
+    Each step takes BATCH images, clinic_share of them clinic cases (cycled
     in shuffled order), the rest synthetic, with train_landmarks' augment
-    and strong_augment. With seconds the schedule runs on elapsed time."""
+    and strong_augment. The schedule's progress is the larger of
+    step/steps and elapsed/seconds (either may be None): it ends at
+    whichever comes first."""
     import numpy as np
     import torch
     import train_landmarks as T
@@ -296,9 +301,9 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
     T.init_from_onnx(net, path)
     net.train()
     T.freeze_bn(net)
-    opt = torch.optim.AdamW(net.parameters(), lr=MAX_LR, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
     (CX, CY, CM), (SX, SY, SM) = clinic, synth
-    nc = max(1, int(round(BATCH * CLINIC_SHARE))) if len(SX) else BATCH
+    nc = max(1, int(round(BATCH * clinic_share))) if len(SX) else BATCH
     ns = BATCH - nc
     rng = np.random.default_rng(seed)
     corder, sorder = np.array([], int), np.array([], int)
@@ -306,11 +311,11 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
     t0 = time.time()
     step = 0
     while True:
-        frac = step / steps if steps else (time.time() - t0) / seconds
+        frac = max(step / steps if steps else 0.0, (time.time() - t0) / seconds if seconds else 0.0)
         if frac >= 1.0:
             break
         for grp in opt.param_groups:
-            grp["lr"] = lr_at(frac)
+            grp["lr"] = lr_at(frac, max_lr)
         if len(corder) < nc:
             corder = np.concatenate([corder, rng.permutation(len(CX))])
         ci, corder = corder[:nc], corder[nc:]
@@ -334,7 +339,7 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
         opt.step()
         losses.append(float(l1))
         step += 1
-        done = step / steps if steps else min(1.0, (time.time() - t0) / seconds)
+        done = min(1.0, max(step / steps if steps else 0.0, (time.time() - t0) / seconds if seconds else 0.0))
         progress(member, done, float(np.mean(losses[-20:])), step)
     net.eval()
     return net, step, float(np.mean(losses[-max(1, min(50, len(losses))):])) if losses else float("nan")
@@ -389,6 +394,8 @@ def run(a):
         raise Failure("bad_args", "give --steps or --minutes, not both")
     if (a.steps is not None and a.steps < 1) or (a.minutes is not None and a.minutes <= 0):
         raise Failure("bad_args", "--steps and --minutes must be positive")
+    if not (0 < a.clinic_share <= 1) or not (a.max_lr > 0):
+        raise Failure("bad_args", "--clinic-share must be in (0, 1] and --max-lr positive")
     if not a.version or "/" in a.version:
         raise Failure("bad_args", f"--version {a.version!r} is not a version name")
     out = os.path.abspath(a.out)
@@ -406,10 +413,16 @@ def run(a):
     prog = Progress()
     synth = synthetic_set(a.synthetic, n_syn, S, a.threads, prog) if n_syn > 0 else (
         np.zeros((0, S, S), np.uint8), np.zeros((0, 7, 2), np.float32), np.zeros((0, 7), np.float32))
-    seconds = None
-    if steps is None:
-        left = a.minutes * 60 - (time.time() - t_start) - 20  # keep ~20 s for the export
-        seconds = max(10.0, left) / MEMBERS
+    # Time budget: --minutes, or by default DEFAULT_MAX_MINUTES as a cap on
+    # the default step count (a busy machine ends on time with fewer steps);
+    # an explicit --steps is never cut short.
+    budget = a.minutes if a.minutes is not None else (None if a.steps is not None else DEFAULT_MAX_MINUTES)
+
+    def member_seconds(k):
+        if budget is None:
+            return None
+        left = budget * 60 - (time.time() - t_start) - EXPORT_RESERVE_S
+        return max(5.0, left / (MEMBERS - k + 1))
 
     tmp = out + ".partial"
     if os.path.exists(tmp):
@@ -422,7 +435,8 @@ def run(a):
             def member_progress(member, done, loss, step, k=k):
                 prog("train", (k - 1) + done, MEMBERS, member=member, loss=loss, step=step, steps=steps or 0)
             net, n, loss = finetune_member(os.path.join(a.base, f"cardiac_landmark_{k}.onnx"), clinic, synth,
-                                           steps, seconds, a.seed * 100 + k, member_progress, k, S)
+                                           steps, member_seconds(k), a.seed * 100 + k, member_progress, k, S,
+                                           a.max_lr, a.clinic_share)
             nets[k] = net
             ft[k] = {"base_version": base_version, "clinic_cases": len(stems), "ft_steps": n,
                      "ft_loss_px": round(loss, 4), "ft_seed": a.seed * 100 + k}
@@ -430,7 +444,7 @@ def run(a):
         write_outdir(tmp, a.base, fam, metas, nets, S, a.version, ft, prog)
         train = {"base_version": base_version, "version": a.version, "cases": stems, "n_cases": len(stems),
                  "synthetic": int(len(synth[0])), "steps": steps if steps else None,
-                 "minutes": a.minutes, "batch": BATCH, "clinic_share": CLINIC_SHARE, "max_lr": MAX_LR,
+                 "minutes": a.minutes, "batch": BATCH, "clinic_share": a.clinic_share, "max_lr": a.max_lr,
                  "seed": a.seed, "threads": a.threads, "shuffle_labels": bool(a.shuffle_labels),
                  "seconds": round(time.time() - t_start, 1),
                  "members": [{"member": k, "steps": ft[k]["ft_steps"], "final_loss_px": ft[k]["ft_loss_px"]}
@@ -462,11 +476,16 @@ def parse(argv):
     ap.add_argument("--out", help="new models directory (must not exist)")
     ap.add_argument("--version", help="model_version of the new family")
     ap.add_argument("--steps", type=int, help="steps per member (default from the case count)")
-    ap.add_argument("--minutes", type=float, help="time budget for the whole run instead of --steps")
+    ap.add_argument("--minutes", type=float,
+                    help=f"time budget for the whole run instead of --steps (default: the default steps, "
+                         f"capped at {DEFAULT_MAX_MINUTES:g} min)")
     ap.add_argument("--synthetic", help="cached synthetic mix (.npz); generated there when absent")
     ap.add_argument("--synthetic-n", type=int, help=f"synthetic images (default {DEFAULT_SYNTHETIC})")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-lr", type=float, default=MAX_LR, help="peak learning rate (tuning)")
+    ap.add_argument("--clinic-share", type=float, default=CLINIC_SHARE,
+                    help="share of each batch from the clinic cases (tuning)")
     ap.add_argument("--shuffle-labels", action="store_true",
                     help="permute labels among the training cases (refusal test only)")
     a = ap.parse_args(argv)
