@@ -160,10 +160,10 @@ func Learn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitInternal
 	case err != nil && run.ID == "":
 		fmt.Fprintf(stderr, "vetlens learn: %v\n", err)
-		if errors.Is(err, learn.ErrBusy) || ctx.Err() != nil {
-			return ExitInternal
+		if errors.Is(err, learn.ErrPoolTooSmall) {
+			return ExitRejected
 		}
-		return ExitRejected // the pool cannot be learned from (too small, too few patients)
+		return ExitInternal
 	case err != nil:
 		fmt.Fprintf(stderr, "vetlens learn: run %s %s: %v\n", run.ID, run.Status, err)
 		return ExitInternal

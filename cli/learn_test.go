@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"vetlens/app/learn"
+	"vetlens/internal/dogheart"
 	"vetlens/internal/testmodels"
 )
 
@@ -256,4 +259,71 @@ func (s *learnServer) waitVersion(t *testing.T, want string) string {
 		}
 	}
 	return got
+}
+
+// TestLearnRefusesEarly: the command line's answers that need no
+// training: usage, a pool too small (exit 1, with the minimum), no
+// trainer where it is looked for (exit 3, naming VETLENS_TRAIN_DIR), an
+// unknown version for models use (exit 1).
+func TestLearnRefusesEarly(t *testing.T) {
+	ctx := t.Context()
+	dir, models := t.TempDir(), testmodels.Dir()
+	small := filepath.Join(t.TempDir(), "small")
+	writeTinyPool(t, small, 12)
+	if code := Dataset(ctx, []string{"import", "--data-dir", dir, small}, io.Discard, io.Discard); code != ExitOK {
+		t.Fatalf("import: %d", code)
+	}
+	big := t.TempDir()
+	bigPool := filepath.Join(t.TempDir(), "big")
+	writeTinyPool(t, bigPool, learn.MinCases+8)
+	if code := Dataset(ctx, []string{"import", "--data-dir", big, bigPool}, io.Discard, io.Discard); code != ExitOK {
+		t.Fatalf("import: %d", code)
+	}
+	tests := []struct {
+		name    string
+		run     func(out, errb io.Writer) int
+		code    int
+		wantErr string
+	}{
+		{"usage", func(o, e io.Writer) int { return Learn(ctx, []string{"--steps", "3"}, o, e) }, ExitUsage, "usage"},
+		{"small pool", func(o, e io.Writer) int { return Learn(ctx, []string{"--data-dir", dir, "--models", models}, o, e) }, ExitRejected, "at least 40"},
+		{"no trainer", func(o, e io.Writer) int {
+			return Learn(ctx, []string{"--data-dir", big, "--models", models, "--train-dir", t.TempDir()}, o, e)
+		}, ExitInternal, "VETLENS_TRAIN_DIR"},
+		{"unknown version", func(o, e io.Writer) int {
+			return ModelsCmd(ctx, []string{"use", "--data-dir", dir, "--models", models, "v3.1.0-clinic.9"}, o, e)
+		}, ExitRejected, "unknown model version"},
+		{"models usage", func(o, e io.Writer) int { return ModelsCmd(ctx, []string{"use", "--data-dir", dir}, o, e) }, ExitUsage, "usage"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := tc.run(&out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.wantErr) {
+				t.Errorf("exit %d, want %d; stderr %q lacks %q", code, tc.code, errb.String(), tc.wantErr)
+			}
+		})
+	}
+}
+
+// writeTinyPool writes n labelled 64x48 grey PNGs (distinct pixels, so
+// distinct hashes), three cases per patient, in the export layout.
+func writeTinyPool(t *testing.T, dir string, n int) {
+	t.Helper()
+	side := dogheart.Sidecar{}
+	for i := range n {
+		img := image.NewGray(image.Rect(0, 0, 64, 48))
+		img.Pix[0], img.Pix[1] = byte(i), byte(i>>8)
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		stem := fmt.Sprintf("c%03d", i)
+		if err := dogheart.WriteCase(dir, stem, b.Bytes(), [6][2]float64{{30, 10}, {34, 40}, {20, 25}, {45, 24}, {10, 5}, {40, 5}}); err != nil {
+			t.Fatal(err)
+		}
+		side.Cases = append(side.Cases, dogheart.Provenance{Case: stem, Kind: "edited", Patient: fmt.Sprintf("p%02d", i/3)})
+	}
+	if err := dogheart.WriteSidecar(dir, side); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -44,7 +44,7 @@ func TestSplit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			train, held, err := learn.Split(tc.cases, learn.HoldOut, 7)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if !errors.Is(err, learn.ErrPoolTooSmall) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
 				}
 				return

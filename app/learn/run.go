@@ -129,16 +129,16 @@ func (s *Service) Learn(ctx context.Context, o Options, progress func(Progress))
 	if err := s.cleanup(); err != nil {
 		return Run{}, err
 	}
-	progress(Progress{Stage: "prepare", Message: "checking the trainer"})
-	if _, err := s.cfg.Trainer.Check(ctx); err != nil {
-		return Run{}, err
-	}
 	cases, err := LoadPool(s.cfg.Layout.Pool())
 	if err != nil {
 		return Run{}, err
 	}
 	train, held, err := Split(cases, HoldOut, o.Seed)
 	if err != nil {
+		return Run{}, err
+	}
+	progress(Progress{Stage: "prepare", Message: "checking the trainer"})
+	if _, err := s.cfg.Trainer.Check(ctx); err != nil {
 		return Run{}, err
 	}
 	baseDir, err := s.ActiveDir(ctx)

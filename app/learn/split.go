@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -24,13 +25,17 @@ const (
 	MinHeldOut = 10
 )
 
+// ErrPoolTooSmall means the pool cannot be split into enough training
+// and held-out cases (the error says which minimum failed).
+var ErrPoolTooSmall = errors.New("the pool is too small to learn from")
+
 // Split divides cases into a training and a held-out set grouped by
 // patient (cases without a patient hash are their own group), holding
 // out about holdOut of the cases. The same cases and seed give the same
 // split.
 func Split(cases []Case, holdOut float64, seed uint64) (train, held []Case, err error) {
 	if len(cases) < MinCases {
-		return nil, nil, fmt.Errorf("the pool has %d cases, a run needs at least %d (import more corrected cases)", len(cases), MinCases)
+		return nil, nil, fmt.Errorf("%w: it has %d cases, a run needs at least %d (import more corrected cases)", ErrPoolTooSmall, len(cases), MinCases)
 	}
 	groups := map[string][]Case{}
 	var keys []string
@@ -58,8 +63,8 @@ func Split(cases []Case, holdOut float64, seed uint64) (train, held []Case, err 
 		}
 	}
 	if len(held) < MinHeldOut || len(held) < want/2 || len(train) == 0 {
-		return nil, nil, fmt.Errorf("grouped by patient, %d cases in %d patients leave %d held out and %d to train on; a run needs at least %d held out and some to train on (the pool has too few distinct patients)",
-			len(cases), len(keys), len(held), len(train), MinHeldOut)
+		return nil, nil, fmt.Errorf("%w: grouped by patient, %d cases in %d patients leave %d held out and %d to train on; a run needs at least %d held out and some to train on (the pool has too few distinct patients)",
+			ErrPoolTooSmall, len(cases), len(keys), len(held), len(train), MinHeldOut)
 	}
 	return train, held, nil
 }
