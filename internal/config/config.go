@@ -210,10 +210,14 @@ func (s Setting) Int64(fs *flag.FlagSet, def int64) *int64 { return fs.Int64(s.F
 func (s Setting) Bool(fs *flag.FlagSet, def bool) *bool { return fs.Bool(s.Flag, def, s.usage()) }
 
 // Float64 registers the setting as a float64 flag on fs.
-func (s Setting) Float64(fs *flag.FlagSet, def float64) *float64 { return fs.Float64(s.Flag, def, s.usage()) }
+func (s Setting) Float64(fs *flag.FlagSet, def float64) *float64 {
+	return fs.Float64(s.Flag, def, s.usage())
+}
 
 // Uint64 registers the setting as a uint64 flag on fs.
-func (s Setting) Uint64(fs *flag.FlagSet, def uint64) *uint64 { return fs.Uint64(s.Flag, def, s.usage()) }
+func (s Setting) Uint64(fs *flag.FlagSet, def uint64) *uint64 {
+	return fs.Uint64(s.Flag, def, s.usage())
+}
 
 // Duration registers the setting's flag as a duration.
 func (s Setting) Duration(fs *flag.FlagSet, def time.Duration) *time.Duration {
