@@ -148,8 +148,17 @@ func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *ap
 			closers[i]()
 		}
 	}
+	// A run started from the desktop's Learning tab logs the trainer's
+	// messages where `vetlens learn` does.
+	var trainerLog io.Writer
+	if err := os.MkdirAll(LearnDir(c.dataDir), 0o755); err == nil {
+		if f, err := os.OpenFile(filepath.Join(LearnDir(c.dataDir), "trainer.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			trainerLog = f
+			closers = append(closers, f.Close)
+		}
+	}
 	ls, closeLearn, err := openLearn(ctx, learnConfig{dataDir: c.dataDir, store: c.store, models: c.models, ortLib: c.ortLib,
-		trainDir: c.trainDir, python: c.python})
+		trainDir: c.trainDir, python: c.python, log: trainerLog})
 	var cardiacDir string
 	if err != nil {
 		log.Warn("model versions unavailable: the shipped cardiac models are used", "err", err)
