@@ -248,7 +248,7 @@ class LearnTest(unittest.TestCase):
 
 class StepsTest(unittest.TestCase):
     def test_default_steps(self):
-        for n, want in [(1, 100), (40, 120), (150, 450), (200, 600), (5000, 600)]:
+        for n, want in [(1, 60), (40, 60), (150, 150), (200, 200), (5000, 300)]:
             self.assertEqual(learn.default_steps(n), want, n)
 
 
