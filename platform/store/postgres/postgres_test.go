@@ -23,6 +23,21 @@ import (
 	"vetlens/platform/store/storetest"
 )
 
+// openTwo opens two stores (two servers) on one new, empty database.
+func openTwo(t *testing.T) (a, b *Store) {
+	t.Helper()
+	dsn := pgtest.NewSchema(t)
+	for _, s := range []**Store{&a, &b} {
+		st, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		*s = st
+	}
+	return a, b
+}
+
 // openTest opens a new, empty database (skipping without a cluster).
 func openTest(t *testing.T) *Store {
 	t.Helper()
@@ -228,17 +243,7 @@ func TestRetryable(t *testing.T) {
 // connection) appends one event; both calls answer it.
 func TestSameKeyFromTwoStores(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewSchema(t)
-	a, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openTwo(t)
 	for round := 0; round < 20; round++ {
 		req := repo.BillRequest{Customer: "c", Month: "2026-03", IdempotencyKey: repo.NewID()}
 		var (
@@ -331,17 +336,7 @@ func TestUpgrade(t *testing.T) {
 // learn.ErrUnknownVersion.
 func TestModelRegistry(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewSchema(t)
-	a, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openTwo(t)
 	ra, rb := a.ModelRegistry(), b.ModelRegistry()
 	if v, err := rb.Active(ctx); err != nil || v != "" {
 		t.Fatalf("fresh active %q %v", v, err)
@@ -392,18 +387,9 @@ func TestModelRegistry(t *testing.T) {
 // database, and a rollback there reaches the first.
 func TestModelRegistryTwoServers(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewSchema(t)
-	var regs [2]learn.Registry
-	for i := range regs {
-		s, err := Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		regs[i] = s.ModelRegistry()
-	}
-	a := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, regs[0])
-	b := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, regs[1])
+	sa, sb := openTwo(t)
+	a := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, sa.ModelRegistry())
+	b := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, sb.ModelRegistry())
 	run, err := a.Svc.Learn(ctx, learn.Options{}, nil)
 	if err != nil || !run.Promoted {
 		t.Fatalf("learn on A: %v %s", err, run.Refusal())
