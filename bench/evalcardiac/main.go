@@ -131,7 +131,7 @@ func main() {
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
-	dump := flag.String("dump", "", "write one JSON line per radiograph (truth, prediction, code, spread) to this file")
+	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, spread, p_radiograph; negatives flagged) to this file")
 	flag.Parse()
 	if *firstStage && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
@@ -193,6 +193,12 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		}
 		rejected := res.Code == cardiac.CodeRejected
 		if !it.Radiograph {
+			if dumpEnc != nil {
+				if err := dumpEnc.Encode(dumpLine{File: it.File, Negative: true, Code: int(res.Code),
+					PRadiograph: res.ClassifierConfidence}); err != nil {
+					return fmt.Errorf("dump: %w", err)
+				}
+			}
 			s.Negatives++
 			if rejected {
 				rejectedNeg++
@@ -203,7 +209,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
 			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
-				PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
+				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
 			if !math.IsNaN(res.Spread) && !math.IsInf(res.Spread, 0) {
 				line.Spread = &res.Spread
 			}
@@ -279,17 +285,21 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 	return nil
 }
 
-// dumpLine is one radiograph's truth and result, for calibrating thresholds.
+// dumpLine is one image's truth and result, for calibrating thresholds.
+// Negatives (not radiographs) carry only their file, code and p_radiograph.
 type dumpLine struct {
-	File      string            `json:"file"`
-	VHS       float64           `json:"vhs"`
-	VLAS      float64           `json:"vlas"`
-	Code      int               `json:"code"`
-	Guard     string            `json:"guard,omitempty"`
-	PredVHS   *float64          `json:"pred_vhs"`
-	PredVLAS  *float64          `json:"pred_vlas"`
-	Spread    *float64          `json:"spread"` // null when not finite (a rejected image has none)
-	Landmarks cardiac.Landmarks `json:"landmarks"`
+	File     string  `json:"file"`
+	Negative bool    `json:"negative,omitempty"`
+	VHS      float64 `json:"vhs"`
+	VLAS     float64 `json:"vlas"`
+	Code     int     `json:"code"`
+	Guard    string  `json:"guard,omitempty"`
+	// PRadiograph is the validity classifier's output (rejected below 0.5).
+	PRadiograph float64           `json:"p_radiograph"`
+	PredVHS     *float64          `json:"pred_vhs"`
+	PredVLAS    *float64          `json:"pred_vlas"`
+	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
+	Landmarks   cardiac.Landmarks `json:"landmarks"`
 }
 
 func writeCard(path, section, generator string, s Summary) error {

@@ -6,7 +6,13 @@ import "math"
 // docs/cardiac.md explains each.
 const (
 	// ValidityThreshold: p_radiograph below it rejects the image (code 6).
-	ValidityThreshold = 0.5
+	ValidityThreshold = 0.25
+	// ValidityConfident: from ValidityThreshold up to below this the image
+	// is measured but no number is returned (code 5, radiograph_uncertain):
+	// the classifier is unsure it is a lateral thorax, so a clinician
+	// reviews it. Validation negatives reach 0.25 in fewer than 1 % of
+	// cases (docs/cardiac.md, "Validity").
+	ValidityConfident = 0.5
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.
@@ -246,7 +252,8 @@ type Evidence struct {
 //
 //	0  p_radiograph is NaN, or (for a valid image) Finite is false
 //	6  p_radiograph < ValidityThreshold
-//	5  CorePeak < MinCorePeak (landmarks_not_found), Vertebra < MinVertebra
+//	5  PRadiograph < ValidityConfident (radiograph_uncertain),
+//	   CorePeak < MinCorePeak (landmarks_not_found), Vertebra < MinVertebra
 //	   (vertebra_degenerate), Guards.VHS set (plausibility guards 1-4, 6, 7),
 //	   VHS outside [MinVHS, MaxVHS], or Spread > MaxSpreadForVHS
 //	4  VLASPeak < MinVLASPeak (vlas_peak_low), VLASDispersion >
@@ -284,6 +291,8 @@ func Decide(e Evidence) (Code, Guard) {
 // vhsGuard is the first reason to withhold VHS and VLAS (code 5).
 func (e Evidence) vhsGuard() Guard {
 	switch {
+	case e.PRadiograph < ValidityConfident:
+		return GuardRadiographUncertain
 	case e.CorePeak < MinCorePeak:
 		return GuardLandmarksNotFound
 	case e.Vertebra < MinVertebra:

@@ -364,7 +364,8 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 }
 
 // isRadiograph reports whether the validity output lets the landmark models
-// run: p >= ValidityThreshold (false for NaN).
+// run: p >= ValidityThreshold (false for NaN). Between it and
+// ValidityConfident they run, but Decide withholds the numbers (code 5).
 func isRadiograph(p float64) bool { return p >= ValidityThreshold }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -14,10 +14,11 @@ const GuardNone Guard = ""
 
 // Detection checks, before the plausibility guards (code 5 / code 4).
 const (
-	GuardLandmarksNotFound  Guard = "landmarks_not_found"  // mean core peak < MinCorePeak
-	GuardVertebraDegenerate Guard = "vertebra_degenerate"  // v / max(W,H) < MinVertebra
-	GuardVLASPeakLow        Guard = "vlas_peak_low"        // VLAS peak < MinVLASPeak (code 4)
-	GuardVLASDispersed      Guard = "vlas_dispersion_high" // VLAS dispersion > MaxVLASDispersion (code 4)
+	GuardRadiographUncertain Guard = "radiograph_uncertain" // ValidityThreshold <= p_radiograph < ValidityConfident
+	GuardLandmarksNotFound   Guard = "landmarks_not_found"  // mean core peak < MinCorePeak
+	GuardVertebraDegenerate  Guard = "vertebra_degenerate"  // v / max(W,H) < MinVertebra
+	GuardVLASPeakLow         Guard = "vlas_peak_low"        // VLAS peak < MinVLASPeak (code 4)
+	GuardVLASDispersed       Guard = "vlas_dispersion_high" // VLAS dispersion > MaxVLASDispersion (code 4)
 )
 
 // Plausibility guards, numbered as in docs/cardiac.md. All give code 5
@@ -37,6 +38,7 @@ const (
 )
 
 var guardDescriptions = map[Guard]string{
+	GuardRadiographUncertain:    "the image may not be a lateral thoracic radiograph",
 	GuardLandmarksNotFound:      "the landmarks were not found",
 	GuardVertebraDegenerate:     "the vertebral span is too short to measure",
 	GuardVLASPeakLow:            "the VLAS landmark was not found",

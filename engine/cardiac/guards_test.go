@@ -394,7 +394,7 @@ func TestEngineReportsGuard(t *testing.T) {
 }
 
 func TestGuardDescriptions(t *testing.T) {
-	all := []Guard{GuardLandmarksNotFound, GuardVertebraDegenerate, GuardVLASPeakLow, GuardVLASDispersed,
+	all := []Guard{GuardRadiographUncertain, GuardLandmarksNotFound, GuardVertebraDegenerate, GuardVLASPeakLow, GuardVLASDispersed,
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
 		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh}

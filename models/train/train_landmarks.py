@@ -215,9 +215,10 @@ def freeze_bn(net):
             mod.eval()
 
 
-def strong_augment(x, y, g):
+def strong_augment(x, y, g, zoom_out=0.0):
     """Domain randomisation for synthetic-to-real transfer, on the letterboxed
-    batch: random affine (rotation, scale, shift; landmarks follow), loss of
+    batch: random affine (rotation, scale, shift; landmarks follow; with
+    probability zoom_out the picture shrinks into a border), loss of
     resolution, blur or sharpening, gamma/contrast/brightness, noise, burned-in
     lines and occluding blocks."""
     n, _, S, _ = x.shape
@@ -225,7 +226,11 @@ def strong_augment(x, y, g):
     sc = torch.exp((torch.rand(n, generator=g) * 2 - 1) * 0.18)
     tx = (torch.rand(n, generator=g) * 2 - 1) * 0.12
     ty = (torch.rand(n, generator=g) * 2 - 1) * 0.12
-    keep = torch.rand(n, generator=g) < 0.25
+    # framing: a third of the images shrink into a border (viewer windows,
+    # padded exports, a thorax photographed from further away)
+    far = torch.rand(n, generator=g) < zoom_out
+    sc = torch.where(far, torch.exp(-0.15 - 0.5 * torch.rand(n, generator=g)), sc)
+    keep = (torch.rand(n, generator=g) < 0.25) & ~far
     ang, sc = torch.where(keep, torch.zeros_like(ang), ang), torch.where(keep, torch.ones_like(sc), sc)
     tx, ty = torch.where(keep, torch.zeros_like(tx), tx), torch.where(keep, torch.zeros_like(ty), ty)
     # forward map on normalised coords q = 2p - 1: q' = sc R q + t
@@ -239,6 +244,14 @@ def strong_augment(x, y, g):
     inv = torch.cat([Ainv, -(Ainv @ fwd[:, :, 2:])], 2)
     grid = F.affine_grid(inv, x.shape, align_corners=False)
     xa = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    if zoom_out > 0:
+        # the border outside the moved picture: black, white or a grey
+        cover = F.grid_sample(torch.ones_like(x[:, :1]), grid, mode="bilinear", padding_mode="zeros",
+                              align_corners=False)
+        kind = torch.randint(0, 3, (n, 1, 1, 1), generator=g)
+        fill = torch.where(kind == 0, torch.zeros(n, 1, 1, 1),
+                           torch.where(kind == 1, torch.ones(n, 1, 1, 1), torch.rand(n, 1, 1, 1, generator=g)))
+        xa = xa + fill * (1 - cover)
     x = torch.where(inside.view(n, 1, 1, 1), xa, x)
     y = torch.where(inside.view(n, 1, 1), (q2 + 1) / 2, y)
     # resolution loss
@@ -330,6 +343,9 @@ def main():
     ap.add_argument("--max-lr", type=float, default=3e-3)
     ap.add_argument("--init-onnx", help="start from an exported landmark model (BatchNorm folded, then frozen)")
     ap.add_argument("--strong-aug", action="store_true", help="domain randomisation (strong_augment)")
+    ap.add_argument("--zoom-out", type=float, default=0.0,
+                    help="with --strong-aug: share of images shrunk into a border of random grey "
+                         "(0 for the shipped models)")
     ap.add_argument("--arch", choices=["unet", "mnv2"], default="unet",
                     help="unet: LandmarkNet; mnv2: ImageNet-initialised MobileNetV2 encoder (mobilenet.py)")
     ap.add_argument("--freeze-upto", type=int, default=10,
@@ -376,7 +392,7 @@ def main():
         x, y, m = batch(idx)
         x, y = augment(x, y, g)
         if args.strong_aug:
-            x, y = strong_augment(x, y, g)
+            x, y = strong_augment(x, y, g, args.zoom_out)
         p, c, _ = decode(net(x))
         l1 = ((c - y).abs().sum(-1) * m).sum() / m.sum().clamp_min(1) * args.size
         js = (js_to_gaussian(p, y) * m).sum() / m.sum().clamp_min(1)
