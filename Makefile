@@ -32,7 +32,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 ADDR ?=
 
 .PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
-	manifest eval eval-cardiac eval-usg eval-pop bench bench-api clean
+	manifest eval eval-cardiac eval-usg eval-pop bench bench-api bench-learn clean
 
 all: build
 
@@ -79,7 +79,7 @@ PGCLUSTER := internal/pgtest/pgcluster.sh
 test-go:
 	$(GO) vet ./...
 	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
-		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 ./...
+		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) test-leaks
 	$(MAKE) fuzz FUZZTIME=5000x
 
@@ -107,7 +107,7 @@ test-leaks:
 # panel is screened, every screen is written as PNG to $(SHOTS), the
 # in-process listener must answer on every URL the Server tab shows, and a
 # DICOM file (--open) is measured with its patient in the patient field
-# (07-open.png);
+# (08-open.png; 07-learning.png is the Learning tab);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots. The driver (bench/screenshots) runs
 # the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
@@ -127,7 +127,7 @@ test-gui: deps
 		XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
 		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml --open $$tmp/xray.dcm -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
-	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-open
+	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-learning,08-open
 
 screenshots: test-gui
 	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/
@@ -147,6 +147,11 @@ fuzz:
 # LAN API load over TLS on loopback (USG, 8 clients).
 bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
+
+# Fine-tuning time per 100 clinic cases on this machine (docs/learning.md):
+# a fixed small learn.py run on the shipped models, scaled; one JSON line.
+bench-learn:
+	cd models/train && $(PY) bench_learn.py
 
 # The trainers are one small package (models/train/pyproject.toml): run
 # from models/train, the tests import its modules without sys.path edits.

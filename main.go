@@ -41,6 +41,10 @@ commands:
   dataset export --data-dir DIR OUT | dataset import --data-dir DIR SRC
                                         the clinician-corrected measurements as a DogHeart-layout folder
                                         (patient ids hashed), or such a folder into the learning pool (docs/learning.md)
+  learn --data-dir DIR [--steps N | --minutes M] [--no-promote]
+                                        fine-tune the cardiac landmark models on the pool; promote only on evidence
+  models list|use --data-dir DIR [VERSION]
+                                        the cardiac model versions; use one (rollback, "shipped" included)
   help                                  this text
   help config                           every flag and environment variable with its default
 
@@ -79,6 +83,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.StoreCmd(ctx, args[1:], stdout, stderr)
 	case "dataset":
 		return cli.Dataset(ctx, args[1:], stdout, stderr)
+	case "learn":
+		return cli.Learn(ctx, args[1:], stdout, stderr)
+	case "models":
+		return cli.ModelsCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] == "config" {
 			fmt.Fprintln(stdout, "Every setting: its flag, its environment variable, the commands that take it, its default.")

@@ -31,9 +31,15 @@ func TestFlagsFromConfig(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	ctx := context.Background()
 	for name, cmd := range map[string]func(io.Writer) int{
-		"serve": func(w io.Writer) int { return Serve(ctx, []string{"-h"}, io.Discard, w) },
-		"usg":   func(w io.Writer) int { return USG(ctx, []string{"-h"}, nil, io.Discard, w) },
-		"keys":  func(w io.Writer) int { return Keys(ctx, []string{"create", "-h"}, io.Discard, w) },
+		"serve":  func(w io.Writer) int { return Serve(ctx, []string{"-h"}, io.Discard, w) },
+		"usg":    func(w io.Writer) int { return USG(ctx, []string{"-h"}, nil, io.Discard, w) },
+		"keys":   func(w io.Writer) int { return Keys(ctx, []string{"create", "-h"}, io.Discard, w) },
+		"learn":  func(w io.Writer) int { return Learn(ctx, []string{"-h"}, io.Discard, w) },
+		"models": func(w io.Writer) int { return ModelsCmd(ctx, []string{"use", "-h"}, io.Discard, w) },
+		"gui": func(w io.Writer) int {
+			_, code, _ := parseGUI([]string{"-h"}, w, nil)
+			return code
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var help bytes.Buffer

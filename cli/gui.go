@@ -46,6 +46,9 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 	cam := config.Camera.String(fs, "")
 	importDir := config.ImportDir.String(fs, "")
 	open := config.Open.String(fs, "")
+	tdir := config.TrainDir.String(fs, "")
+	python := config.Python.String(fs, "")
+	learnPoll := config.LearnPoll.Duration(fs, config.DefaultLearnPoll)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, ExitOK, false
@@ -102,7 +105,7 @@ func parseGUI(args []string, stderr io.Writer, prefs fyne.Preferences) (c guiCon
 		serveConfig: serveConfig{
 			dataDir: dir, store: storeSpec(*storeFlag), addr: ls.Addr, models: config.ModelsDir(*models), ortLib: *ortLib,
 			inFlight: config.DefaultMaxInFlight, usgRate: app.DefaultUSGRate, cardiacConc: config.DefaultCardiacConcurrency,
-			importDir: *importDir,
+			importDir: *importDir, learnPoll: *learnPoll, trainDir: *tdir, python: *python,
 		}}
 	return c, ExitOK, true
 }
@@ -199,7 +202,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		mu.Unlock()
 	}
 	go func() {
-		svc, closeSvc, err := openService(ctx, c.serveConfig, log)
+		svc, ls, closeSvc, err := openServices(ctx, c.serveConfig, log)
 		if err != nil {
 			fail(err)
 			fyne.Do(func() {
@@ -225,7 +228,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {

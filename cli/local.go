@@ -8,6 +8,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/app/capture"
+	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
@@ -19,6 +20,9 @@ type localNeeds struct {
 	cardiac bool // the cardiac engine and, on it, the PoP pipeline
 	usg     bool // the USG engine
 	pop     bool // the PoP geometry alone (corners, preprocess: no models)
+	// cardiacDir is where the cardiac models load from ("": the models
+	// directory): the active learned version for serve and gui.
+	cardiacDir string
 }
 
 // openLocal builds the app.Service of a one-shot command (app.NewLocal:
@@ -94,11 +98,19 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 		}
 	}
 	if n.cardiac {
-		if e, err := cardiac.Load(models, cardiac.DefaultOptions()); err != nil {
+		dir := n.cardiacDir
+		if dir == "" {
+			dir = models
+		}
+		if eng, err := cardiac.Load(dir, cardiac.DefaultOptions()); err != nil {
 			if err := fail(partCardiac, err); err != nil {
 				return app.Deps{}, nil, err
 			}
 		} else {
+			// The live engine: swapped when the active model version
+			// changes (app/learn), the same for the API, the desktop and
+			// the PoP pipeline.
+			e := learn.NewLive(eng, dir)
 			closers = append(closers, e.Close)
 			d.Cardiac = e
 			// The PoP pipeline (the learned screen finder, or the

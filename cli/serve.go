@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/learn"
+	"vetlens/engine/cardiac"
 	"vetlens/internal/config"
 	"vetlens/internal/diskfree"
 	"vetlens/platform/httpapi"
@@ -49,6 +51,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pixelWait := config.PixelWait.Duration(fs, 0)
 	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
 	importDir := config.ImportDir.String(fs, "")
+	learnPoll := config.LearnPoll.Duration(fs, config.DefaultLearnPoll)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -64,6 +67,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
+		learnPoll: *learnPoll,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -92,6 +96,11 @@ type serveConfig struct {
 	popSessions int
 	// importDir is the watched import folder ("": none).
 	importDir string
+	// learnPoll is how often the active model version is checked (0:
+	// config.DefaultLearnPoll); trainDir and python run the trainer
+	// ("": defaults).
+	learnPoll        time.Duration
+	trainDir, python string
 	// ready, when set, is called once the listeners are open, with the
 	// bound HTTPS address and the certificate.
 	ready func(addr string, cert tls.Certificate)
@@ -120,9 +129,18 @@ func serve(ctx context.Context, c serveConfig, stdout io.Writer, log *slog.Logge
 // Runtime or model is a warning: its endpoints answer 503). The PoP
 // sweeper runs until ctx ends. closeAll releases the engines and the store.
 func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, closeAll func(), err error) {
+	svc, _, closeAll, err = openServices(ctx, c, log)
+	return svc, closeAll, err
+}
+
+// openServices is openService with the learning service, whose active
+// cardiac model version the service measures with: loaded at start and
+// followed every c.learnPoll (a promotion or rollback by `vetlens learn`,
+// `vetlens models use` or another server on the same database).
+func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app.Service, ls *learn.Service, closeAll func(), err error) {
 	repos, closeStore, err := openRepos(ctx, c.store, c.dataDir, time.Second)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closers := []func() error{closeStore}
 	closeAll = func() {
@@ -130,15 +148,45 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 			closers[i]()
 		}
 	}
-	deps, closeEngines, err := loadEngines(ctx, c.models, c.ortLib, localNeeds{cardiac: true, usg: true}, func(part string, err error) error {
+	// A run started from the desktop's Learning tab logs the trainer's
+	// messages where `vetlens learn` does.
+	var trainerLog io.Writer
+	if err := os.MkdirAll(LearnDir(c.dataDir), 0o755); err == nil {
+		if f, err := os.OpenFile(filepath.Join(LearnDir(c.dataDir), "trainer.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			trainerLog = f
+			closers = append(closers, f.Close)
+		}
+	}
+	ls, closeLearn, err := openLearn(ctx, learnConfig{dataDir: c.dataDir, store: c.store, models: c.models, ortLib: c.ortLib,
+		trainDir: c.trainDir, python: c.python, log: trainerLog})
+	var cardiacDir string
+	if err != nil {
+		log.Warn("model versions unavailable: the shipped cardiac models are used", "err", err)
+		ls = nil
+	} else {
+		closers = append(closers, func() error { closeLearn(); return nil })
+		if cardiacDir, err = ls.ActiveDir(ctx); err != nil {
+			log.Warn("the active cardiac model version does not resolve: the shipped models are used", "err", err)
+			cardiacDir = ""
+		}
+	}
+	deps, closeEngines, err := loadEngines(ctx, c.models, c.ortLib, localNeeds{cardiac: true, usg: true, cardiacDir: cardiacDir}, func(part string, err error) error {
 		log.Warn(part+" not loaded: its endpoints answer 503", "err", err)
 		return nil
 	})
 	if err != nil {
 		closeAll()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closers = append(closers, func() error { closeEngines(); return nil })
+	if live, ok := deps.Cardiac.(*learn.Live); ok && ls != nil {
+		ls.Attach(live, func(dir string) (learn.Engine, error) { return cardiac.Load(dir, cardiac.DefaultOptions()) })
+		poll := c.learnPoll
+		if poll <= 0 {
+			poll = config.DefaultLearnPoll
+		}
+		go ls.Follow(ctx, poll, func(err error) { log.Warn("cardiac model version not followed", "err", err) })
+	}
 	deps.Repos = repos
 	if c.store == "" || c.store == "bbolt" {
 		// The free-space guard watches the bbolt store's filesystem
@@ -153,10 +201,10 @@ func openService(ctx context.Context, c serveConfig, log *slog.Logger) (svc *app
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	go svc.RunSessionSweeper(ctx, time.Minute)
-	return svc, closeAll, nil
+	return svc, ls, closeAll, nil
 }
 
 // serveAPI runs the HTTPS API and the admin socket for svc until ctx ends

@@ -23,6 +23,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
+	"vetlens/app/learn"
 	"vetlens/app/live"
 )
 
@@ -56,6 +57,9 @@ type Options struct {
 	// ImportDir is the import folder to watch from the start (--import-dir);
 	// "": the saved setting (PrefImportDir), if any.
 	ImportDir string
+	// Learn is the learning service (the Learning tab); nil: the tab
+	// says learning is not available.
+	Learn *learn.Service
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -116,6 +120,7 @@ type UI struct {
 	patients *patientsTab
 	server   *serverTab
 	imports  *importTab
+	learning *learningTab
 
 	// workDone, when set (tests), is called after a background
 	// prediction's result has been shown.
@@ -143,6 +148,7 @@ func New(svc *app.Service, opts Options) *UI {
 	u.patients = newPatientsTab(u)
 	u.server = newServerTab(u)
 	u.imports = newImportTab(u)
+	u.learning = newLearningTab(u, opts.Learn)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Capture", u.capture.content),
 		container.NewTabItem("Review", u.review.content),
@@ -150,6 +156,7 @@ func New(svc *app.Service, opts Options) *UI {
 		container.NewTabItem("Patients", u.patients.content),
 		container.NewTabItem("Server", u.server.content),
 		container.NewTabItem("Import", u.imports.content),
+		container.NewTabItem("Learning", u.learning.content),
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	u.patient.OnChanged = u.bar.idChanged
@@ -172,6 +179,9 @@ func New(svc *app.Service, opts Options) *UI {
 		}
 		if t.Text == "Server" {
 			u.server.refresh()
+		}
+		if t.Text == "Learning" {
+			u.learning.refresh()
 		}
 	}
 	return u

@@ -301,6 +301,22 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	return r, nil
 }
 
+// RawLandmarks runs the landmark ensemble alone on img, without the
+// validity classifier, the refinement stage, the guards or clamping, and
+// returns the ensemble mean in pixels of img: what the models place,
+// for evaluating them against a clinician's points (app/learn).
+func (e *Engine) RawLandmarks(ctx context.Context, img image.Image) (Landmarks, error) {
+	b := img.Bounds()
+	if err := imageproc.CheckSize(b.Dx(), b.Dy()); err != nil {
+		return Landmarks{}, err
+	}
+	models, _, err := e.runLandmarks(ctx, img, e.landmarks)
+	if err != nil {
+		return Landmarks{}, err
+	}
+	return EnsembleMean(models), nil
+}
+
 // newResult derives a Result for a w x h image from the validity output p
 // and, for a valid image, each landmark model's landmarks (pixels) and peaks.
 func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {

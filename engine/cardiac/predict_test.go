@@ -332,3 +332,30 @@ func normalized(r *Result) []Point {
 	}
 	return out
 }
+
+// TestRawLandmarks: the ensemble stage alone gives the unclamped mean of
+// the models' landmarks that Predict reports; a tiny image is refused.
+func TestRawLandmarks(t *testing.T) {
+	e := testEngine(t)
+	img := testPhantom(t, "phantom_1_640x480.png")
+	raw, err := e.RawLandmarks(t.Context(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Predict(t.Context(), img, PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rejected {
+		t.Fatal("phantom rejected")
+	}
+	want := EnsembleMean(r.ModelLandmarks)
+	for k := range raw {
+		if raw[k].Dist(want[k]) > 1e-6 {
+			t.Errorf("landmark %s: raw %v, Predict's ensemble mean %v", ClassNames[k], raw[k], want[k])
+		}
+	}
+	if _, err := e.RawLandmarks(t.Context(), image.NewGray(image.Rect(0, 0, 4, 4))); err == nil {
+		t.Error("a 4x4 image was measured")
+	}
+}

@@ -35,6 +35,9 @@ const (
 	// DefaultUSGRateCents is the flat price of one USG prediction in US
 	// cents ($0.50; the spec does not show the amount).
 	DefaultUSGRateCents = 50
+	// DefaultLearnPoll is how often serve and gui check the active cardiac
+	// model version.
+	DefaultLearnPoll = 3 * time.Second
 	// DefaultCamera is `vetlens capture`'s frame source.
 	DefaultCamera = "device:0"
 )
@@ -75,10 +78,10 @@ type Setting struct {
 // The settings. Register a flag with the Setting's String, Int, ... so its
 // name and help are the table's.
 var (
-	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys", "store", "dataset"},
+	DataDir = Setting{Flag: "data-dir", Commands: []string{"gui", "serve", "keys", "store", "dataset", "learn", "models"},
 		Default: "serve, keys, dataset: required; gui: the saved setting, then the user config dir's vetlens folder",
 		Help:    "data directory: database, certificate, admin socket, the learning pool (learn/)"}
-	Store = Setting{Flag: "store", Env: "VETLENS_STORE", Commands: []string{"gui", "serve", "keys", "store", "dataset"},
+	Store = Setting{Flag: "store", Env: "VETLENS_STORE", Commands: []string{"gui", "serve", "keys", "store", "dataset", "learn", "models"},
 		Default: "bbolt: the embedded database in the data dir",
 		Help:    "storage: bbolt, or a postgres:// URL of a database several servers share (docs/storage.md)"}
 	Addr = Setting{Flag: "addr", Commands: []string{"gui", "serve"},
@@ -94,10 +97,10 @@ var (
 	PublicHost = Setting{Flag: "public-host", Commands: []string{"serve"},
 		Default: "the --addr host, or the machine's host name for 0.0.0.0",
 		Help:    "host name or address clients use, the HTTP redirect's target"}
-	Models = Setting{Flag: "models", Env: "VETLENS_MODELS", Commands: []string{"gui", "serve", "predict", "usg", "capture"},
+	Models = Setting{Flag: "models", Env: "VETLENS_MODELS", Commands: []string{"gui", "serve", "predict", "usg", "capture", "learn", "models"},
 		Default: "models/ beside the executable when it holds manifest.json, else ./models",
 		Help:    "models directory"}
-	ORTLib = Setting{Flag: "ort-lib", Env: "VETLENS_ORT_LIB", Commands: []string{"gui", "serve", "predict", "usg", "capture"},
+	ORTLib = Setting{Flag: "ort-lib", Env: "VETLENS_ORT_LIB", Commands: []string{"gui", "serve", "predict", "usg", "capture", "learn", "models"},
 		Default: "$ONNXRUNTIME_SHARED_LIBRARY_PATH, lib/ beside the executable, /usr/local/lib/vetlens (make deps)",
 		Help:    "ONNX Runtime shared library"}
 	ORTLibCompat = Setting{Env: "ONNXRUNTIME_SHARED_LIBRARY_PATH", Default: "none",
@@ -122,6 +125,29 @@ var (
 		Help: "how long an image waits for room in the pixel budget before 503"}
 	MaxPoPSessions = Setting{Flag: "max-pop-sessions", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxPoPSessions),
 		Help: "open PoP capture sessions per API key before 429"}
+	TrainDir = Setting{Flag: "train-dir", Env: "VETLENS_TRAIN_DIR", Commands: []string{"gui", "learn"},
+		Default: "train/ in the models directory",
+		Help:    "folder holding the fine-tuning trainer learn.py and heldout.py (docs/learning.md)"}
+	Python = Setting{Flag: "python", Env: "VETLENS_PYTHON", Commands: []string{"gui", "learn"}, Default: "/usr/bin/python3",
+		Help: "Python interpreter with Debian's python3-torch, python3-scipy and python3-onnx, for the trainer"}
+	LearnPoll = Setting{Flag: "learn-poll", Commands: []string{"gui", "serve"}, Default: DefaultLearnPoll.String(),
+		Help: "how often the active cardiac model version is checked, so a promotion or rollback made elsewhere is served"}
+	Steps = Setting{Flag: "steps", Commands: []string{"learn"}, Default: "0: the trainer's default",
+		Help: "training steps per ensemble member"}
+	Minutes = Setting{Flag: "minutes", Commands: []string{"learn"}, Default: "0: the trainer's default",
+		Help: "training time budget in minutes (when --steps is 0)"}
+	NoPromote = Setting{Flag: "no-promote", Commands: []string{"learn"}, Default: "false",
+		Help: "evaluate the candidate without promoting it (the Learning panel's Promote can follow)"}
+	Seed = Setting{Flag: "seed", Commands: []string{"learn"}, Default: "1",
+		Help: "seed of the held-out split, the trainer and the bootstrap"}
+	Threads = Setting{Flag: "threads", Commands: []string{"learn"}, Default: "0: the trainer's default",
+		Help: "trainer threads"}
+	SyntheticN = Setting{Flag: "synthetic-n", Commands: []string{"learn"}, Default: "0: the trainer's default",
+		Help: "size of the cached synthetic mix when it is first created"}
+	Phantoms = Setting{Flag: "phantoms", Commands: []string{"learn"}, Default: "60",
+		Help: "size of the held-out phantom regression set when it is first created"}
+	ShuffleLabels = Setting{Flag: "shuffle-labels", Commands: []string{"learn"}, Default: "false",
+		Help: "tests only: train on labels permuted between cases (such a run must be refused promotion)"}
 	XDGRuntimeDir = Setting{Env: "XDG_RUNTIME_DIR", Default: "gui: a private temporary directory for the run when unset or not a directory",
 		Help: "the desktop session's runtime directory (Wayland, D-Bus), read by the window's libraries"}
 	TestPostgres = Setting{Env: "VETLENS_TEST_POSTGRES", Default: "unset: the PostgreSQL tests skip (make test starts a throwaway cluster and sets it)",
@@ -133,7 +159,8 @@ var (
 // All is every setting, in the order `vetlens help config` lists them.
 func All() []Setting {
 	return []Setting{DataDir, Store, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
-		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, XDGRuntimeDir, TestModels, TestPostgres}
+		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, TrainDir, Python, LearnPoll, Steps, Minutes, NoPromote, Seed, Threads, SyntheticN, Phantoms, ShuffleLabels,
+		XDGRuntimeDir, TestModels, TestPostgres}
 }
 
 // FromEnv is the setting's environment variable's value ("" when it has
@@ -181,6 +208,16 @@ func (s Setting) Int64(fs *flag.FlagSet, def int64) *int64 { return fs.Int64(s.F
 
 // Bool registers the setting's flag as a bool.
 func (s Setting) Bool(fs *flag.FlagSet, def bool) *bool { return fs.Bool(s.Flag, def, s.usage()) }
+
+// Float64 registers the setting as a float64 flag on fs.
+func (s Setting) Float64(fs *flag.FlagSet, def float64) *float64 {
+	return fs.Float64(s.Flag, def, s.usage())
+}
+
+// Uint64 registers the setting as a uint64 flag on fs.
+func (s Setting) Uint64(fs *flag.FlagSet, def uint64) *uint64 {
+	return fs.Uint64(s.Flag, def, s.usage())
+}
 
 // Duration registers the setting's flag as a duration.
 func (s Setting) Duration(fs *flag.FlagSet, def time.Duration) *time.Duration {

@@ -78,24 +78,32 @@ DOGHEART_ORDER = {"heart_top": 0, "heart_bottom": 1, "heart_right": 2, "heart_le
                   "Vertebra A": 4, "Vertebra B": 5}
 
 
+def read_dogheart_case(root, stem):
+    """(PIL L image, landmarks [K,2] in pixels, mask [K]) of one case of a
+    DogHeart/CCK folder: Images/stem.png with Labels/stem.mat; VLAS
+    (unlabelled in the format) has mask 0."""
+    from scipy.io import loadmat
+
+    ip = os.path.join(root, "Images", stem + ".png")
+    lp = os.path.join(root, "Labels", stem + ".mat")
+    six = np.asarray(loadmat(lp)["six_points"], dtype=np.float64).reshape(6, 2)
+    pts = np.zeros((N_LANDMARKS, 2))
+    mask = np.zeros(N_LANDMARKS, np.float32)
+    for name, j in DOGHEART_ORDER.items():
+        k = phantom.LANDMARKS.index(name)
+        pts[k] = six[j]
+        mask[k] = 1
+    return Image.open(ip).convert("L"), pts, mask
+
+
 def read_dogheart(root):
     """Yield (PIL L image, landmarks [K,2] in pixels, mask [K]) for each
     labelled image of a DogHeart/CCK folder; VLAS (unlabelled) has mask 0."""
-    from scipy.io import loadmat
-
     for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
         stem = os.path.splitext(os.path.basename(ip))[0]
-        lp = os.path.join(root, "Labels", stem + ".mat")
-        if not os.path.exists(lp):
+        if not os.path.exists(os.path.join(root, "Labels", stem + ".mat")):
             continue
-        six = np.asarray(loadmat(lp)["six_points"], dtype=np.float64).reshape(6, 2)
-        pts = np.zeros((N_LANDMARKS, 2))
-        mask = np.zeros(N_LANDMARKS, np.float32)
-        for name, j in DOGHEART_ORDER.items():
-            k = phantom.LANDMARKS.index(name)
-            pts[k] = six[j]
-            mask[k] = 1
-        yield Image.open(ip).convert("L"), pts, mask
+        yield read_dogheart_case(root, stem)
 
 
 def load_dogheart(root, S):

@@ -52,23 +52,15 @@ def record_margin(models_dir):
         json.dump(fam, f)
 
 
-def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
-    ck = torch.load(ckpt_path, map_location="cpu")
-    S = ck["size"]
-    net = T.build_net(ck.get("arch", "unet"), ck["width"])
-    net.load_state_dict(ck["state"])
-    net.eval()
-    model = T.Exported(net, flip_tta).eval()
-    name = f"{ROLES[role]}_{index}"
+def export_model(model, S, name, models_dir, meta, role="landmark"):
+    """Write models_dir/NAME.onnx from an Exported model (eval mode), its
+    sidecar NAME.meta.json (meta) and its export reference in
+    models_dir/reference/ (the fixed input and PyTorch's outputs on it)."""
     path = os.path.join(models_dir, name + ".onnx")
     dummy = torch.zeros(1, 1, S, S)
     torch.onnx.export(model, dummy, path, opset_version=13, input_names=["image"],
                       output_names=["landmarks", "peak"],
                       dynamic_axes={"image": {0: "n"}, "landmarks": {0: "n"}, "peak": {0: "n"}})
-    meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
-            "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
-            "params": {"arch": ck.get("arch", "unet"), "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
-                       "flip_tta": flip_tta}}
     with open(os.path.join(models_dir, name + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ref_dir = os.path.join(models_dir, "reference")
@@ -81,6 +73,22 @@ def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
     with open(os.path.join(ref_dir, name + ".json"), "w") as f:
         json.dump({"model": name + ".onnx", "input": os.path.basename(inp), "input_shape": [1, 1, S, S],
                    "outputs": {"landmarks": c.numpy().ravel().tolist(), "peak": p.numpy().ravel().tolist()}}, f)
+    return path
+
+
+def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
+    ck = torch.load(ckpt_path, map_location="cpu")
+    S = ck["size"]
+    net = T.build_net(ck.get("arch", "unet"), ck["width"])
+    net.load_state_dict(ck["state"])
+    net.eval()
+    model = T.Exported(net, flip_tta).eval()
+    name = f"{ROLES[role]}_{index}"
+    meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
+            "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
+            "params": {"arch": ck.get("arch", "unet"), "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
+                       "flip_tta": flip_tta}}
+    path = export_model(model, S, name, models_dir, meta, role)
     print("exported", path)
 
 

@@ -26,6 +26,15 @@ def sha256(path):
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    try:
+        out = compose(d)
+    except ValueError as e:
+        sys.exit(f"make_manifest: {e}")
+    print(f"manifest: {len(out['models'])} models, families {sorted(out['families'])}")
+
+
+def compose(d):
+    """Write d/manifest.json from d's sidecars and family files; return it."""
     d = os.path.abspath(d)
     families = {}
     for p in sorted(glob.glob(os.path.join(d, "*.family.json"))):
@@ -37,7 +46,7 @@ def main():
         onnx_file = os.path.basename(p)[: -len(".meta.json")] + ".onnx"
         path = os.path.join(d, onnx_file)
         if not os.path.exists(path):
-            sys.exit(f"make_manifest: {p} has no model file {onnx_file}")
+            raise ValueError(f"{p} has no model file {onnx_file}")
         with open(p) as f:
             meta = json.load(f)
         entry = {"file": onnx_file, "sha256": sha256(path)}
@@ -47,7 +56,7 @@ def main():
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(f"manifest: {len(models)} models, families {sorted(families)}")
+    return out
 
 
 if __name__ == "__main__":

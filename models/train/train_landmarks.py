@@ -180,6 +180,13 @@ def init_from_onnx(net, path):
 
     m = onnx.load(path)
     init = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    # The exporter shares equal tensors through Identity nodes (e.g. the
+    # zero biases of an untrained net) and may write Constant nodes.
+    for node in m.graph.node:
+        if node.op_type == "Constant":
+            init[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        elif node.op_type == "Identity" and node.input[0] in init:
+            init[node.output[0]] = init[node.input[0]]
     convs = [n for n in m.graph.node if n.op_type == "Conv"]
     mods = conv_order(net)
     if len(convs) != len(mods):

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"vetlens/app/learn"
+	"vetlens/app/learn/learntest"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -18,6 +22,21 @@ import (
 	"vetlens/internal/pgtest"
 	"vetlens/platform/store/storetest"
 )
+
+// openTwo opens two stores (two servers) on one new, empty database.
+func openTwo(t *testing.T) (a, b *Store) {
+	t.Helper()
+	dsn := pgtest.NewSchema(t)
+	for _, s := range []**Store{&a, &b} {
+		st, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		*s = st
+	}
+	return a, b
+}
 
 // openTest opens a new, empty database (skipping without a cluster).
 func openTest(t *testing.T) *Store {
@@ -224,17 +243,7 @@ func TestRetryable(t *testing.T) {
 // connection) appends one event; both calls answer it.
 func TestSameKeyFromTwoStores(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.NewSchema(t)
-	a, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openTwo(t)
 	for round := 0; round < 20; round++ {
 		req := repo.BillRequest{Customer: "c", Month: "2026-03", IdempotencyKey: repo.NewID()}
 		var (
@@ -318,5 +327,94 @@ func TestUpgrade(t *testing.T) {
 	// The stores work on the upgraded schema.
 	if err := s.Repos().Customers.Put(ctx, repo.Customer{Name: "a", Tier: "paygo", Created: time.Now()}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestModelRegistry: the active version is shared by two connections
+// (two servers), a published version's files come back byte for byte in
+// their subfolders, a version is published once, and an unknown one is
+// learn.ErrUnknownVersion.
+func TestModelRegistry(t *testing.T) {
+	ctx := context.Background()
+	a, b := openTwo(t)
+	ra, rb := a.ModelRegistry(), b.ModelRegistry()
+	if v, err := rb.Active(ctx); err != nil || v != "" {
+		t.Fatalf("fresh active %q %v", v, err)
+	}
+	src := t.TempDir()
+	os.MkdirAll(filepath.Join(src, "reference"), 0o755)
+	os.WriteFile(filepath.Join(src, "manifest.json"), []byte(`{"x":1}`), 0o644)
+	os.WriteFile(filepath.Join(src, "reference", "in.f32"), []byte{0, 1, 2, 255}, 0o644)
+	if err := ra.Publish(ctx, "v3.1.0-clinic.1", src); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.Publish(ctx, "v3.1.0-clinic.1", src); err == nil {
+		t.Error("published twice")
+	}
+	if err := ra.SetActive(ctx, "v3.1.0-clinic.1"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := rb.Active(ctx); v != "v3.1.0-clinic.1" {
+		t.Errorf("other server sees %q", v)
+	}
+	dst := filepath.Join(t.TempDir(), "v")
+	if err := rb.Fetch(ctx, "v3.1.0-clinic.1", dst); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"manifest.json", filepath.Join("reference", "in.f32")} {
+		w, _ := os.ReadFile(filepath.Join(src, f))
+		g, err := os.ReadFile(filepath.Join(dst, f))
+		if err != nil || string(g) != string(w) {
+			t.Errorf("%s: %q %v", f, g, err)
+		}
+	}
+	if err := rb.Fetch(ctx, "v3.1.0-clinic.2", t.TempDir()); !errors.Is(err, learn.ErrUnknownVersion) {
+		t.Errorf("unknown version: %v", err)
+	}
+	if vs, err := rb.Published(ctx); err != nil || len(vs) != 1 {
+		t.Errorf("published %v %v", vs, err)
+	}
+	if err := rb.SetActive(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := ra.Active(ctx); v != "" {
+		t.Errorf("rollback to shipped seen as %q", v)
+	}
+}
+
+// TestModelRegistryTwoServers: a version promoted by one server (its own
+// data directory) is fetched and served by another on the same
+// database, and a rollback there reaches the first.
+func TestModelRegistryTwoServers(t *testing.T) {
+	ctx := context.Background()
+	sa, sb := openTwo(t)
+	a := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, sa.ModelRegistry())
+	b := learntest.NewRigOn(t, learntest.Trainer{}, learntest.Models{}, sb.ModelRegistry())
+	run, err := a.Svc.Learn(ctx, learn.Options{}, nil)
+	if err != nil || !run.Promoted {
+		t.Fatalf("learn on A: %v %s", err, run.Refusal())
+	}
+	if err := b.Svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.Live.ModelVersion() != run.Candidate {
+		t.Fatalf("B serves %s", b.Live.ModelVersion())
+	}
+	if _, err := os.Stat(filepath.Join(b.Layout.Versions(), run.Candidate, "manifest.json")); err != nil {
+		t.Errorf("B did not fetch the version: %v", err)
+	}
+	if _, err := b.Svc.Use(ctx, learn.ShippedAlias); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
+		t.Errorf("A serves %s after B's rollback", a.Live.ModelVersion())
+	}
+	// The next version number counts the database's versions too.
+	run2, err := b.Svc.Learn(ctx, learn.Options{}, nil)
+	if err != nil || run2.Candidate != "v3.1.0-clinic.2" {
+		t.Errorf("B's run: %s %v", run2.Candidate, err)
 	}
 }

@@ -1,0 +1,79 @@
+package learn
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/manifest"
+	"vetlens/engine/modelref"
+)
+
+// EngineModels is Models on the real cardiac engine (ONNX Runtime must be
+// initialised).
+type EngineModels struct {
+	// Options are the evaluation engine's options.
+	Options cardiac.Options
+}
+
+// Open loads the cardiac models in dir.
+func (m EngineModels) Open(dir string) (Measurer, error) {
+	e, err := cardiac.Load(dir, m.Options)
+	if err != nil {
+		return nil, err
+	}
+	return engineMeasurer{e}, nil
+}
+
+// VerifyReference replays the export reference of every landmark model
+// in dir (modelref) and fails when one differs by more than
+// modelref.Tolerance.
+func (EngineModels) VerifyReference(ctx context.Context, dir string) (float64, error) {
+	man, err := manifest.Load(dir)
+	if err != nil {
+		return 0, err
+	}
+	ls := man.ByRole(cardiac.RoleLandmark)
+	if len(ls) == 0 {
+		return 0, fmt.Errorf("reference check: no landmark models in %s", dir)
+	}
+	var worst float64
+	for _, e := range ls {
+		diff, err := modelref.Replay(ctx, man, e)
+		if err != nil {
+			return 0, fmt.Errorf("reference check: %w", err)
+		}
+		for o, d := range diff {
+			if !(d <= modelref.Tolerance) {
+				return d, fmt.Errorf("reference check: %s output %s differs from PyTorch by %.3g (tolerance %.0g)", e.File, o, d, modelref.Tolerance)
+			}
+			worst = math.Max(worst, d)
+		}
+	}
+	return worst, nil
+}
+
+// engineMeasurer measures with a loaded engine: the product's Predict
+// for its code, and the raw ensemble mean (Predict's own when the image
+// was not rejected, else RawLandmarks).
+type engineMeasurer struct{ e *cardiac.Engine }
+
+func (m engineMeasurer) Measure(ctx context.Context, img image.Image) (Reading, error) {
+	r, err := m.e.Predict(ctx, img, cardiac.PredictOptions{})
+	if err != nil {
+		return Reading{}, err
+	}
+	if len(r.ModelLandmarks) > 0 {
+		return Reading{Raw: cardiac.EnsembleMean(r.ModelLandmarks), Code: r.Code}, nil
+	}
+	raw, err := m.e.RawLandmarks(ctx, img)
+	if err != nil {
+		return Reading{}, err
+	}
+	return Reading{Raw: raw, Code: r.Code}, nil
+}
+
+func (m engineMeasurer) ModelVersion() string { return m.e.ModelVersion() }
+func (m engineMeasurer) Close() error         { return m.e.Close() }

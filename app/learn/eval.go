@@ -1,0 +1,246 @@
+package learn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
+	"vetlens/internal/dogheart"
+)
+
+// Case is one pool case with the clinician's truth.
+type Case struct {
+	Stem, Patient, Kind string
+	// Truth holds the clinician's landmarks in pixels; the VLAS point
+	// only when HasVLAS (DogHeart labels have none).
+	Truth   cardiac.Landmarks
+	HasVLAS bool
+	// VHS is the clinician's VHS (the provenance's, else measured on
+	// the clinician's points).
+	VHS float64
+}
+
+// LoadPool reads the pool's labelled cases and their provenance.
+func LoadPool(dir string) ([]Case, error) {
+	stems, err := dogheart.Stems(dir)
+	if err != nil {
+		return nil, describe("read pool", err)
+	}
+	side, err := dogheart.ReadSidecar(dir)
+	if err != nil {
+		return nil, describe("read pool", err)
+	}
+	prov := map[string]dogheart.Provenance{}
+	for _, p := range side.Cases {
+		prov[p.Case] = p
+	}
+	var out []Case
+	for _, s := range stems {
+		six, err := dogheart.ReadLabel(dir, s)
+		if err != nil {
+			return nil, describe("read pool", err)
+		}
+		p := prov[s]
+		c := Case{Stem: s, Patient: p.Patient, Kind: p.Kind}
+		if c.Kind == "" {
+			c.Kind = "dogheart"
+		}
+		for i, k := range dogheart.SpecOrder {
+			c.Truth[k] = cardiac.Point{X: six[i][0], Y: six[i][1]}
+		}
+		if p.VLASPoint != nil {
+			c.Truth[cardiac.VLASPoint] = cardiac.Point{X: p.VLASPoint[0], Y: p.VLASPoint[1]}
+			c.HasVLAS = true
+		}
+		c.VHS = cardiac.Measure(c.Truth).VHS
+		if p.VHS != nil {
+			c.VHS = *p.VHS
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// PoolSummary counts the pool's cases.
+type PoolSummary struct {
+	Cases    int
+	Patients int
+	// ByKind counts cases by provenance kind (edited, manual, dogheart).
+	ByKind map[string]int
+}
+
+// Summarize counts cases by kind and distinct patients.
+func Summarize(cases []Case) PoolSummary {
+	s := PoolSummary{Cases: len(cases), ByKind: map[string]int{}}
+	pats := map[string]bool{}
+	for _, c := range cases {
+		s.ByKind[c.Kind]++
+		k := c.Patient
+		if k == "" {
+			k = "case:" + c.Stem
+		}
+		pats[k] = true
+	}
+	s.Patients = len(pats)
+	return s
+}
+
+// LandmarkError is one landmark's mean error over the evaluated cases.
+type LandmarkError struct {
+	Name string `json:"name"`
+	// Px is the mean distance in pixels; PctDiag the mean distance in
+	// percent of the image diagonal.
+	Px      float64 `json:"px"`
+	PctDiag float64 `json:"pct_diag"`
+	// N is the number of cases with this landmark's truth.
+	N int `json:"n"`
+}
+
+// Eval is one model set's figures on one evaluation set.
+type Eval struct {
+	Version   string          `json:"version"`
+	Cases     int             `json:"cases"`
+	Landmarks []LandmarkError `json:"landmarks"`
+	// VHSMAE is the mean |VHS on the raw landmarks - the clinician's|.
+	VHSMAE float64 `json:"vhs_mae"`
+	// Within05 is the share of cases with |VHS error| <= 0.5 v.
+	Within05 float64 `json:"within_0_5"`
+	// NoLandmarks and Rejected are the shares of cases the product
+	// answers with code 5 (neither VHS nor VLAS) and code 6 (not a
+	// radiograph).
+	NoLandmarks float64 `json:"code5_share"`
+	Rejected    float64 `json:"code6_share"`
+	// VHSAbsErr is each case's |VHS error|, in case order (for the
+	// paired bootstrap).
+	VHSAbsErr []float64 `json:"vhs_abs_err"`
+}
+
+// evalCase is one image with its truth.
+type evalCase struct {
+	path  string
+	truth cardiac.Landmarks
+	has   [cardiac.NumLandmarks]bool
+	vhs   float64
+}
+
+// poolEvalCases turns pool cases into evaluation cases.
+func poolEvalCases(pool string, cases []Case) []evalCase {
+	out := make([]evalCase, len(cases))
+	for i, c := range cases {
+		e := evalCase{path: filepath.Join(pool, "Images", c.Stem+".png"), truth: c.Truth, vhs: c.VHS}
+		for k := range e.has {
+			e.has[k] = k != cardiac.VLASPoint || c.HasVLAS
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// phantomEvalCases reads the phantom regression set's truth.json (the
+// radiographs; negatives are left out).
+func phantomEvalCases(dir string) ([]evalCase, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	if err != nil {
+		return nil, describe("phantom set", err)
+	}
+	var t struct {
+		Items []struct {
+			File       string                `json:"file"`
+			Radiograph bool                  `json:"radiograph"`
+			VHS        float64               `json:"vhs"`
+			Landmarks  map[string][2]float64 `json:"landmarks"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, describe("phantom set truth.json", err)
+	}
+	var out []evalCase
+	for _, it := range t.Items {
+		if !it.Radiograph {
+			continue
+		}
+		e := evalCase{path: filepath.Join(dir, it.File), vhs: it.VHS}
+		for k, name := range cardiac.ClassNames {
+			if p, ok := it.Landmarks[name]; ok {
+				e.truth[k] = cardiac.Point{X: p[0], Y: p[1]}
+				e.has[k] = true
+			}
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("phantom set %s has no radiographs", dir)
+	}
+	return out, nil
+}
+
+// evaluate measures every case with m. step is called after each case.
+func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (Eval, error) {
+	ev := Eval{Version: m.ModelVersion(), Cases: len(cases), VHSAbsErr: make([]float64, len(cases))}
+	var px, pct [cardiac.NumLandmarks]float64
+	var n [cardiac.NumLandmarks]int
+	var within, code5, code6 int
+	for i, c := range cases {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			return Eval{}, describe("evaluate", err)
+		}
+		img, _, err := imageproc.Decode(b)
+		if err != nil {
+			return Eval{}, fmt.Errorf("evaluate %s: %w", filepath.Base(c.path), err)
+		}
+		r, err := m.Measure(ctx, img)
+		if err != nil {
+			return Eval{}, fmt.Errorf("evaluate %s: %w", filepath.Base(c.path), err)
+		}
+		bd := img.Bounds()
+		diag := math.Hypot(float64(bd.Dx()), float64(bd.Dy()))
+		for k := range r.Raw {
+			if !c.has[k] {
+				continue
+			}
+			d := r.Raw[k].Dist(c.truth[k])
+			px[k] += d
+			pct[k] += 100 * d / diag
+			n[k]++
+		}
+		e := math.Abs(cardiac.Measure(r.Raw).VHS - c.vhs)
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			e = c.vhs // a degenerate placement counts as the whole score wrong
+		}
+		ev.VHSAbsErr[i] = e
+		ev.VHSMAE += e
+		if e <= 0.5 {
+			within++
+		}
+		switch r.Code {
+		case cardiac.CodeNoLandmarks:
+			code5++
+		case cardiac.CodeRejected:
+			code6++
+		}
+		if step != nil {
+			step()
+		}
+	}
+	if len(cases) > 0 {
+		f := float64(len(cases))
+		ev.VHSMAE /= f
+		ev.Within05 = float64(within) / f
+		ev.NoLandmarks = float64(code5) / f
+		ev.Rejected = float64(code6) / f
+	}
+	for k, name := range cardiac.ClassNames {
+		le := LandmarkError{Name: name, N: n[k]}
+		if n[k] > 0 {
+			le.Px, le.PctDiag = px[k]/float64(n[k]), pct[k]/float64(n[k])
+		}
+		ev.Landmarks = append(ev.Landmarks, le)
+	}
+	return ev, nil
+}

@@ -1,0 +1,261 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"vetlens/app/learn"
+)
+
+// learningTab is the Learning panel (docs/learning.md): the pool by
+// kind, a fine-tuning run in the background with its progress and
+// Cancel, the last runs with their before/after tables, Promote, the
+// versions with Use (rollback), and the version in use.
+type learningTab struct {
+	u       *UI
+	svc     *learn.Service
+	content fyne.CanvasObject
+
+	inUse    *widget.Label
+	pool     *widget.Label
+	start    *widget.Button
+	cancel   *widget.Button
+	bar      *widget.ProgressBar
+	progress *widget.Label
+	runs     *widget.List
+	detail   *widget.Label
+	promote  *widget.Button
+	versions *widget.Select
+	use      *widget.Button
+	status   *widget.Label
+
+	runList  []learn.Run
+	selected string // the run shown
+	stop     context.CancelFunc
+	// done, when set (tests), is called when a background run ends.
+	done func()
+}
+
+func newLearningTab(u *UI, svc *learn.Service) *learningTab {
+	t := &learningTab{u: u, svc: svc, inUse: newValueLabel(""), pool: newValueLabel(""), bar: widget.NewProgressBar(),
+		progress: newValueLabel(""), detail: newValueLabel(""), status: newValueLabel("")}
+	t.detail.TextStyle = fyne.TextStyle{Monospace: true}
+	t.start = widget.NewButton("Start learning", t.startRun)
+	t.cancel = widget.NewButton("Cancel", func() {
+		if t.stop != nil {
+			t.stop()
+		}
+	})
+	t.cancel.Disable()
+	t.promote = widget.NewButton("Promote", t.promoteSelected)
+	t.promote.Disable()
+	t.versions = widget.NewSelect(nil, nil)
+	t.use = widget.NewButton("Use this version", t.useSelected)
+	t.runs = widget.NewList(func() int { return len(t.runList) },
+		func() fyne.CanvasObject { return widget.NewLabel("") },
+		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(runRow(t.runList[i])) })
+	t.runs.OnSelected = func(i widget.ListItemID) {
+		if i < len(t.runList) {
+			t.show(t.runList[i])
+		}
+	}
+	if svc == nil {
+		t.content = widget.NewLabel("Learning is not available: the model versions could not be opened (see the log).")
+		return t
+	}
+	head := container.NewVBox(
+		widget.NewLabelWithStyle("Learning from the clinic's corrections", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		t.inUse, t.pool,
+		container.NewBorder(nil, nil, nil, container.NewHBox(t.start, t.cancel), t.bar),
+		t.progress,
+		container.NewBorder(nil, nil, widget.NewLabel("Versions"), t.use, t.versions),
+		t.status,
+		widget.NewSeparator(),
+		widget.NewLabel("Runs (newest first): select one for its before/after table"),
+	)
+	split := container.NewHSplit(t.runs, container.NewBorder(nil, t.promote, nil, nil, container.NewVScroll(t.detail)))
+	split.Offset = 0.35
+	t.content = container.NewBorder(head, nil, nil, nil, split)
+	t.refresh()
+	return t
+}
+
+// runRow is one line of the run list.
+func runRow(r learn.Run) string {
+	row := fmt.Sprintf("%s  %s  %s", r.Started.Local().Format("2006-01-02 15:04"), r.Candidate, r.Status)
+	switch {
+	case r.Promoted:
+		row += ", promoted"
+	case r.Status == learn.StatusDone && r.Promotable:
+		row += ", promotable"
+	case r.Status == learn.StatusDone:
+		row += ", refused"
+	}
+	return row
+}
+
+// refresh reloads the version in use, the pool, the versions and the
+// runs.
+func (t *learningTab) refresh() {
+	if t.svc == nil {
+		return
+	}
+	ctx := context.Background()
+	if a, err := t.svc.Active(ctx); err != nil {
+		t.inUse.SetText("Version in use: " + err.Error())
+	} else {
+		what := "promoted here"
+		if a.Shipped {
+			what = "shipped"
+		}
+		t.inUse.SetText(fmt.Sprintf("Version in use: %s (%s)", a.Name, what))
+	}
+	enough := false
+	if p, err := t.svc.Pool(ctx); err != nil {
+		t.pool.SetText("Pool: " + err.Error())
+	} else {
+		enough = p.Cases >= learn.MinCases
+		t.pool.SetText(fmt.Sprintf("Pool: %d cases of %d patients (%d edited, %d placed by hand, %d imported DogHeart); a run needs at least %d",
+			p.Cases, p.Patients, p.ByKind["edited"], p.ByKind["manual"], p.ByKind["dogheart"], learn.MinCases))
+	}
+	if t.stop == nil { // not while a run is going
+		if enough {
+			t.start.Enable()
+		} else {
+			t.start.Disable()
+		}
+	}
+	if vs, err := t.svc.Versions(ctx); err == nil {
+		var names []string
+		sel := ""
+		for _, v := range vs {
+			names = append(names, v.Name)
+			if v.Active {
+				sel = v.Name
+			}
+		}
+		t.versions.Options = names
+		t.versions.SetSelected(sel)
+	}
+	runs, err := t.svc.Runs(ctx)
+	if err != nil {
+		t.status.SetText(err.Error())
+	}
+	t.runList = runs
+	t.runs.Refresh()
+	for _, r := range runs {
+		if r.ID == t.selected {
+			t.show(r)
+		}
+	}
+}
+
+// show puts a run's table, rules and outcome on the right.
+func (t *learningTab) show(r learn.Run) {
+	t.selected = r.ID
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s: %s -> %s (%s)\n", r.ID, r.Base, r.Candidate, r.Status)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "%s\n", r.Error)
+	}
+	fmt.Fprintf(&b, "Trained on %d cases, %d held out (grouped by patient), %.0f s of training\n\n", r.Train, r.HeldOut, r.TrainSeconds)
+	if rows := r.Table(); len(rows) > 0 {
+		fmt.Fprintf(&b, "%-34s %-28s %s\n", "", "before", "after")
+		for _, row := range rows {
+			fmt.Fprintf(&b, "%-34s %-28s %s\n", row.Metric, row.Before, row.After)
+		}
+	}
+	for _, x := range r.Rules {
+		mark := "ok  "
+		if !x.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "\n%s %s: %s", mark, x.Name, x.Detail)
+	}
+	if r.Status == learn.StatusDone {
+		fmt.Fprintf(&b, "\n\n%s", r.Decision())
+	}
+	t.detail.SetText(b.String())
+	if r.Promotable && !r.Promoted && t.stop == nil {
+		t.promote.Enable()
+	} else {
+		t.promote.Disable()
+	}
+}
+
+// startRun runs Learn in the background with progress on the bar.
+func (t *learningTab) startRun() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stop = cancel
+	t.start.Disable()
+	t.promote.Disable()
+	t.cancel.Enable()
+	t.bar.SetValue(0)
+	t.progress.SetText("Starting...")
+	go func() {
+		run, err := t.svc.Learn(ctx, learn.Options{}, func(p learn.Progress) {
+			fyne.Do(func() {
+				t.bar.SetValue(p.Fraction)
+				line := p.Stage
+				if p.Member > 0 {
+					line += fmt.Sprintf(": model %d, step %d of %d", p.Member, p.Step, p.Steps)
+				}
+				if p.Message != "" {
+					line += ": " + p.Message
+				}
+				t.progress.SetText(line)
+			})
+		})
+		cancel()
+		fyne.Do(func() {
+			t.stop = nil
+			t.start.Enable()
+			t.cancel.Disable()
+			switch {
+			case err != nil:
+				t.progress.SetText(err.Error())
+			default:
+				t.bar.SetValue(1)
+				t.progress.SetText(run.Decision())
+			}
+			if run.ID != "" {
+				t.selected = run.ID
+			}
+			t.refresh()
+			if t.done != nil {
+				t.done()
+			}
+		})
+	}()
+}
+
+// promoteSelected promotes the shown run's candidate.
+func (t *learningTab) promoteSelected() {
+	v, err := t.svc.Promote(context.Background(), t.selected)
+	if err != nil {
+		t.status.SetText(err.Error())
+	} else {
+		t.status.SetText(v.Name + " promoted: it is in use now.")
+	}
+	t.refresh()
+}
+
+// useSelected makes the chosen version the one in use (rollback).
+func (t *learningTab) useSelected() {
+	name := t.versions.Selected
+	if name == "" {
+		return
+	}
+	v, err := t.svc.Use(context.Background(), name)
+	if err != nil {
+		t.status.SetText(err.Error())
+	} else {
+		t.status.SetText(v.Name + " is in use now.")
+	}
+	t.refresh()
+}

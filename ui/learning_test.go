@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"vetlens/app/learn"
+	"vetlens/app/learn/learntest"
+)
+
+// learningUI is the UI with a Learning tab on learntest's doubles;
+// runEnded receives when a background run has ended.
+func learningUI(t *testing.T, tr learntest.Trainer) (*UI, *learntest.Rig, chan struct{}) {
+	t.Helper()
+	r := learntest.NewRig(t, tr, learntest.Models{})
+	u, _, _ := newTestUIWith(t, false, nil, Options{Learn: r.Svc})
+	ended := make(chan struct{}, 2)
+	u.learning.done = func() { ended <- struct{}{} }
+	u.SelectTab("Learning")
+	return u, r, ended
+}
+
+func waitRun(t *testing.T, ended chan struct{}) {
+	t.Helper()
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the learning run did not end")
+	}
+}
+
+// TestLearningPanel: the panel shows the pool by kind and the version in
+// use; Start runs in the background to a promoted version with its
+// before/after table; Use rolls back to the shipped models; a
+// --no-promote-like candidate is promoted with Promote.
+func TestLearningPanel(t *testing.T) {
+	u, r, ended := learningUI(t, learntest.Trainer{})
+	lt := u.learning
+	if !strings.Contains(lt.pool.Text, "48 cases of 24 patients (24 edited, 24 placed by hand, 0 imported DogHeart)") {
+		t.Errorf("pool %q", lt.pool.Text)
+	}
+	if !strings.Contains(lt.inUse.Text, "v3.1.0-synthetic-xraysim.1 (shipped)") {
+		t.Errorf("in use %q", lt.inUse.Text)
+	}
+	test.Tap(lt.start)
+	if lt.cancel.Disabled() || !lt.start.Disabled() {
+		t.Error("Start not disabled while running")
+	}
+	waitRun(t, ended)
+	if lt.bar.Value != 1 || !strings.Contains(lt.progress.Text, "promoted v3.1.0-clinic.1") {
+		t.Errorf("progress %v %q", lt.bar.Value, lt.progress.Text)
+	}
+	if !strings.Contains(lt.inUse.Text, "v3.1.0-clinic.1 (promoted here)") || r.Live.ModelVersion() != "v3.1.0-clinic.1" {
+		t.Errorf("in use %q, live %s", lt.inUse.Text, r.Live.ModelVersion())
+	}
+	if len(lt.runList) != 1 || !strings.Contains(lt.detail.Text, "VHS MAE (v)") || !strings.Contains(lt.detail.Text, "held-out clinic cases (12)") {
+		t.Errorf("runs %d, detail:\n%s", len(lt.runList), lt.detail.Text)
+	}
+	if !lt.promote.Disabled() {
+		t.Error("Promote enabled for a promoted run")
+	}
+	// Rollback.
+	lt.versions.SetSelected("v3.1.0-synthetic-xraysim.1")
+	test.Tap(lt.use)
+	if !strings.Contains(lt.inUse.Text, "(shipped)") || r.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" {
+		t.Errorf("after rollback: %q, live %s", lt.inUse.Text, r.Live.ModelVersion())
+	}
+	// A candidate kept without promotion is promoted from the panel.
+	run, err := r.Svc.Learn(t.Context(), learn.Options{NoPromote: true}, nil)
+	if err != nil || !run.Promotable {
+		t.Fatalf("no-promote run: %v %+v", err, run.Rules)
+	}
+	lt.refresh()
+	lt.runs.Select(0)
+	if lt.promote.Disabled() {
+		t.Fatalf("Promote disabled for %s", runRow(lt.runList[0]))
+	}
+	test.Tap(lt.promote)
+	if r.Live.ModelVersion() != run.Candidate || !strings.Contains(lt.status.Text, "promoted") {
+		t.Errorf("after Promote: live %s, status %q", r.Live.ModelVersion(), lt.status.Text)
+	}
+}
+
+// TestLearningCancel: Cancel stops a running fine-tune; the version in
+// use stays and the run shows as cancelled.
+func TestLearningCancel(t *testing.T) {
+	started := make(chan struct{})
+	u, r, ended := learningUI(t, learntest.Trainer{Block: true, Started: started})
+	lt := u.learning
+	test.Tap(lt.start)
+	<-started
+	test.Tap(lt.cancel)
+	waitRun(t, ended)
+	if !strings.Contains(lt.progress.Text, "cancelled") || lt.start.Disabled() {
+		t.Errorf("progress %q", lt.progress.Text)
+	}
+	if r.Live.ModelVersion() != "v3.1.0-synthetic-xraysim.1" || !strings.Contains(lt.inUse.Text, "(shipped)") {
+		t.Errorf("in use %q", lt.inUse.Text)
+	}
+	if len(lt.runList) != 1 || lt.runList[0].Status != learn.StatusCancelled {
+		t.Errorf("runs %+v", lt.runList)
+	}
+}
+
+// TestLearningSmallPool: with fewer cases than a run needs, Start is
+// disabled and the pool line says how many are needed; without a
+// learning service the tab says learning is not available.
+func TestLearningSmallPool(t *testing.T) {
+	r := learntest.NewRig(t, learntest.Trainer{}, learntest.Models{})
+	os.RemoveAll(r.Layout.Pool())
+	learntest.WritePool(t, r.Layout.Pool(), learn.MinCases-1, 3, learntest.Truth{})
+	u, _, _ := newTestUIWith(t, false, nil, Options{Learn: r.Svc})
+	u.SelectTab("Learning")
+	if lt := u.learning; !lt.start.Disabled() || !strings.Contains(lt.pool.Text, fmt.Sprintf("%d cases", learn.MinCases-1)) {
+		t.Errorf("start disabled %v, pool %q", lt.start.Disabled(), lt.pool.Text)
+	}
+	// Without a learning service the tab says learning is unavailable.
+	u2, _, _ := newTestUIWith(t, false, nil, Options{})
+	if lbl, ok := u2.learning.content.(*widget.Label); !ok || !strings.Contains(lbl.Text, "not available") {
+		t.Errorf("tab without a learning service: %T", u2.learning.content)
+	}
+}
