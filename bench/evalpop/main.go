@@ -358,10 +358,21 @@ func plainFiles(an capture.PoP, glob string, verbose bool) error {
 		if a.PoPDetected {
 			misread++
 			if verbose {
-				fmt.Printf("%s taken for a screen photo (chroma %.1f, confidence %.2f)\n", f, a.Chroma, a.Corners.Confidence)
+				fmt.Printf("%s taken for a screen photo (chroma %.1f, confidence %.2f%s)\n", f, a.Chroma, a.Corners.Confidence, learnedNote(a))
 			}
 		}
 	}
 	fmt.Printf("pipeline: %s\nplain files: %d, taken for screen photos %d (correct %.1f %%)\n", an.ModelVersion(), len(files), misread, 100*float64(len(files)-misread)/float64(len(files)))
 	return nil
+}
+
+// learnedNote describes the learned finder's evidence on a frame (empty
+// for the classical pipeline): p_screen, the corner models' agreement and
+// where the quad came from.
+func learnedNote(a *pop.Analysis) string {
+	if a.Learned == nil {
+		return ""
+	}
+	l := a.Learned
+	return fmt.Sprintf(", p_screen %.3f, agreement %.3f, source %s, classical %.2f, found %v", l.Presence, l.Agreement, l.Source, l.Classical, a.Corners.Found)
 }

@@ -3,6 +3,7 @@ package pop
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -190,6 +191,46 @@ func TestLearnedOnComposites(t *testing.T) {
 	}
 	if a.PoPDetected {
 		t.Errorf("tinted radiograph file taken for a screen photo (p_screen %.2f)", a.Learned.Presence)
+	}
+}
+
+// TestLearnedPlainFiles: plain radiograph files in the simulator's own
+// presentations (tints, film scans, lightbox photos, annotations; see
+// testdata/make_fixtures.sh, most of them files the .2 presence model took
+// for screen photos) are not screen photos.
+func TestLearnedPlainFiles(t *testing.T) {
+	m := testModels(t)
+	files, err := filepath.Glob("testdata/plain/*.jpg")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no plain fixtures (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			a, err := m.AnalyzeBytes(t.Context(), readFrame(t, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.PoPDetected {
+				t.Errorf("plain radiograph file taken for a screen photo (chroma %.1f, p_screen %.2f)", a.Chroma, a.Learned.Presence)
+			}
+		})
+	}
+}
+
+// TestPresenceWeight: p_screen counts in the corners' confidence up to
+// MinPresence; a frame taken for a screen photo gets the full weight.
+func TestPresenceWeight(t *testing.T) {
+	for _, c := range []struct {
+		p, want float64
+	}{
+		{0, 0},
+		{MinPresence / 2, 0.5},
+		{MinPresence, 1},
+		{0.99, 1},
+	} {
+		if got := presenceWeight(c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("presenceWeight(%v) = %v, want %v", c.p, got, c.want)
+		}
 	}
 }
 

@@ -19,6 +19,9 @@ Models (docs/pop.md, docs/model-contract.md):
   quality               rectified displayed image 1x128x128 -> problems 3
                         (probabilities: blurred, glare over the heart, moire)
 
+The presence model can take more frames from --extra files (x160 and
+present arrays only, e.g. pop_plain.py's plain-file negatives).
+
 Usage: pop_train.py --model corners_a --data data/pop_train.npz --minutes 15 --out ../
 Always run it with nice -n 19; it uses one thread unless --threads says otherwise.
 """
@@ -33,7 +36,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-VERSION = "pop-v1.0.0-synthetic-composites.2"
+VERSION = "pop-v1.0.0-synthetic-composites.3"
 LO, HI = -0.1, 1.1  # heatmap span, shares of the image
 FLIP8 = [1, 0, 3, 2, 5, 4, 7, 6]
 FLIP4 = [1, 0, 3, 2]
@@ -181,12 +184,22 @@ def main():
     ap.add_argument("--bs", type=int, default=32)
     ap.add_argument("--init", default="", help="continue from this state dict (checkpoints/NAME.pt)")
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--extra", action="append", default=[], metavar="NPZ",
+                    help="presence only: more frames (x160, present), e.g. pop_plain.py negatives")
     a = ap.parse_args()
+    if a.extra and a.model != "presence":
+        raise SystemExit("--extra is for the presence model only")
     torch.set_num_threads(a.threads)
     spec = SPECS[a.model]
     torch.manual_seed(spec["seed"])
     rng = np.random.default_rng(spec["seed"])
     z = dict(np.load(a.data, allow_pickle=True))
+    if a.extra:
+        z = {"x160": z["x160"], "present": z["present"], "exclude": z.get("exclude", "")}
+        for path in a.extra:
+            e = np.load(path, allow_pickle=True)
+            z["x160"] = np.concatenate([z["x160"], e["x160"]])
+            z["present"] = np.concatenate([z["present"], e["present"].astype(z["present"].dtype)])
     n = len(z["present"])
     idx = np.arange(n)
     if a.model in ("viewport", "quality"):
@@ -268,6 +281,7 @@ def export(a, spec, model, name, z, val, vmetric, steps):
                    "outputs": {o: [float(v) for v in t.reshape(-1)] for o, t in zip(spec["outputs"], outs)}}, f)
     meta = {"role": name, "input_size": [c, s, s], "inputs": ["image"], "outputs": spec["outputs"], "version": VERSION,
             "params": {"samples": int(len(z["present"])), "steps": steps, "minutes": a.minutes, "continued_from": a.init, "seed": spec["seed"],
+                       "extra": [os.path.basename(p) for p in a.extra], "negatives": int((z["present"] < 0.5).sum()),
                        "val_metric": round(vmetric, 5), "excluded_families": str(z.get("exclude", "")),
                        "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}}
     with open(os.path.join(a.out, name + ".meta.json"), "w") as f:

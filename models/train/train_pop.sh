@@ -8,7 +8,7 @@
 #   2. the five models, two at a time, one thread each, on the CPU
 #      (pop_train.py), ONNX export with export references;
 #   3. the manifest.
-# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 40 min wall after the data)
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 50 min wall after the data)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="nice -n 19 /usr/bin/python3"
@@ -42,4 +42,10 @@ b=$!
 $PY pop_train.py --model quality --data $DATA --minutes "$(m 4.5)" --lr 1e-3 --init checkpoints/pop_quality.pt --out .. && \
 	$PY pop_train.py --model corners_b --data $DATA --minutes "$(m 7.5)" --lr 1e-3 --init checkpoints/pop_corners_b.pt --out ..
 wait $a $b
+# Fourth round (models .3): the presence model continued with 1,600
+# plain-file negatives (pop_plain.py: radiograph files in every
+# presentation of xraysim and phantom.py, viewer screenshots), lr 1e-3.
+[ -f data/pop_plain.npz ] || $PY pop_plain.py data/pop_plain.npz --n 1600 --renders 24 --phantoms 24 --workers 4
+$PY pop_train.py --model presence --data $DATA --extra data/pop_plain.npz --minutes "$(m 12)" --lr 1e-3 \
+	--init checkpoints/pop_presence.pt --threads 2 --out ..
 /usr/bin/python3 make_manifest.py ..

@@ -28,3 +28,19 @@ PY
 # Variety composites for the learned finder (pop_variety.py), made with
 # held-out settings (seeds 35,500,000+): TestLearnedOnComposites.
 /usr/bin/python3 $T/pop_composites.py $O/variety --kind vscreen --n 6 --seed0 35500000 --size 960x540 --split heldout
+# Plain radiograph files in the simulator's presentations (xraysim with its
+# held-out presentation families: green tint, lightbox photos; seeds
+# 35,600,000+, used nowhere else, long side 420 px, JPEG 88): of the first
+# 60 seeds, the six the .2 presence model took for screen photos (10, 16,
+# 18, 28, 37, 43) and two it did not (0, 1). TestLearnedPlainFiles.
+rm -rf $O/plain
+mkdir -p $O/plain
+/usr/bin/python3 - <<'PY'
+import sys
+sys.path.insert(0, "models/train")
+import xraysim
+for i in (0, 1, 10, 16, 18, 28, 37, 43):
+    im, _, meta = xraysim.generate(35600000 + i, heldout=True, long_side=420)
+    im.convert("RGB").save(f"engine/pop/testdata/plain/plain_{i:02d}.jpg", quality=88)
+    print(i, meta["presentation"])
+PY
