@@ -272,6 +272,10 @@ func TestLearnRefusals(t *testing.T) {
 		{"phantom regression", Models{PhantomWorse: true}, learn.Options{}, "phantom regression set", false},
 		{"reference outputs", Models{Broken: "v3.1.0-clinic.1"}, learn.Options{}, "reference outputs", false},
 		{"no gain", Models{Better: func(string) bool { return false }}, learn.Options{}, "clinic held-out cases", false},
+		// 18 px with a 10 px vertebra: better than the 30 px before, still
+		// off by more than MaxPromotedVHSMAE.
+		{"better but inaccurate", Models{Offset: 30, Residual: 18}, learn.Options{}, "clinic accuracy", false},
+		{"better and accurate enough", Models{Offset: 30, Residual: 5}, learn.Options{NoPromote: true}, "", true},
 		{"no promote", Models{}, learn.Options{NoPromote: true}, "", true},
 	}
 	for _, tc := range tests {

@@ -312,12 +312,16 @@ func decide(r *Run, refErr error) []Rule {
 		OK: r.PhantomAfter.VHSMAE <= r.PhantomBefore.VHSMAE+PhantomTolerance,
 		Detail: fmt.Sprintf("VHS MAE %.3f -> %.3f v on %d phantoms, tolerance +%.2f v",
 			r.PhantomBefore.VHSMAE, r.PhantomAfter.VHSMAE, r.PhantomAfter.Cases, PhantomTolerance)}
+	acc := Rule{Name: "clinic accuracy",
+		OK: r.After.Cases > 0 && r.After.VHSMAE <= MaxPromotedVHSMAE,
+		Detail: fmt.Sprintf("VHS MAE %.3f v on %d held-out clinic cases, must be at most %.2f v",
+			r.After.VHSMAE, r.After.Cases, MaxPromotedVHSMAE)}
 	ref := Rule{Name: "reference outputs", OK: refErr == nil,
 		Detail: fmt.Sprintf("ONNX Runtime reproduces the trainer's outputs within %.2g", r.ReferenceDiff)}
 	if refErr != nil {
 		ref.Detail = refErr.Error()
 	}
-	return []Rule{clinic, ph, ref}
+	return []Rule{clinic, acc, ph, ref}
 }
 
 // decision is the run's outcome in words.

@@ -21,6 +21,12 @@ const (
 	// PhantomTolerance is how much worse (VHS MAE, vertebrae) a candidate
 	// may be on the phantom set than the models in use.
 	PhantomTolerance = 0.25
+	// MaxPromotedVHSMAE is the largest held-out clinic VHS MAE (vertebrae)
+	// a candidate may have and still be promoted: three times the 0.5 v
+	// readers differ by. Beating poor models is not enough; a version that
+	// learned only the clinic's average heart (labels shuffled between
+	// cases still teach that) stays far above it.
+	MaxPromotedVHSMAE = 1.5
 )
 
 // Config wires a Service.

@@ -59,6 +59,9 @@ type Models struct {
 	Broken string
 	// PhantomWorse makes the better versions worse on the phantom set.
 	PhantomWorse bool
+	// Residual is how far (px) a better version still places the heart's
+	// bottom (0: exactly).
+	Residual float64
 }
 
 // Open reads dir's cardiac version.
@@ -103,6 +106,8 @@ func (m measurer) Measure(_ context.Context, img image.Image) (learn.Reading, er
 	if !m.better {
 		// Shift the heart's bottom: the long axis, so the VHS, changes.
 		l[cardiac.HeartBottom].Y += m.f.Offset
+	} else {
+		l[cardiac.HeartBottom].Y += m.f.Residual
 	}
 	return learn.Reading{Raw: l, Code: cardiac.CodeHighConfidence}, nil
 }
