@@ -25,6 +25,7 @@ import torch
 from PIL import Image
 
 import dataset
+import evalpt
 import learn
 import phantom
 import train_landmarks as T
@@ -45,17 +46,7 @@ def load_members(models_dir):
 
 def predict(nets, im, S=224):
     """Ensemble mean landmarks [K,2] in image pixels."""
-    g = im.convert("L")
-    w, h = g.size
-    lb, (nw, nh, ox, oy) = dataset.letterbox(g, S)
-    x = torch.from_numpy(np.asarray(lb, np.float32) / 255.0)[None, None]
-    out = []
-    with torch.no_grad():
-        for n in nets:
-            _, c, _ = T.decode(n(x))
-            c = c[0].numpy() * S
-            out.append(np.stack([(c[:, 0] - ox) * w / nw, (c[:, 1] - oy) * h / nh], 1))
-    return np.mean(out, 0)
+    return evalpt.predict(nets, S, im)[0].mean(0)
 
 
 def pool_cases(pool, stems):
