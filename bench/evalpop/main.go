@@ -235,7 +235,15 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				}
 			}
 			if verbose {
-				fmt.Printf("%s %s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s\n", it.File, it.Mode, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad))
+				// A missed frame: why (Failure, the learned evidence) and
+				// how far its quads were from the truth all the same.
+				miss := ""
+				if !a.Corrected {
+					miss = fmt.Sprintf(" MISSED failure=%q err_if_taken=%.2f%% screen_err=%.2f%%%s", a.Failure, 100*cornerErr(a.Corners.Quad, it), 100*quadErr(a.Corners.Screen, it.Screen, it), learnedNote(a))
+				} else if a.Learned != nil {
+					miss = fmt.Sprintf(" source=%s refined=%v screen_err=%.2f%%", a.Learned.Source, a.Learned.Refined, 100*quadErr(a.Corners.Screen, it.Screen, it))
+				}
+				fmt.Printf("%s %s %s/%s/%s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s%s\n", it.File, it.Mode, it.Display, it.Layout, it.Room, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad), miss)
 			}
 		default:
 			unusable++
@@ -246,7 +254,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				}
 			}
 			if verbose {
-				fmt.Printf("%s %s conf=%.2f corrected=%v q=%+v\n", it.File, it.Kind, a.Corners.Confidence, a.Corrected, a.Quality)
+				fmt.Printf("%s %s conf=%.2f corrected=%v q=%+v quad=%s%s\n", it.File, it.Kind, a.Corners.Confidence, a.Corrected, a.Quality, quadString(a.Corners.Quad), learnedNote(a))
 			}
 		}
 	}
@@ -374,5 +382,5 @@ func learnedNote(a *pop.Analysis) string {
 		return ""
 	}
 	l := a.Learned
-	return fmt.Sprintf(", p_screen %.3f, agreement %.3f, source %s, classical %.2f, found %v", l.Presence, l.Agreement, l.Source, l.Classical, a.Corners.Found)
+	return fmt.Sprintf(", p_screen %.3f, agreement %.3f, source %s, classical %.2f, refined %v, cut_off %v, found %v", l.Presence, l.Agreement, l.Source, l.Classical, l.Refined, l.CutOff, a.Corners.Found)
 }

@@ -62,6 +62,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 		}
 		done := -1
 		var best float64
+		last := ""
 		for i, f := range frames {
 			b, err := os.ReadFile(filepath.Join(dir, f.File))
 			if err != nil {
@@ -71,6 +72,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.File, err)
 			}
+			last = fmt.Sprintf("%s %s after %d frames", out.Status, out.Error, i+1)
 			if out.Status == app.StatusComplete {
 				done = i + 1
 				if out.Best.VHS != nil {
@@ -84,6 +86,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if done > 0 {
 				unusableDone++
 			}
+			fmt.Printf("  session %s (unusable frames only): %s\n", k, last)
 			continue
 		}
 		usable++

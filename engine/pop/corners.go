@@ -148,6 +148,15 @@ func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 			q, conf = lq, lc
 		}
 	}
+	if prior != nil && !found(q, conf) {
+		// No candidate near the learned quad made it (a dark bezel on a
+		// dark room, a stand or a desk edge joined to the screen's
+		// contour): fit the screen's edges starting from the learned
+		// quad itself.
+		if sq, sc := seeded(fg, cf, *prior, math.Hypot(float64(W), float64(H))); sc > conf && near(sq.Scale(s)) {
+			q, conf = sq, sc
+		}
+	}
 	if conf == 0 {
 		return out, nil
 	}
@@ -159,6 +168,27 @@ func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 		}
 	}
 	return out, nil
+}
+
+// seedReach is how far (share of the frame diagonal) the seeded fit
+// looks for each side's edge around the learned quad: about twice the
+// learned screen corners' typical error.
+const seedReach = 0.04
+
+// seeded fits the screen's edges at full resolution starting from the
+// learned screen quad prior (frame pixels): coarse to fine (within
+// seedReach of the diagonal, then 1.5 % of it, then 2 pixels), and then
+// places the active area among the nested quads around it (activeArea),
+// as the classical search does with its best candidate. It returns the
+// quad and its edge support (0 when no fit).
+func seeded(fg gray, cf field, prior Quad, diag float64) (Quad, float64) {
+	q, conf := prior, 0.0
+	for _, r := range []float64{seedReach * diag, 0.015 * diag, 2} {
+		if q, conf = refine(fg, q, r, edgeStep); conf == 0 {
+			return prior, 0
+		}
+	}
+	return activeArea(cf, q, conf)
 }
 
 // candidates returns convex quads from the contours of two edge maps (weak

@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"image"
 	"math"
 
 	"gocv.io/x/gocv"
@@ -22,6 +23,16 @@ func grayOf(m gocv.Mat) (gray, error) {
 		return gray{}, fmt.Errorf("gray image: mat type %v, want CV_8UC1", m.Type())
 	}
 	return gray{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
+}
+
+// blurredGrayOf is a BGR frame in grey, blurred 3 x 3: the field the
+// full-resolution edge fits sample.
+func blurredGrayOf(frame gocv.Mat) (gray, error) {
+	g := gocv.NewMat()
+	defer g.Close()
+	gocv.CvtColor(frame, &g, gocv.ColorBGRToGray)
+	gocv.GaussianBlur(g, &g, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
+	return grayOf(g)
 }
 
 func (g gray) at(x, y int) float64 {

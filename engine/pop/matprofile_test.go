@@ -38,11 +38,12 @@ func TestNoMatLeaks(t *testing.T) {
 }
 
 // The learned pipeline closes every Mat too: analysis, corners alone, and
-// a cancelled context part-way.
+// a cancelled context part-way; variety-seeded takes the seeded edge fit
+// (no classical candidate).
 func TestNoMatLeaksLearned(t *testing.T) {
 	m := testModels(t)
 	frames := [][]byte{[]byte("junk"), readFrame(t, "testdata/tinted_radiograph.png")}
-	for _, set := range []string{"testdata/truth_screen.json", "testdata/truth_radiograph.json", "testdata/variety/truth_vscreen.json"} {
+	for _, set := range []string{"testdata/truth_screen.json", "testdata/truth_radiograph.json", "testdata/variety/truth_vscreen.json", "testdata/variety-seeded/truth_vscreen.json"} {
 		for _, it := range loadTruth(t, set) {
 			frames = append(frames, readFrame(t, filepath.Join(filepath.Dir(set), it.File)))
 		}

@@ -76,10 +76,23 @@ const (
 	// a classical candidate may lie from the learned screen quad when the
 	// learned quad guides the classical search.
 	priorTolerance = 0.1
+	// guidedAgreement is the largest disagreement of the two corner models
+	// (as maxAgreement) at which the learned quad still guides the
+	// classical search: twice maxAgreement. The guided search only keeps
+	// a quad the edges support (classical confidence), so a learned quad
+	// too uncertain to count as found on its own still tells which edges
+	// are the screen (a wall picture or a desk otherwise wins).
+	guidedAgreement = 2 * maxAgreement
 	// viewportAgreement is the largest mean corner distance (share of the
-	// diagonal) between the classical displayed area and the viewport
-	// model's at which the classical one, fitted on edges, is kept.
-	viewportAgreement = 0.03
+	// diagonal) between the classical displayed area (its viewer viewport,
+	// or the whole screen when it found none) and the viewport model's
+	// snapped area at which the classical one is kept. 0.5 %: the snapped
+	// viewport is itself fitted on the displayed image's edges, and the
+	// classical area differs from it mostly when it is another area (the
+	// whole screen around a letterboxed radiograph or a light viewer's
+	// panels, a viewer window instead of its viewport); 3 % before. Set on
+	// development frames (docs/pop.md, "Gates").
+	viewportAgreement = 0.005
 )
 
 // Models is the loaded PoP model family. Its methods are safe for
@@ -298,14 +311,10 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 		return c, lr, aspect, fmt.Errorf("classical corners: %w", cl.err)
 	}
 	lr.Classical = cl.c.Confidence
-	if !cl.c.Found {
-		return c, lr, aspect, nil
-	}
-	// Both found a screen: the classical quad is sub-pixel exact when it
-	// is the same screen. It is taken when it lies within
-	// classicalAgreement of the learned screen quad, or when the two
-	// corner models disagree (the learned quad is then no evidence
-	// against it).
+	// The classical quad is sub-pixel exact when it is the same screen.
+	// It is taken when it lies within classicalAgreement of the learned
+	// screen quad, or when the two corner models disagree (the learned
+	// quad is then no evidence against it).
 	diag := math.Hypot(float64(c.Width), float64(c.Height))
 	d := meanQuadDist(cl.c.Screen, c.Screen) / diag
 	// take keeps a classical screen and places the displayed image in it
@@ -320,31 +329,43 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 		diag := math.Hypot(float64(k.Width), float64(k.Height))
 		if meanQuadDist(k.Quad, img) <= viewportAgreement*diag {
 			// The classical viewport (or full screen) is the same
-			// area, fitted on its edges: keep it.
-			return k, lr, 0, nil
+			// area, fitted on its edges: keep it, with its aspect from
+			// the screen's (as for the viewport model's area).
+			return k, lr, areaAspect(k.Screen, k.Quad, k.Width, k.Height), nil
 		}
 		k.Quad = img
 		k.Viewer = meanQuadDist(k.Screen, img) > 0.002*math.Hypot(float64(k.Width), float64(k.Height))
 		k.Found = k.Found && img.Convex() && img.minAngle() >= learnedMinAngle
 		return k, lr, asp, nil
 	}
-	if d <= classicalAgreement {
+	if cl.c.Found && d <= classicalAgreement {
 		return take(cl.c, "classical")
 	}
-	// They disagree: look again for a classical quad near the learned one
-	// (the classical detector's best candidate may be a desk, a stand or
-	// a second monitor).
-	if lr.Agreement <= maxAgreement {
+	// They disagree, or the classical detector found nothing: look again
+	// for a classical quad near the learned one (the classical detector's
+	// best candidate may be a desk, a stand or a second monitor; a dark
+	// bezel in a dark room or a stand joined to the screen's outline
+	// leaves no candidate at all, and the learned quad seeds the edge fit).
+	if lr.Agreement <= guidedAgreement {
 		prior := c.Screen
 		g, err := detectCorners(frame, &prior, priorTolerance)
 		if err != nil {
 			return c, lr, aspect, fmt.Errorf("classical corners near the learned quad: %w", err)
 		}
 		if g.Found {
-			return take(g, "classical_guided")
+			// Kept when the displayed image placed in it lies within
+			// priorTolerance of the corner models' own displayed image:
+			// the edges of a viewport inside the screen can pull a side
+			// of the guided fit inwards, and the viewport model then
+			// places another area in that quad.
+			k, l, a, err := take(g, "classical_guided")
+			if err != nil || meanQuadDist(k.Quad, c.Quad) <= priorTolerance*diag {
+				return k, l, a, err
+			}
+			lr.Source = "learned"
 		}
 	}
-	if lr.Agreement > maxAgreement || !c.Found && !lr.CutOff {
+	if cl.c.Found && (lr.Agreement > maxAgreement || !c.Found && !lr.CutOff) {
 		return take(cl.c, "classical")
 	}
 	return c, lr, aspect, nil
@@ -433,14 +454,33 @@ func (m *Models) displayed(ctx context.Context, frame, work gocv.Mat, screen Qua
 		return screen, 0, nil
 	}
 	vp = snapViewport(frame, screen, vp)
-	aspect := 0.0
-	sa, _ := Aspect(screen, W, H)
+	return hm.ApplyQuad(vp), sharesAspect(screen, vp, W, H), nil
+}
+
+// sharesAspect is the aspect (width over height) of an area whose corners
+// are vp in shares of the screen quad: the screen's aspect (vanishing
+// points of the screen quad, larger and better conditioned than the
+// area's own) times the area's width share over its height share; 0 when
+// the area is under 5 % of the screen either way.
+func sharesAspect(screen, vp Quad, W, H int) float64 {
 	vw := (dist(vp[0], vp[1]) + dist(vp[3], vp[2])) / 2
 	vh := (dist(vp[0], vp[3]) + dist(vp[1], vp[2])) / 2
-	if vw > 0.05 && vh > 0.05 {
-		aspect = sa * vw / vh
+	if vw <= 0.05 || vh <= 0.05 {
+		return 0
 	}
-	return hm.ApplyQuad(vp), aspect, nil
+	sa, _ := Aspect(screen, W, H)
+	return sa * vw / vh
+}
+
+// areaAspect is the aspect of area q (frame pixels) inside the screen
+// quad: q mapped into the screen's shares (sharesAspect); 0 when the
+// screen quad is degenerate.
+func areaAspect(screen, q Quad, W, H int) float64 {
+	inv, err := HomographyFrom(screen, Rect(1, 1))
+	if err != nil {
+		return 0
+	}
+	return sharesAspect(screen, inv.ApplyQuad(q), W, H)
 }
 
 // scaleQuadXY scales x and y separately.
@@ -457,11 +497,7 @@ func scaleQuadXY(q Quad, sx, sy float64) Quad {
 // 2 px) and accepts the fit when its support reaches FoundConfidence and
 // it moved the corners by less than 1 % of the diagonal on average.
 func refineLearned(frame gocv.Mat, q Quad, diag float64) (Quad, bool) {
-	g := gocv.NewMat()
-	defer g.Close()
-	gocv.CvtColor(frame, &g, gocv.ColorBGRToGray)
-	gocv.GaussianBlur(g, &g, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	fg, err := grayOf(g)
+	fg, err := blurredGrayOf(frame)
 	if err != nil {
 		return q, false
 	}

@@ -298,3 +298,76 @@ func TestLearnedSize(t *testing.T) {
 		})
 	}
 }
+
+// TestLearnedSeededFit: on a screen photo where the classical detector
+// finds no candidate at all (testdata/variety-seeded: a laptop with a
+// light viewer in a dark room), the learned screen quad seeds the edge
+// fit, and the displayed image is found to within 1 % of the diagonal.
+// Before, a frame without a classical candidate kept the coarse learned
+// quad, whose corner models disagreed too much to count it as found.
+func TestLearnedSeededFit(t *testing.T) {
+	m := testModels(t)
+	for _, it := range loadTruth(t, "testdata/variety-seeded/truth_vscreen.json") {
+		b := readFrame(t, filepath.Join("testdata/variety-seeded", it.File))
+		cl, err := DetectCornersBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.Confidence != 0 {
+			t.Fatalf("%s: the classical detector found a candidate (confidence %.2f); the fixture no longer tests the seeded fit", it.File, cl.Confidence)
+		}
+		a, err := m.AnalyzeBytes(t.Context(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Corrected || a.Learned.Source != "classical_guided" {
+			t.Fatalf("%s: corrected %v, source %s (%s; %+v)", it.File, a.Corrected, a.Learned.Source, a.Failure, *a.Learned)
+		}
+		if e := cornerError(a.Corners.Quad, it); e > 0.01 {
+			t.Errorf("%s: corner error %.2f %% of the diagonal", it.File, 100*e)
+		}
+	}
+}
+
+// TestAreaAspect: an area's aspect is the screen's (Aspect) times the
+// area's width share over its height share, the shares measured in the
+// screen's own coordinates: under perspective the area's frame pixels
+// would give other shares.
+func TestAreaAspect(t *testing.T) {
+	flat := Quad{{100, 100}, {900, 100}, {900, 600}, {100, 600}} // 1.6
+	// The same 1.6 screen seen at an angle (a homography of the flat one).
+	hm, err := HomographyFrom(Rect(1.6, 1), Quad{{300, 120}, {1500, 40}, {1480, 980}, {320, 860}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tilted := hm.ApplyQuad(Rect(1.6, 1))
+	ta, _ := Aspect(tilted, 1920, 1080)
+	sub := func(screen Quad, x0, y0, x1, y1 float64) Quad {
+		h, err := HomographyFrom(Rect(1, 1), screen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.ApplyQuad(Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}})
+	}
+	for _, tc := range []struct {
+		name   string
+		screen Quad
+		w, h   int
+		area   Quad
+		want   float64
+	}{
+		{"whole screen", flat, 1000, 700, flat, 1.6},
+		{"left half", flat, 1000, 700, sub(flat, 0, 0, 0.5, 1), 0.8},
+		{"letterboxed square", flat, 1000, 700, sub(flat, 0.1875, 0, 0.8125, 1), 1},
+		{"tilted screen, left half", tilted, 1920, 1080, sub(tilted, 0, 0, 0.5, 1), ta / 2},
+		{"tilted screen, viewport", tilted, 1920, 1080, sub(tilted, 0.2, 0.1, 0.8, 0.9), ta * 0.75},
+		{"under 5 % of the screen: unknown", flat, 1000, 700, sub(flat, 0.5, 0.5, 0.53, 0.9), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := areaAspect(tc.screen, tc.area, tc.w, tc.h)
+			if math.Abs(got-tc.want) > 0.005*math.Max(tc.want, 1) {
+				t.Fatalf("aspect %.3f, want %.3f", got, tc.want)
+			}
+		})
+	}
+}

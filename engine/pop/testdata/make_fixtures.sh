@@ -28,6 +28,13 @@ PY
 # Variety composites for the learned finder (pop_variety.py), made with
 # held-out settings (seeds 35,500,000+): TestLearnedOnComposites.
 /usr/bin/python3 $T/pop_composites.py $O/variety --kind vscreen --n 6 --seed0 35500000 --size 960x540 --split heldout
+# A screen photo in which the classical detector finds no candidate at all
+# (laptop, light viewer, dark room; seed 35,510,006, the one such frame of
+# 35,510,000-35,510,029): the learned quad seeds the edge fit.
+# TestLearnedSeededFit.
+rm -rf $O/variety-seeded
+/usr/bin/python3 $T/pop_composites.py $O/variety-seeded --kind vscreen --n 1 --seed0 35510006 --size 960x540 --split heldout
+rm -f $O/variety-seeded/*_file.png
 # Plain radiograph files in the simulator's presentations (xraysim with its
 # held-out presentation families: green tint, lightbox photos; seeds
 # 35,600,000+, used nowhere else, long side 420 px, JPEG 88): of the first
