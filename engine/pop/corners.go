@@ -62,46 +62,95 @@ func DetectCorners(frame gocv.Mat) (Corners, error) { return detectCorners(frame
 // the frame diagonal) are considered: the learned finder's coarse quad
 // picks the screen among the edges, the classical fit places it exactly.
 func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
-	full := gocv.NewMat()
-	defer full.Close()
-	if frame.Channels() == 3 {
-		gocv.CvtColor(frame, &full, gocv.ColorBGRToGray)
-	} else {
-		frame.CopyTo(&full)
-	}
-	W, H := full.Cols(), full.Rows()
-	out := Corners{Width: W, Height: H}
-	s := math.Min(1, workSide/float64(max(W, H)))
-	small := gocv.NewMat()
-	defer small.Close()
-	if s < 1 {
-		gocv.Resize(full, &small, image.Point{int(math.Round(float64(W) * s)), int(math.Round(float64(H) * s))}, 0, 0, gocv.InterpolationArea)
-	} else {
-		full.CopyTo(&small)
-	}
-	gocv.GaussianBlur(small, &small, image.Point{5, 5}, 0, 0, gocv.BorderDefault)
-	sg, err := grayOf(small)
+	sc, err := newScene(frame)
+	defer sc.close()
 	if err != nil {
-		return out, err
+		return Corners{Width: frame.Cols(), Height: frame.Rows()}, err
 	}
-	gocv.GaussianBlur(full, &full, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	fg, err := grayOf(full)
-	if err != nil {
-		return out, err
-	}
-	sx, sy := float64(W)/float64(sg.w), float64(H)/float64(sg.h)
+	return sc.detect(prior, tol), nil
+}
 
-	var cf field = fg
+// scene is a frame prepared for the classical search: the grey frame
+// blurred 3 x 3 (full, fg), a copy of long side workSide blurred 5 x 5
+// (small, sg), the colour field (cf) and the candidate quads, found once
+// and searched again with a prior (the learned finder's guided search)
+// without preparing the frame twice. close releases its Mats.
+type scene struct {
+	full, small gocv.Mat
+	sg, fg      gray
+	cf          field
+	w, h        int
+	// s is small's scale; sx, sy map small pixels to frame pixels.
+	s, sx, sy float64
+	cands     []Quad
+	lines     []Quad
+	linesDone bool
+}
+
+// newScene prepares frame (8-bit BGR or grey) for detect. The caller
+// closes the scene, also on error.
+func newScene(frame gocv.Mat) (*scene, error) {
+	sc := &scene{full: gocv.NewMat(), small: gocv.NewMat(), w: frame.Cols(), h: frame.Rows()}
+	if frame.Channels() == 3 {
+		gocv.CvtColor(frame, &sc.full, gocv.ColorBGRToGray)
+	} else {
+		frame.CopyTo(&sc.full)
+	}
+	W, H := sc.w, sc.h
+	sc.s = math.Min(1, workSide/float64(max(W, H)))
+	if sc.s < 1 {
+		gocv.Resize(sc.full, &sc.small, image.Point{int(math.Round(float64(W) * sc.s)), int(math.Round(float64(H) * sc.s))}, 0, 0, gocv.InterpolationArea)
+	} else {
+		sc.full.CopyTo(&sc.small)
+	}
+	gocv.GaussianBlur(sc.small, &sc.small, image.Point{5, 5}, 0, 0, gocv.BorderDefault)
+	var err error
+	if sc.sg, err = grayOf(sc.small); err != nil {
+		return sc, err
+	}
+	gocv.GaussianBlur(sc.full, &sc.full, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
+	if sc.fg, err = grayOf(sc.full); err != nil {
+		return sc, err
+	}
+	sc.sx, sc.sy = float64(W)/float64(sc.sg.w), float64(H)/float64(sc.sg.h)
+	sc.cf = sc.fg
 	if frame.Channels() == 3 {
 		cm := gocv.NewMat()
 		defer cm.Close()
 		gocv.GaussianBlur(frame, &cm, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
 		c, err := colourOf(cm)
 		if err != nil {
-			return out, err
+			return sc, err
 		}
-		cf = c
+		sc.cf = c
 	}
+	sc.cands = candidates(sc.small)
+	return sc, nil
+}
+
+// close releases the scene's Mats (nil-safe).
+func (sc *scene) close() {
+	if sc == nil {
+		return
+	}
+	sc.full.Close()
+	sc.small.Close()
+}
+
+// lineCands returns the quads of straight edge segments, found on first
+// use.
+func (sc *scene) lineCands() []Quad {
+	if !sc.linesDone {
+		sc.lines, sc.linesDone = lineCandidates(sc.small, sc.sg), true
+	}
+	return sc.lines
+}
+
+// detect is the classical search on the scene (see detectCorners).
+func (sc *scene) detect(prior *Quad, tol float64) Corners {
+	W, H := sc.w, sc.h
+	sg, fg, cf, sx, sy := sc.sg, sc.fg, sc.cf, sc.sx, sc.sy
+	out := Corners{Width: W, Height: H}
 	// locate scores candidates (small-image pixels) by edge support times
 	// the square root of their area share, refines the best one at full
 	// resolution and places the active area around it.
@@ -141,10 +190,10 @@ func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 	found := func(q Quad, conf float64) bool {
 		return conf >= FoundConfidence && q.Convex() && q.minAngle() >= minQuadAngle
 	}
-	q, conf := locate(candidates(small))
+	q, conf := locate(sc.cands)
 	if !found(q, conf) {
 		// No closed contour made it: try quads of straight edge segments.
-		if lq, lc := locate(lineCandidates(small, sg)); lc > conf {
+		if lq, lc := locate(sc.lineCands()); lc > conf {
 			q, conf = lq, lc
 		}
 	}
@@ -153,21 +202,21 @@ func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 		// dark room, a stand or a desk edge joined to the screen's
 		// contour): fit the screen's edges starting from the learned
 		// quad itself.
-		if sq, sc := seeded(fg, cf, *prior, math.Hypot(float64(W), float64(H))); sc > conf && near(sq.Scale(s)) {
-			q, conf = sq, sc
+		if sq, c := seeded(fg, cf, *prior, math.Hypot(float64(W), float64(H))); c > conf && near(sq.Scale(sc.s)) {
+			q, conf = sq, c
 		}
 	}
 	if conf == 0 {
-		return out, nil
+		return out
 	}
 	out.Screen, out.Quad, out.Confidence = q, q, conf
 	out.Found = found(q, conf)
 	if out.Found {
-		if vp, ok := viewport(full, q); ok {
+		if vp, ok := viewport(sc.full, q); ok {
 			out.Quad, out.Viewer = vp, true
 		}
 	}
-	return out, nil
+	return out
 }
 
 // seedReach is how far (share of the frame diagonal) the seeded fit

@@ -292,18 +292,25 @@ func (m *Models) DetectCorners(ctx context.Context, frame gocv.Mat) (Corners, Le
 // screen's aspect and the viewport's shares (0 when unknown).
 func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
 	// The classical detector runs beside the models (its own goroutine;
-	// always joined before returning, so the frame outlives it).
+	// always joined before returning, so the frame outlives it). Its
+	// prepared scene comes back for the guided search.
 	type result struct {
 		c   Corners
+		sc  *scene
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		c, err := DetectCorners(frame)
-		ch <- result{c, err}
+		sc, err := newScene(frame)
+		r := result{c: Corners{Width: frame.Cols(), Height: frame.Rows()}, sc: sc, err: err}
+		if err == nil {
+			r.c = sc.detect(nil, 0)
+		}
+		ch <- r
 	}()
 	c, lr, aspect, err := m.learned(ctx, frame, work)
 	cl := <-ch
+	defer cl.sc.close()
 	if err != nil {
 		return c, lr, aspect, err
 	}
@@ -348,11 +355,7 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 	// leaves no candidate at all, and the learned quad seeds the edge fit).
 	if lr.Agreement <= guidedAgreement {
 		prior := c.Screen
-		g, err := detectCorners(frame, &prior, priorTolerance)
-		if err != nil {
-			return c, lr, aspect, fmt.Errorf("classical corners near the learned quad: %w", err)
-		}
-		if g.Found {
+		if g := cl.sc.detect(&prior, priorTolerance); g.Found {
 			// Kept when the displayed image placed in it lies within
 			// priorTolerance of the corner models' own displayed image:
 			// the edges of a viewport inside the screen can pull a side
