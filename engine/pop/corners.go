@@ -221,19 +221,31 @@ func (sc *scene) detect(prior *Quad, tol float64) Corners {
 
 // seedReach is how far (share of the frame diagonal) the seeded fit
 // looks for each side's edge around the learned quad: about twice the
-// learned screen corners' typical error.
-const seedReach = 0.04
+// learned screen corners' typical error. keepMargin is how far inside the
+// frame (share of the diagonal) a learned side must lie for the seeded
+// fit to keep it when that side shows no edge.
+const seedReach, keepMargin = 0.04, 0.02
 
 // seeded fits the screen's edges at full resolution starting from the
 // learned screen quad prior (frame pixels): coarse to fine (within
 // seedReach of the diagonal, then 1.5 % of it, then 2 pixels), and then
 // places the active area among the nested quads around it (activeArea),
-// as the classical search does with its best candidate. It returns the
-// quad and its edge support (0 when no fit).
+// as the classical search does with its best candidate. One side without
+// an edge keeps the learned side when it lies inside the frame. It
+// returns the quad and its edge support (0 when no fit).
 func seeded(fg gray, cf field, prior Quad, diag float64) (Quad, float64) {
 	q, conf := prior, 0.0
+	// One side with no edge (a black letterbox bar on a black room)
+	// keeps the learned side, when that lies inside the frame by
+	// keepMargin: a side at the frame's edge may be the screen running
+	// out of the picture.
+	m := keepMargin * diag
+	inside := func(p Point) bool {
+		return p.X > m && p.Y > m && p.X < float64(fg.w)-m && p.Y < float64(fg.h)-m
+	}
+	canKeep := func(a, b Point) bool { return inside(a) && inside(b) }
 	for _, r := range []float64{seedReach * diag, 0.015 * diag, 2} {
-		if q, conf = refine(fg, q, r, edgeStep); conf == 0 {
+		if q, conf = refineKeeping(fg, q, r, edgeStep, canKeep); conf == 0 {
 			return prior, 0
 		}
 	}
@@ -360,12 +372,23 @@ func support(g field, q Quad, r, st, minStep float64) (float64, [4][]Point) {
 // step of minStep. It returns the refined
 // quad and its support on g.
 func refine(g field, q Quad, r, minStep float64) (Quad, float64) {
+	return refineKeeping(g, q, r, minStep, nil)
+}
+
+// refineKeeping is refine, except that one side without a supported edge
+// may keep q's side when canKeep (non-nil) allows that side.
+func refineKeeping(g field, q Quad, r, minStep float64, canKeep func(a, b Point) bool) (Quad, float64) {
 	_, pts := support(g, q, r, 0.5, minStep)
 	var lines [4]line
+	kept := 0
 	for i := range 4 {
 		l, n := robustLine(pts[i], 1.5)
 		if n < sideSamples/4 {
-			return q, 0
+			a, b := q[i], q[(i+1)%4]
+			if kept++; kept > 1 || canKeep == nil || !canKeep(a, b) {
+				return q, 0
+			}
+			l, _ = fitLine([]Point{a, b})
 		}
 		lines[i] = l
 	}

@@ -342,6 +342,11 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 		}
 		k.Quad = img
 		k.Viewer = meanQuadDist(k.Screen, img) > 0.002*math.Hypot(float64(k.Width), float64(k.Height))
+		if cutOff(img, k.Width, k.Height) {
+			// The viewport model placed the displayed image partly
+			// outside the frame.
+			lr.CutOff = true
+		}
 		k.Found = k.Found && img.Convex() && img.minAngle() >= learnedMinAngle
 		return k, lr, asp, nil
 	}
@@ -424,16 +429,23 @@ func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Le
 	if err != nil {
 		return out, lr, 0, err
 	}
-	m2 := cutOffMargin * diag
-	for _, p := range img {
-		if p.X < -m2 || p.Y < -m2 || p.X > float64(W)+m2 || p.Y > float64(H)+m2 {
-			lr.CutOff = true
-		}
-	}
+	lr.CutOff = cutOff(img, W, H)
 	out.Screen, out.Quad = screen, img
 	out.Viewer = meanQuadDist(screen, img) > 0.002*diag
 	out.Found = out.Confidence >= FoundConfidence && !lr.CutOff && img.Convex() && img.minAngle() >= learnedMinAngle
 	return out, lr, aspect, nil
+}
+
+// cutOff reports whether a corner of the displayed image quad q lies
+// outside the w x h frame by more than cutOffMargin of its diagonal.
+func cutOff(q Quad, w, h int) bool {
+	m := cutOffMargin * math.Hypot(float64(w), float64(h))
+	for _, p := range q {
+		if p.X < -m || p.Y < -m || p.X > float64(w)+m || p.Y > float64(h)+m {
+			return true
+		}
+	}
+	return false
 }
 
 // displayed places the displayed radiograph inside the screen quad

@@ -371,3 +371,26 @@ func TestAreaAspect(t *testing.T) {
 		})
 	}
 }
+
+// TestCutOff: a displayed image corner more than cutOffMargin of the
+// diagonal outside the frame makes the frame cut off.
+func TestCutOff(t *testing.T) {
+	const w, h = 1000, 750 // diagonal 1250: the margin is 6.25 px
+	for _, tc := range []struct {
+		name string
+		q    Quad
+		want bool
+	}{
+		{"inside", Quad{{10, 10}, {990, 10}, {990, 740}, {10, 740}}, false},
+		{"on the edge", Quad{{0, 0}, {1000, 0}, {1000, 750}, {0, 750}}, false},
+		{"5 px out, within the margin", Quad{{-5, 10}, {990, 10}, {990, 740}, {10, 740}}, false},
+		{"8 px out on the left", Quad{{-8, 10}, {990, 10}, {990, 740}, {10, 740}}, true},
+		{"below the frame", Quad{{10, 10}, {990, 10}, {990, 800}, {10, 740}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cutOff(tc.q, w, h); got != tc.want {
+				t.Fatalf("cutOff = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

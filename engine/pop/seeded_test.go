@@ -73,3 +73,67 @@ func TestSeededFit(t *testing.T) {
 		})
 	}
 }
+
+// TestSeededKeepsOneSide: one side of the screen without any edge (a
+// bright image running into an equally bright band) keeps the learned
+// side when that lies inside the frame, and the other three are fitted;
+// a side that would be kept at the frame's edge, or two sides without an
+// edge, give no fit.
+func TestSeededKeepsOneSide(t *testing.T) {
+	const w, h = 800, 600
+	// A bright screen (200) on a dark room (40) spanning x 200-600,
+	// y 150-450; band is the part of the frame left of the screen that is
+	// as bright as the screen (no left edge), from x = bandFrom.
+	scene := func(bandFrom, bottomTo int) gray {
+		g := gray{w: w, h: h, pix: make([]uint8, w*h)}
+		for y := range h {
+			for x := range w {
+				v := uint8(40)
+				if (x >= 200 && x < 600 || x >= bandFrom && x < 200) && y >= 150 && y < bottomTo {
+					v = 200
+				}
+				g.pix[y*w+x] = v
+			}
+		}
+		return g
+	}
+	truth := Quad{{200, 150}, {600, 150}, {600, 450}, {200, 450}}
+	diag := math.Hypot(w, h)
+	off := func(q Quad, dx, dy float64) Quad {
+		for i := range q {
+			q[i].X += dx
+			q[i].Y += dy
+		}
+		return q
+	}
+	for _, tc := range []struct {
+		name     string
+		g        gray
+		prior    Quad
+		found    bool
+		wantLeft float64 // the left side's x (kept from the prior)
+	}{
+		{"left edge missing, prior inside: kept", scene(100, 450), off(truth, 12, -9), true, 212},
+		{"all four edges: fitted", scene(200, 450), off(truth, 12, -9), true, 200},
+		{"left side kept at the frame's edge: no fit", scene(0, 450), Quad{{10, 141}, {612, 141}, {612, 441}, {10, 441}}, false, 0},
+		{"left and bottom edges missing: no fit", scene(100, h), off(truth, 12, -9), false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, conf := seeded(tc.g, tc.g, tc.prior, diag)
+			if !tc.found {
+				if conf > 0 {
+					t.Fatalf("fitted %v with support %.2f", q, conf)
+				}
+				return
+			}
+			if conf < FoundConfidence {
+				t.Fatalf("support %.2f < %.2f (%v)", conf, FoundConfidence, q)
+			}
+			want := truth
+			want[0].X, want[3].X = tc.wantLeft, tc.wantLeft
+			if e := meanQuadDist(q, want); e > 1 {
+				t.Fatalf("got %v, want %v (mean corner error %.2f px)", q, want, e)
+			}
+		})
+	}
+}
