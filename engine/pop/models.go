@@ -366,11 +366,12 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 			// the edges of a viewport inside the screen can pull a side
 			// of the guided fit inwards, and the viewport model then
 			// places another area in that quad.
+			cut := lr.CutOff
 			k, l, a, err := take(g, "classical_guided")
 			if err != nil || meanQuadDist(k.Quad, c.Quad) <= priorTolerance*diag {
 				return k, l, a, err
 			}
-			lr.Source = "learned"
+			lr.Source, lr.CutOff = "learned", cut
 		}
 	}
 	if cl.c.Found && (lr.Agreement > maxAgreement || !c.Found && !lr.CutOff) {
