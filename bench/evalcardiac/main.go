@@ -132,7 +132,7 @@ func main() {
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
-	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, spread, p_radiograph; negatives flagged) to this file")
+	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, guard, spread, p_radiograph, vertebral period score; negatives flagged) to this file")
 	flag.Parse()
 	if *firstStage && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
