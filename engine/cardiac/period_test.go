@@ -71,8 +71,9 @@ func (c column) gray(seed uint64) *image.Gray {
 var spine = column{w: 900, h: 700, origin: Point{80, 180}, dirDeg: 12, period: 45, noise: 0.05}
 
 // TestVertebralPeriodScore: a span of six vertebrae along the column
-// passes, spans of two or three (the models' typical failure on real
-// radiographs), a span beside the column, flat and noise images fail.
+// passes; spans of two or three (the models' typical failure on real
+// radiographs), one of nine (the column repeats every 2/3 v), a span
+// beside the column, flat and noise images fail.
 func TestVertebralPeriodScore(t *testing.T) {
 	img := spine.gray(1)
 	start := 3 * spine.period // A at a junction, T4's cranial endplate
@@ -99,6 +100,7 @@ func TestVertebralPeriodScore(t *testing.T) {
 		{"three vertebrae", img, a, span(3), false},
 		{"two vertebrae", img, a, span(2), false},
 		{"two and a half vertebrae", img, a, span(2.5), false},
+		{"nine vertebrae", img, a, span(9), false},
 		{"six vertebrae' length in the lung", img, lung(a), lung(span(6)), false},
 		{"flat image", flat, a, span(6), false},
 		{"noise image", noise, a, span(6), false},
