@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
 )
@@ -131,7 +132,7 @@ func main() {
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
-	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, spread, p_radiograph; negatives flagged) to this file")
+	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, guard, spread, p_radiograph, vertebral period score; negatives flagged) to this file")
 	flag.Parse()
 	if *firstStage && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
@@ -209,7 +210,13 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
 			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
-				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks}
+				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
+				VertebralPeriod: res.VertebralPeriod}
+			if line.VertebralPeriod == nil && !rejected {
+				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {
+					return fmt.Errorf("%s: %w", it.File, err)
+				}
+			}
 			if !math.IsNaN(res.Spread) && !math.IsInf(res.Spread, 0) {
 				line.Spread = &res.Spread
 			}
@@ -300,6 +307,20 @@ type dumpLine struct {
 	PredVLAS    *float64          `json:"pred_vlas"`
 	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
 	Landmarks   cardiac.Landmarks `json:"landmarks"`
+	// VertebralPeriod is guard 8's score along the reported Vertebra A-B
+	// for every radiograph not rejected, also where another guard
+	// withheld the VHS first and the engine did not measure it.
+	VertebralPeriod *float64 `json:"vertebral_period,omitempty"`
+}
+
+// periodScore decodes the image and scores it along the landmarks' A-B.
+func periodScore(b []byte, l cardiac.Landmarks) (*float64, error) {
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode for the vertebral period: %w", err)
+	}
+	s := cardiac.VertebralPeriodScore(img, l[cardiac.VertebraA], l[cardiac.VertebraB])
+	return &s, nil
 }
 
 func writeCard(path, section, generator string, s Summary) error {

@@ -46,8 +46,9 @@ const (
 
 // Plausibility guards: anatomical checks on the ensemble-mean landmarks and
 // the spread before a VHS is returned (CheckPlausibility, guards.go;
-// docs/cardiac.md, "Plausibility guards", numbers them 1-7 and gives the
-// reasoning). A failed guard gives code 5, except guard 5 and the VLAS half
+// docs/cardiac.md, "Plausibility guards", numbers them 1-8 and gives the
+// reasoning; guard 8, MinVertebralPeriodScore in period.go, looks at the
+// image and is checked by Predict after Decide). A failed guard gives code 5, except guard 5 and the VLAS half
 // of guard 6, which withhold VLAS only (code 4). Every guard is written in
 // terms of the landmarks' relative positions (vectors, distances, the sign
 // of one point's side relative to another's), so it gives the same answer
@@ -262,7 +263,9 @@ type Evidence struct {
 //	1, 2, 3  ConfidenceFor(Spread) is optimal, good, review
 //
 // The guard is GuardNone for codes 0-3 and 6. Code 7 is never decided
-// here; see Result.MarkPoPCorrectionFailed.
+// here; see Result.MarkPoPCorrectionFailed. Guard 8
+// (vertebral_period_mismatch) needs the image, so Predict checks it after
+// Decide on codes 1-4.
 func Decide(e Evidence) (Code, Guard) {
 	if math.IsNaN(e.PRadiograph) {
 		return CodeUnexpected, GuardNone

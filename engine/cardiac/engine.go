@@ -230,6 +230,11 @@ type Result struct {
 	// withheld, e.g. GuardVertebraeNotAlongSpine; GuardNone for every
 	// other code. Not part of the spec's response body.
 	Guard Guard
+	// VertebralPeriod is VertebralPeriodScore of the image along the
+	// reported Vertebra A-B, nil where it was not measured: it is measured
+	// only when every other check would return a VHS (guard 8). Not part
+	// of the spec's response body.
+	VertebralPeriod *float64
 	// VHS and VLAS are rounded to DecimalsScore; nil where the code says
 	// they could not be calculated.
 	VHS, VLAS *float64
@@ -291,6 +296,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 		}
 	}
 	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
+	r.checkImage(img)
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)
 		if err != nil {
@@ -377,6 +383,25 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 		r.VLAS = &v
 	}
 	return r
+}
+
+// checkImage applies the check that looks at the image itself, guard 8
+// (vertebral_period_mismatch), to a result that would return a VHS: when
+// VertebralPeriodScore along the reported A-B is not above
+// MinVertebralPeriodScore the result becomes code 5 and VHS and VLAS are
+// withdrawn. It runs after Decide, so it costs nothing where no number
+// would be returned anyway.
+func (r *Result) checkImage(img image.Image) {
+	if !r.Code.HasVHS() {
+		return
+	}
+	s := VertebralPeriodScore(img, r.Landmarks[VertebraA], r.Landmarks[VertebraB])
+	r.VertebralPeriod = &s
+	if g := guardVertebralPeriod(s); g != GuardNone {
+		r.Code, r.Guard = CodeNoLandmarks, g
+		r.VHS, r.VLAS = nil, nil
+		r.LandmarksDetected = false
+	}
 }
 
 // isRadiograph reports whether the validity output lets the landmark models

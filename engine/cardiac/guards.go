@@ -35,25 +35,30 @@ const (
 	GuardVHSOutOfRange          Guard = "vhs_out_of_range"          // 6: VHS outside [MinVHS, MaxVHS]
 	GuardVLASOutOfRange         Guard = "vlas_out_of_range"         // 6: VLAS outside [MinVLAS, MaxVLAS] (code 4)
 	GuardSpreadTooHigh          Guard = "spread_too_high"           // 7: spread > MaxSpreadForVHS
+	// GuardVertebralPeriodMismatch (8) looks at the image, not the
+	// landmarks: Predict checks it last, on results that would return a
+	// VHS (VertebralPeriodScore <= MinVertebralPeriodScore).
+	GuardVertebralPeriodMismatch Guard = "vertebral_period_mismatch"
 )
 
 var guardDescriptions = map[Guard]string{
-	GuardRadiographUncertain:    "the image may not be a lateral thoracic radiograph",
-	GuardLandmarksNotFound:      "the landmarks were not found",
-	GuardVertebraDegenerate:     "the vertebral span is too short to measure",
-	GuardVLASPeakLow:            "the VLAS landmark was not found",
-	GuardVLASDispersed:          "the models disagree on the VLAS landmark",
-	GuardVertebraeNotAlongSpine: "Vertebra A to B does not run cranial to caudal like the heart",
-	GuardVertebraeNotDorsal:     "Vertebra A-B does not lie dorsal to the heart",
-	GuardAxesOutOfScale:         "the heart axes are implausible against the T4-T9 span",
-	GuardLongAxisTooShort:       "the long axis is implausibly short against the short axis",
-	GuardShortAxisSkewed:        "the short axis is far from perpendicular to the long axis",
-	GuardShortAxisNotCrossing:   "the short axis does not cross the long axis",
-	GuardHeartTopNotDorsal:      "heart_top is not dorsal to heart_bottom",
-	GuardVLASMisplaced:          "the VLAS point is not caudal of the long axis at the heart base",
-	GuardVHSOutOfRange:          "the VHS is outside the clinically possible range",
-	GuardVLASOutOfRange:         "the VLAS is outside the clinically possible range",
-	GuardSpreadTooHigh:          "the five models disagree too much",
+	GuardRadiographUncertain:     "the image may not be a lateral thoracic radiograph",
+	GuardLandmarksNotFound:       "the landmarks were not found",
+	GuardVertebraDegenerate:      "the vertebral span is too short to measure",
+	GuardVLASPeakLow:             "the VLAS landmark was not found",
+	GuardVLASDispersed:           "the models disagree on the VLAS landmark",
+	GuardVertebraeNotAlongSpine:  "Vertebra A to B does not run cranial to caudal like the heart",
+	GuardVertebraeNotDorsal:      "Vertebra A-B does not lie dorsal to the heart",
+	GuardAxesOutOfScale:          "the heart axes are implausible against the T4-T9 span",
+	GuardLongAxisTooShort:        "the long axis is implausibly short against the short axis",
+	GuardShortAxisSkewed:         "the short axis is far from perpendicular to the long axis",
+	GuardShortAxisNotCrossing:    "the short axis does not cross the long axis",
+	GuardHeartTopNotDorsal:       "heart_top is not dorsal to heart_bottom",
+	GuardVLASMisplaced:           "the VLAS point is not caudal of the long axis at the heart base",
+	GuardVHSOutOfRange:           "the VHS is outside the clinically possible range",
+	GuardVLASOutOfRange:          "the VLAS is outside the clinically possible range",
+	GuardSpreadTooHigh:           "the five models disagree too much",
+	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
 }
 
 // Description is a short English sentence fragment saying why the guard
@@ -258,6 +263,14 @@ func guardVLASRange(vlas float64) Guard {
 func guardSpread(spread float64) Guard {
 	if !(spread <= MaxSpreadForVHS) {
 		return GuardSpreadTooHigh
+	}
+	return GuardNone
+}
+
+// guardVertebralPeriod is guard 8 on a VertebralPeriodScore.
+func guardVertebralPeriod(score float64) Guard {
+	if !(score > MinVertebralPeriodScore) {
+		return GuardVertebralPeriodMismatch
 	}
 	return GuardNone
 }
