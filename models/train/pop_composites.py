@@ -403,6 +403,28 @@ def unusable(seed, kind, size=None):
     raise ValueError(kind)
 
 
+def pad_border(rgb, bw, col, rng):
+    """rgb (H x W x 3 float) inside a border bw px wide of grey level col,
+    given a colour cast six times in ten (a viewer's or crop tool's frame)."""
+    col = np.full(3, col) if rng.random() < 0.6 else np.clip(col + rng.uniform(-15, 15, 3), 0, 255)
+    h, w = rgb.shape[:2]
+    out = np.empty((h + 2 * bw, w + 2 * bw, 3), np.float32)
+    out[:] = col
+    out[bw:bw + h, bw:bw + w] = rgb
+    return out
+
+
+def draw_measurement_lines(img, rng):
+    """Draw one to three coloured measurement lines over the middle of img
+    (a PIL RGB image, changed in place), as a viewer's tools leave them."""
+    d = ImageDraw.Draw(img)
+    col = [(255, 255, 0), (0, 255, 0), (0, 200, 255), (255, 80, 80)][int(rng.integers(4))]
+    W, H = img.size
+    for _ in range(int(rng.integers(1, 4))):
+        p = rng.uniform(0.2, 0.8, 4) * [W, H, W, H]
+        d.line([tuple(p[:2]), tuple(p[2:])], fill=col, width=max(1, W // 400))
+
+
 def radiograph_export(seed):
     """A plain radiograph file as a viewer or a clinic exports it (no camera
     involved): the phantom, often cropped tight through the body, mapped
@@ -436,21 +458,12 @@ def radiograph_export(seed):
         bw = max(1, int(round(rng.uniform(0.002, 0.03) * min(w, h))))
         kind = rng.choice(["dark", "light", "grey"], p=[0.5, 0.35, 0.15])
         col = {"dark": rng.uniform(0, 30), "light": rng.uniform(225, 255), "grey": rng.uniform(60, 180)}[kind]
-        col = np.full(3, col) if rng.random() < 0.6 else np.clip(col + rng.uniform(-15, 15, 3), 0, 255)
-        out = np.empty((h + 2 * bw, w + 2 * bw, 3), np.float32)
-        out[:] = col
-        out[bw:bw + h, bw:bw + w] = rgb
-        rgb = out
+        rgb = pad_border(rgb, bw, col, rng)
         truth = {k: (v[0] + bw, v[1] + bw) for k, v in truth.items()}
         variant["border"] = f"{kind} {bw}px"
     img = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8), "RGB")
     if rng.random() < 0.25:  # measurement lines drawn by a viewer
-        d = ImageDraw.Draw(img)
-        col = [(255, 255, 0), (0, 255, 0), (0, 200, 255), (255, 80, 80)][int(rng.integers(4))]
-        W, H = img.size
-        for _ in range(int(rng.integers(1, 4))):
-            p = rng.uniform(0.2, 0.8, 4) * [W, H, W, H]
-            d.line([tuple(p[:2]), tuple(p[2:])], fill=col, width=max(1, W // 400))
+        draw_measurement_lines(img, rng)
         variant["lines"] = True
     fmt = "png" if rng.random() < 0.4 else "jpg"
     t = dict(usable=True, kind="radiograph_export", width=img.size[0], height=img.size[1], vhs=meta["vhs"],

@@ -38,9 +38,10 @@ import os
 from multiprocessing import Pool
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
 
 import phantom
+import pop_composites as pc
 import pop_variety as pv
 import xraysim
 
@@ -127,19 +128,10 @@ def export_presentation(a, rng):
     if rng.random() < 0.7:
         bw = max(1, int(round(rng.uniform(0.002, 0.04) * min(w, h))))
         col = float(rng.choice([rng.uniform(0, 30), rng.uniform(225, 255), rng.uniform(60, 180)]))
-        col = np.full(3, col) if rng.random() < 0.6 else np.clip(col + rng.uniform(-15, 15, 3), 0, 255)
-        out = np.empty((h + 2 * bw, w + 2 * bw, 3), np.float32)
-        out[:] = col
-        out[bw:bw + h, bw:bw + w] = rgb
-        rgb = out
+        rgb = pc.pad_border(rgb, bw, col, rng)
     img = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8), "RGB")
     if rng.random() < 0.3:
-        d = ImageDraw.Draw(img)
-        col = [(255, 255, 0), (0, 255, 0), (0, 200, 255), (255, 80, 80)][int(rng.integers(4))]
-        W, H = img.size
-        for _ in range(int(rng.integers(1, 4))):
-            p = rng.uniform(0.2, 0.8, 4) * [W, H, W, H]
-            d.line([tuple(p[:2]), tuple(p[2:])], fill=col, width=max(1, W // 400))
+        pc.draw_measurement_lines(img, rng)
     return _jpeg(img, rng, 60, 96) if rng.random() < 0.6 else img
 
 
