@@ -57,16 +57,17 @@ def _phantom_sample(args):
     return np.asarray(lb, np.uint8), to_letterbox_coords(pts, w, h, S).astype(np.float32)
 
 
-def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom"):
+def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom", compress=True):
     """Generate n letterboxed radiographs into an .npz with images, landmarks
     and mask; generator is "xraysim" (the physically based simulator) or
-    "phantom" (the first, painted generator)."""
+    "phantom" (the first, painted generator). compress=False writes faster
+    (for a set used once, on a machine with many cores)."""
     with Pool(workers) as pool:
         res = pool.map(_phantom_sample, [(seed0 + i, S, heldout, generator) for i in range(n)], chunksize=16)
     imgs = np.stack([r[0] for r in res])
     lms = np.stack([r[1] for r in res])
     mask = np.ones(lms.shape[:2], np.float32)
-    np.savez_compressed(out, images=imgs, landmarks=lms, mask=mask)
+    (np.savez_compressed if compress else np.savez)(out, images=imgs, landmarks=lms, mask=mask)
     return out
 
 
@@ -130,7 +131,8 @@ if __name__ == "__main__":
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
+    ap.add_argument("--no-compress", action="store_true", help="write an uncompressed .npz (faster)")
     ap.add_argument("out")
     a = ap.parse_args()
-    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator)
+    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator, not a.no_compress)
     print("wrote", a.out)

@@ -87,8 +87,8 @@ def decode(logits):
     """Heatmap logits -> (probabilities, coords [N,K,2] in 0..1, peak mass [N,K])."""
     n, k, h, w = logits.shape
     p = F.softmax(logits.reshape(n, k, h * w), -1).reshape(n, k, h, w)
-    xs = (torch.arange(w, dtype=p.dtype) + 0.5) / w
-    ys = (torch.arange(h, dtype=p.dtype) + 0.5) / h
+    xs = (torch.arange(w, dtype=p.dtype, device=p.device) + 0.5) / w
+    ys = (torch.arange(h, dtype=p.dtype, device=p.device) + 0.5) / h
     x = (p.sum(2) * xs).sum(-1)
     y = (p.sum(3) * ys).sum(-1)
     coords = torch.stack([x, y], -1)
@@ -125,8 +125,8 @@ class Exported(nn.Module):
 
 def js_to_gaussian(p, coords, sigma_cells=1.0):
     n, k, h, w = p.shape
-    xs = (torch.arange(w, dtype=p.dtype) + 0.5) / w
-    ys = (torch.arange(h, dtype=p.dtype) + 0.5) / h
+    xs = (torch.arange(w, dtype=p.dtype, device=p.device) + 0.5) / w
+    ys = (torch.arange(h, dtype=p.dtype, device=p.device) + 0.5) / h
     gx = torch.exp(-0.5 * ((xs.view(1, 1, 1, w) - coords[..., 0].view(n, k, 1, 1)) * w / sigma_cells) ** 2)
     gy = torch.exp(-0.5 * ((ys.view(1, 1, h, 1) - coords[..., 1].view(n, k, 1, 1)) * h / sigma_cells) ** 2)
     q = gx * gy
@@ -136,19 +136,30 @@ def js_to_gaussian(p, coords, sigma_cells=1.0):
     return 0.5 * kl(p, m) + 0.5 * kl(q, m)
 
 
+def _rand(g, *shape):
+    """Uniform draws on the generator's device."""
+    return torch.rand(*shape, generator=g, device=g.device)
+
+
+def _randn(g, *shape):
+    """Normal draws on the generator's device."""
+    return torch.randn(*shape, generator=g, device=g.device)
+
+
 def augment(x, y, g):
-    """Photometric jitter and left-right flips (the anatomy labels do not swap)."""
+    """Photometric jitter and left-right flips (the anatomy labels do not swap).
+    x, y and the generator g share a device (CPU or GPU)."""
     n = x.shape[0]
-    flip = torch.rand(n, generator=g) < 0.5
+    flip = _rand(g, n) < 0.5
     x = torch.where(flip.view(n, 1, 1, 1), x.flip(-1), x)
     y = y.clone()
-    y[flip, :, 0] = 1.0 - y[flip, :, 0]
-    gamma = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.25)
+    y[..., 0] = torch.where(flip.view(n, 1), 1.0 - y[..., 0], y[..., 0])
+    gamma = torch.exp(_randn(g, n, 1, 1, 1) * 0.25)
     x = x.clamp(0, 1) ** gamma
-    c = 1 + torch.randn(n, 1, 1, 1, generator=g) * 0.15
-    b = torch.randn(n, 1, 1, 1, generator=g) * 0.05
+    c = 1 + _randn(g, n, 1, 1, 1) * 0.15
+    b = _randn(g, n, 1, 1, 1) * 0.05
     x = (x - 0.5) * c + 0.5 + b
-    x = x + torch.randn(x.shape, generator=g) * (torch.rand(n, 1, 1, 1, generator=g) * 0.04)
+    x = x + _randn(g, *x.shape) * (_rand(g, n, 1, 1, 1) * 0.04)
     return x.clamp(0, 1), y
 
 
@@ -222,22 +233,35 @@ def freeze_bn(net):
             mod.eval()
 
 
-def strong_augment(x, y, g, zoom_out=0.0):
+def _box_blur(x, k):
+    """Box blur of odd width k, edges replicated."""
+    return F.avg_pool2d(F.pad(x, (k // 2,) * 4, mode="replicate"), k, 1)
+
+
+def strong_augment(x, y, g, zoom_out=0.0, extra=False):
     """Domain randomisation for synthetic-to-real transfer, on the letterboxed
     batch: random affine (rotation, scale, shift; landmarks follow; with
     probability zoom_out the picture shrinks into a border), loss of
     resolution, blur or sharpening, gamma/contrast/brightness, noise, burned-in
-    lines and occluding blocks."""
+    lines and occluding blocks.
+
+    extra widens it towards what clinical images carry: tighter crops
+    (zoom in up to 1.5x), the large-radius local contrast enhancement of DR
+    post-processing, random tone curves, uneven exposure (a linear ramp) and
+    faint grid lines. x, y and the generator g share a device."""
     n, _, S, _ = x.shape
-    ang = (torch.rand(n, generator=g) * 2 - 1) * math.radians(14)
-    sc = torch.exp((torch.rand(n, generator=g) * 2 - 1) * 0.18)
-    tx = (torch.rand(n, generator=g) * 2 - 1) * 0.12
-    ty = (torch.rand(n, generator=g) * 2 - 1) * 0.12
-    # framing: a third of the images shrink into a border (viewer windows,
+    dev, dt = x.device, x.dtype
+    ang = (_rand(g, n) * 2 - 1) * math.radians(14)
+    sc = torch.exp((_rand(g, n) * 2 - 1) * 0.18)
+    if extra:
+        sc = torch.where(_rand(g, n) < 0.3, torch.exp(_rand(g, n) * 0.4), sc)
+    tx = (_rand(g, n) * 2 - 1) * 0.12
+    ty = (_rand(g, n) * 2 - 1) * 0.12
+    # framing: a share of the images shrink into a border (viewer windows,
     # padded exports, a thorax photographed from further away)
-    far = torch.rand(n, generator=g) < zoom_out
-    sc = torch.where(far, torch.exp(-0.15 - 0.5 * torch.rand(n, generator=g)), sc)
-    keep = (torch.rand(n, generator=g) < 0.25) & ~far
+    far = _rand(g, n) < zoom_out
+    sc = torch.where(far, torch.exp(-0.15 - 0.5 * _rand(g, n)), sc)
+    keep = (_rand(g, n) < 0.25) & ~far
     ang, sc = torch.where(keep, torch.zeros_like(ang), ang), torch.where(keep, torch.ones_like(sc), sc)
     tx, ty = torch.where(keep, torch.zeros_like(tx), tx), torch.where(keep, torch.zeros_like(ty), ty)
     # forward map on normalised coords q = 2p - 1: q' = sc R q + t
@@ -255,45 +279,72 @@ def strong_augment(x, y, g, zoom_out=0.0):
         # the border outside the moved picture: black, white or a grey
         cover = F.grid_sample(torch.ones_like(x[:, :1]), grid, mode="bilinear", padding_mode="zeros",
                               align_corners=False)
-        kind = torch.randint(0, 3, (n, 1, 1, 1), generator=g)
-        fill = torch.where(kind == 0, torch.zeros(n, 1, 1, 1),
-                           torch.where(kind == 1, torch.ones(n, 1, 1, 1), torch.rand(n, 1, 1, 1, generator=g)))
+        kind = torch.randint(0, 3, (n, 1, 1, 1), generator=g, device=dev)
+        fill = torch.where(kind == 0, torch.zeros(n, 1, 1, 1, device=dev),
+                           torch.where(kind == 1, torch.ones(n, 1, 1, 1, device=dev), _rand(g, n, 1, 1, 1)))
         xa = xa + fill * (1 - cover)
     x = torch.where(inside.view(n, 1, 1, 1), xa, x)
     y = torch.where(inside.view(n, 1, 1), (q2 + 1) / 2, y)
     # resolution loss
-    lo = torch.rand(n, generator=g) < 0.2
-    if lo.any():
-        f = float(torch.empty(1).uniform_(0.3, 0.7, generator=g))
-        small = F.interpolate(x[lo], scale_factor=f, mode="bilinear", align_corners=False)
-        x[lo] = F.interpolate(small, size=(S, S), mode="bilinear", align_corners=False)
+    lo = (_rand(g, n) < 0.2).view(n, 1, 1, 1)
+    f = float(_rand(g, 1)) * 0.4 + 0.3
+    small = F.interpolate(x, scale_factor=f, mode="bilinear", align_corners=False)
+    x = torch.where(lo, F.interpolate(small, size=(S, S), mode="bilinear", align_corners=False), x)
     # blur or unsharp mask
-    k = 5
-    blur = F.avg_pool2d(F.pad(x, (k // 2,) * 4, mode="replicate"), k, 1)
-    amt = (torch.rand(n, 1, 1, 1, generator=g) * 2.0 - 0.7).clamp_min(-0.7)  # <0 blurs, >0 sharpens
-    x = x + amt * (x - blur)
+    amt = (_rand(g, n, 1, 1, 1) * 2.0 - 0.7).clamp_min(-0.7)  # <0 blurs, >0 sharpens
+    x = x + amt * (x - _box_blur(x, 5))
+    if extra:
+        # DR post-processing: large-radius local contrast enhancement
+        k = 2 * int(_rand(g, 1) * 12) + 9
+        lce = (_rand(g, n, 1, 1, 1) < 0.5) * _rand(g, n, 1, 1, 1) * 1.5
+        x = x + lce * (x - _box_blur(_box_blur(x, k), k))
+        # uneven exposure: a linear ramp in a random direction
+        th = _rand(g, n, 1, 1) * 2 * math.pi
+        yy, xx = torch.meshgrid(torch.linspace(-1, 1, S, device=dev, dtype=dt),
+                                torch.linspace(-1, 1, S, device=dev, dtype=dt), indexing="ij")
+        ramp = (xx * torch.cos(th) + yy * torch.sin(th)).unsqueeze(1)
+        x = x + ramp * _randn(g, n, 1, 1, 1) * 0.08
+        # faint grid lines (antiscatter grids, scanned film)
+        period = 2.0 + _rand(g, n, 1, 1, 1) * 4.0
+        on = (_rand(g, n, 1, 1, 1) < 0.15) * _rand(g, n, 1, 1, 1) * 0.06
+        x = x + on * torch.sin(2 * math.pi * xx.unsqueeze(0).unsqueeze(0) * (S / 2) / period)
     # gamma, contrast, brightness, noise
-    gamma = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.35)
+    gamma = torch.exp(_randn(g, n, 1, 1, 1) * 0.35)
     x = x.clamp(0, 1) ** gamma
-    cst = torch.exp(torch.randn(n, 1, 1, 1, generator=g) * 0.2)
-    x = (x - 0.5) * cst + 0.5 + torch.randn(n, 1, 1, 1, generator=g) * 0.06
-    x = x + torch.randn(x.shape, generator=g) * (torch.rand(n, 1, 1, 1, generator=g) ** 2 * 0.08)
-    # burned-in lines and occluding blocks
-    yy, xx = torch.meshgrid(torch.arange(S, dtype=x.dtype), torch.arange(S, dtype=x.dtype), indexing="ij")
-    for i in range(n):
-        if float(torch.rand(1, generator=g)) < 0.25:
-            for _ in range(int(torch.randint(1, 4, (1,), generator=g))):
-                p0 = torch.rand(2, generator=g) * S
-                th = float(torch.rand(1, generator=g)) * math.pi
-                d = (xx - p0[0]) * math.sin(th) - (yy - p0[1]) * math.cos(th)
-                along = (xx - p0[0]) * math.cos(th) + (yy - p0[1]) * math.sin(th)
-                ln = float(torch.rand(1, generator=g)) * S * 0.6 + 10
-                m = (d.abs() < 0.8) & (along.abs() < ln / 2)
-                x[i, 0][m] = float(torch.rand(1, generator=g)) * 0.3 + 0.7
-        if float(torch.rand(1, generator=g)) < 0.15:
-            w, h = (torch.rand(2, generator=g) * S * 0.15 + 6).int().tolist()
-            x0, y0 = (torch.rand(2, generator=g) * (S - 20)).int().tolist()
-            x[i, 0, y0:y0 + h, x0:x0 + w] = float(torch.rand(1, generator=g))
+    if extra:
+        # a random tone curve: a sigmoid of random slope and centre, mixed in
+        slope = 3 + _rand(g, n, 1, 1, 1) * 7
+        mid = 0.35 + _rand(g, n, 1, 1, 1) * 0.3
+        sig = torch.sigmoid((x - mid) * slope)
+        lo_, hi_ = torch.sigmoid(-mid * slope), torch.sigmoid((1 - mid) * slope)
+        mix = (_rand(g, n, 1, 1, 1) < 0.4) * _rand(g, n, 1, 1, 1)
+        x = x + mix * ((sig - lo_) / (hi_ - lo_) - x)
+    cst = torch.exp(_randn(g, n, 1, 1, 1) * 0.2)
+    x = (x - 0.5) * cst + 0.5 + _randn(g, n, 1, 1, 1) * 0.06
+    x = x + _randn(g, *x.shape) * (_rand(g, n, 1, 1, 1) ** 2 * 0.08)
+    # burned-in lines (up to three per image, a quarter of the images) and
+    # occluding blocks (15 %)
+    yy, xx = torch.meshgrid(torch.arange(S, dtype=dt, device=dev), torch.arange(S, dtype=dt, device=dev),
+                            indexing="ij")
+    has = _rand(g, n) < 0.25
+    count = torch.randint(1, 4, (n,), generator=g, device=dev)
+    for j in range(3):
+        p0 = _rand(g, n, 2) * S
+        th = _rand(g, n) * math.pi
+        ln = _rand(g, n) * S * 0.6 + 10
+        val = _rand(g, n) * 0.3 + 0.7
+        sn, cs = torch.sin(th).view(n, 1, 1), torch.cos(th).view(n, 1, 1)
+        dx, dy = xx - p0[:, 0].view(n, 1, 1), yy - p0[:, 1].view(n, 1, 1)
+        m = ((dx * sn - dy * cs).abs() < 0.8) & ((dx * cs + dy * sn).abs() < ln.view(n, 1, 1) / 2)
+        m = m & (has & (count > j)).view(n, 1, 1)
+        x = torch.where(m.unsqueeze(1), val.view(n, 1, 1, 1), x)
+    blk = _rand(g, n) < 0.15
+    wh = (_rand(g, n, 2) * S * 0.15 + 6).floor()
+    x0y0 = (_rand(g, n, 2) * (S - 20)).floor()
+    val = _rand(g, n)
+    m = ((xx >= x0y0[:, 0].view(n, 1, 1)) & (xx < (x0y0[:, 0] + wh[:, 0]).view(n, 1, 1)) &
+         (yy >= x0y0[:, 1].view(n, 1, 1)) & (yy < (x0y0[:, 1] + wh[:, 1]).view(n, 1, 1)) & blk.view(n, 1, 1))
+    x = torch.where(m.unsqueeze(1), val.view(n, 1, 1, 1), x)
     return x.clamp(0, 1), y
 
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One accelerator session's landmark training, as the shipped MobileNetV2
+# members were trained (models/CARDIAC_MODEL_CARD.md):
+#   1. on every core: NTRAIN simulator radiographs (xraysim.py, training
+#      seeds from SEED0) and two development sets never used for training,
+#      400 held-out-presentation simulator images (seeds 27,000,000+) and
+#      400 phantom.py images (seeds 17,000,000+, the generator the models
+#      never see);
+#   2. one process per member, all on the one GPU, until END (Unix time);
+#      each RECIPE is "name|seed base|train_gpu.py member flags", five
+#      members each; with INIT_DIR set, member k of recipe NAME continues
+#      from INIT_DIR/NAME_k.pt;
+#   3. every recipe's ensemble measured on both development sets, and its
+#      checkpoints packed (fp16) into OUT/NAME.pt to carry back, with the
+#      members' logs and the measurement in OUT/NAME_log.txt.
+# NDEV (default 400) sets the development sets' size.
+# Usage: train_gpu.sh OUT END NTRAIN SEED0 RECIPE...
+set -euo pipefail
+cd "$(dirname "$0")"
+OUT=$1 END=$2 NTRAIN=$3 SEED0=$4
+shift 4
+PY=${PY:-python3}
+W=$(nproc)
+export PYTHONPATH=. OMP_NUM_THREADS=1
+D=${DATA_DIR:-/tmp/vetlens-gpu}
+mkdir -p "$D" "$OUT" "$D/ck" "$D/logs"
+NDEV=${NDEV:-400}
+TRAIN=$D/xs_${NTRAIN}_$SEED0.npz
+[ -f "$TRAIN" ] || $PY dataset.py --generator xraysim --n "$NTRAIN" --seed "$SEED0" --size 224 --workers "$W" --no-compress "$TRAIN" &
+[ -f "$D/dev_xs.npz" ] || $PY dataset.py --generator xraysim --heldout --n "$NDEV" --seed 27000000 --size 224 --workers "$W" --no-compress "$D/dev_xs.npz" &
+[ -f "$D/dev_ph.npz" ] || $PY dataset.py --generator phantom --heldout --n "$NDEV" --seed 17000000 --size 224 --workers "$W" --no-compress "$D/dev_ph.npz" &
+wait
+echo "data ready after $SECONDS s; training until $(date -d @"$END" +%T)"
+names=()
+for r in "$@"; do
+  IFS='|' read -r name base flags <<<"$r"
+  names+=("$name")
+  for k in 1 2 3 4 5; do
+    init=()
+    [ -n "${INIT_DIR:-}" ] && init=(--init "$INIT_DIR/${name}_$k.pt")
+    # shellcheck disable=SC2086
+    $PY train_gpu.py member --data "$TRAIN" --dev "$D/dev_xs.npz" "$D/dev_ph.npz" --seed $((base + k)) \
+      --deadline "$END" --recipe "$name" --out "$D/ck/${name}_$k.pt" "${init[@]}" $flags \
+      >"$D/logs/${name}_$k.log" 2>&1 &
+  done
+done
+wait
+for name in "${names[@]}"; do
+  for k in 1 2 3 4 5; do echo "== member $k"; tail -n 30 "$D/logs/${name}_$k.log"; done >"$OUT/${name}_log.txt"
+  $PY train_gpu.py eval "$D"/ck/"${name}"_{1,2,3,4,5}.pt --dev "$D/dev_xs.npz" "$D/dev_ph.npz" | tee -a "$OUT/${name}_log.txt"
+  $PY train_gpu.py pack --out "$OUT/$name.pt" "$D"/ck/"${name}"_{1,2,3,4,5}.pt
+done
