@@ -98,7 +98,7 @@ def member(a):
     perm = torch.from_numpy(np.random.default_rng(a.seed).permutation(n)).to(dev)
     nval = max(8, n // 50)
     val, tr = perm[:nval], perm[nval:]
-    net = build(a.width, dev)
+    net = build(a.width, dev, pretrained=not a.init)
     if a.init:
         net.load_state_dict(torch.load(a.init, map_location=dev)["state"])
     enc = list(net.enc.parameters())
