@@ -429,6 +429,7 @@ def main():
     nval = max(50, len(idx) // 20)
     val, tr = idx[:nval], idx[nval:]
     model = build(spec).to(dev)
+    vm = float("nan")
     name = a.name or f"pop_{a.model}"
     if onhost:
         mk = lambda ix, bs, train: batches(a.model, z, ix, rng, bs, train)
@@ -446,16 +447,17 @@ def main():
     if a.init.endswith(".onnx"):
         calib = torch.cat([x for x, _ in mk(tr[:512], 64, False)])
         init_from_onnx(model, a.init, calib)
-        print(f"{name} initialised from {a.init}: val-metric {validate():.4f}", flush=True)
+        vm = validate()
+        print(f"{name} initialised from {a.init}: val-metric {vm:.4f}", flush=True)
     elif a.init:
         model.load_state_dict(torch.load(a.init, map_location=dev))
         if not onhost:
-            print(f"{name} initialised from {a.init}: val-metric {validate():.4f}", flush=True)
+            vm = validate()
+            print(f"{name} initialised from {a.init}: val-metric {vm:.4f}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     t0 = time.time()
     budget = a.deadline - t0 if a.deadline else a.minutes * 60
     step, ep = 0, 0
-    vm = float("nan")
     while time.time() - t0 < budget:
         model.train()
         perm = rng.permutation(tr)
@@ -484,7 +486,7 @@ def main():
     xref = next(batches(a.model, z, val[:2], np.random.default_rng(0), 2, False))[0]
     params = {"samples": int(len(z["present"])), "steps": step, "minutes": minutes, "continued_from": a.init, "seed": spec["seed"],
               "extra": [os.path.basename(p) for p in a.extra], "negatives": int((z["present"] < 0.5).sum()),
-              "val_metric": round(vm, 5), "excluded_families": str(z.get("exclude", "")),
+              "val_metric": round(vm, 5) if vm == vm else None, "excluded_families": str(z.get("exclude", "")),
               "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}
     if a.pack:
         params["device"] = a.device + (" bf16" if a.amp else "")
