@@ -227,8 +227,10 @@ eval-pop:
 # settings never used in training (--split heldout, seeds 43,000,000+),
 # each family left out of training, a larger 200-frame set, sessions of
 # unusable frames, and the plain radiograph files of the cardiac held-out
-# set; docs/pop.md records it.
+# set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
+# folder (e.g. one written by pop_unpack.py export, with its manifest).
 POPNET_HELDOUT := testdata/popnet-heldout
+POP_MODELS ?= models
 eval-popnet:
 	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
 		"lofo-display-tv --kind vscreen --n 12 --seed0 43100000 --only display=tv" \
@@ -239,9 +241,9 @@ eval-popnet:
 	# Sessions of 20 frames drawn from the unusable kinds must fail cleanly.
 	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/unusable20 --kind unusable_sequence --n 2 --frames 20 --seed0 41510000
 	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 unusable20; do \
-		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models models --models models || exit 1; done
+		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models $(POP_MODELS) --models models || exit 1; done
 	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
-	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models models
+	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models $(POP_MODELS)
 
 eval-usg:
 	cd models/train && $(PY) -m usg.eval $(if $(DATA),--data $(abspath $(DATA)))

@@ -21,10 +21,16 @@ composite costs a fraction of a second. Families can be left out
 (--exclude AXIS=F1,F2) for the leave-one-family-out check.
 
 Usage: pop_traindata.py OUT.npz --n 5000 --neg 1500 --seed0 30100000 [--exclude display=tv ...]
+
+With --seconds S, --n and --neg are upper bounds: screen photos and
+negatives are drawn interleaved (in the --n : --neg ratio) until S seconds
+of generation have passed, so the set is as large as the machine makes
+in that time (train_pop_gpu.sh).
 """
 import argparse
 import math
 import os
+import time
 from multiprocessing import Pool
 
 import numpy as np
@@ -40,18 +46,24 @@ POOL_SEED = 30_900_000
 _pool = None
 
 
-def load_pool(n, path):
+def _pool_render(k):
+    im, _, _ = xraysim.generate(POOL_SEED + k, long_side=int(np.random.default_rng(k).integers(260, 520)),
+                                present_opts={"lightbox": False, "tint": "grey"})
+    return np.asarray(im.convert("L"))
+
+
+def load_pool(n, path, workers=1):
     global _pool
     if _pool is None:
         if os.path.exists(path):
             z = np.load(path, allow_pickle=True)
             _pool = list(z["imgs"])
         else:
-            _pool = []
-            for k in range(n):
-                im, _, _ = xraysim.generate(POOL_SEED + k, long_side=int(np.random.default_rng(k).integers(260, 520)),
-                                            present_opts={"lightbox": False, "tint": "grey"})
-                _pool.append(np.asarray(im.convert("L")))
+            if workers > 1:
+                with Pool(workers) as p:
+                    _pool = p.map(_pool_render, range(n))
+            else:
+                _pool = [_pool_render(k) for k in range(n)]
             np.savez_compressed(path, imgs=np.array(_pool, dtype=object), allow_pickle=True)
     return _pool
 
@@ -168,11 +180,14 @@ def main():
     ap.add_argument("--pool-path", default="data/pop_pool.npz")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
     ap.add_argument("--dev-frames", default="", metavar="DIR",
                     help="write --n development frames (JPEG + truth_vscreen.json) to DIR instead of arrays")
     a = ap.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
-    load_pool(a.pool, a.pool_path)
+    t0 = time.time()
+    load_pool(a.pool, a.pool_path, a.workers)
+    print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)
     if a.dev_frames:
         os.makedirs(a.dev_frames, exist_ok=True)
         with Pool(a.workers) as p:
@@ -185,8 +200,23 @@ def main():
     exclude = pc.parse_families(a.exclude)
     jobs = [("pos", a.seed0 + i, exclude, a.pool_path) for i in range(a.n)]
     jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path) for i in range(a.neg)]
-    with Pool(a.workers) as p:
-        res = p.map(_job, jobs, chunksize=16)
+    if a.seconds:
+        # Interleaved, so that any prefix keeps the ratio; stop at the time.
+        jobs.sort(key=lambda j: (j[1] - a.seed0) / max(a.n, 1) if j[0] == "pos" else (j[1] - a.seed0 - 500_000) / max(a.neg, 1))
+        t1, res = time.time(), []
+        with Pool(a.workers) as p:
+            for r in p.imap(_job, jobs, chunksize=8):
+                res.append(r)
+                if time.time() - t1 > a.seconds:
+                    p.terminate()
+                    break
+        dt = time.time() - t1
+        npos = sum(1 for r in res if r[2] > 0.5)
+        print(f"generated {npos} screen photos and {len(res) - npos} negatives in {dt:.0f} s on {a.workers} workers "
+              f"({dt * a.workers / max(len(res), 1):.3f} worker-s per frame)", flush=True)
+    else:
+        with Pool(a.workers) as p:
+            res = p.map(_job, jobs, chunksize=16)
     cols = list(zip(*res))
     np.savez(a.out, x160=np.stack(cols[0]).astype(np.uint8), pts=np.stack(cols[1]).astype(np.float32),
              present=np.array(cols[2], np.float32), scr=np.stack(cols[3]), vp=np.stack(cols[4]).astype(np.float32),

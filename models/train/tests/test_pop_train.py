@@ -1,0 +1,67 @@
+"""pop_train.py: a shipped ONNX file loaded back into its PyTorch network
+computes the export reference; the device-side augmentation keeps the
+labels consistent with the flipped images."""
+import json
+import os
+import unittest
+
+import numpy as np
+import torch
+
+import pop_train as pt
+
+MODELS = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+class TestInitFromOnnx(unittest.TestCase):
+    def test_reference_outputs(self):
+        for role, spec in sorted(pt.SPECS.items()):
+            with self.subTest(role=role):
+                with open(os.path.join(MODELS, "reference", f"pop_{role}.json")) as f:
+                    ref = json.load(f)
+                x = np.fromfile(os.path.join(MODELS, "reference", ref["input"]), "<f4").reshape(ref["input_shape"])
+                x = torch.from_numpy(x.copy())
+                model = pt.build(spec)
+                torch.manual_seed(0)
+                # Calibrate on the reference inputs and noise around them.
+                calib = torch.cat([x, (x + 0.1 * torch.randn_like(x)).clamp(0, 1)])
+                pt.init_from_onnx(model, os.path.join(MODELS, f"pop_{role}.onnx"), calib)
+                model.eval()
+                with torch.no_grad():
+                    out = pt.Export(model, spec["kind"])(x)
+                out = out if isinstance(out, tuple) else (out,)
+                for o, t in zip(spec["outputs"], out):
+                    want = np.array(ref["outputs"][o], np.float32)
+                    np.testing.assert_allclose(t.numpy().reshape(-1), want, atol=2e-4, err_msg=f"{role} {o}")
+                # Training mode (batch statistics) starts near the same function.
+                model.train()
+                with torch.no_grad():
+                    tr = pt.Export(model, spec["kind"])(calib)
+                tr = tr if isinstance(tr, tuple) else (tr,)
+                self.assertLess(float((tr[0][:2] - out[0]).abs().max()), 0.1)
+
+
+class TestTorchBatches(unittest.TestCase):
+    def test_flip_moves_points(self):
+        n = 16
+        x = np.zeros((n, 128, 128), np.uint8)
+        x[:, :, :10] = 255  # a bright band on the left
+        vp = np.tile(np.array([[0.1, 0.2], [0.6, 0.2], [0.6, 0.7], [0.1, 0.7]], np.float32), (n, 1, 1))
+        t = (torch.from_numpy(x), torch.from_numpy(vp))
+        gen = torch.Generator()
+        gen.manual_seed(3)
+        flipped = 0
+        for xb, yb in pt.torch_batches("viewport", t, torch.arange(n), gen, 8, True):
+            self.assertEqual(tuple(xb.shape[1:]), (1, 128, 128))
+            for xi, yi in zip(xb, yb):
+                left = float(xi[0, :, :10].mean()) > float(xi[0, :, -10:].mean())
+                if not left:
+                    flipped += 1
+                    np.testing.assert_allclose(yi.numpy(), [[0.4, 0.2], [0.9, 0.2], [0.9, 0.7], [0.4, 0.7]], atol=1e-6)
+                else:
+                    np.testing.assert_allclose(yi.numpy(), vp[0], atol=1e-6)
+        self.assertTrue(0 < flipped < n)
+
+
+if __name__ == "__main__":
+    unittest.main()
