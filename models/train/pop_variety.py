@@ -171,7 +171,9 @@ def content(D, layout, cw, ch, radiograph):
             while y < wy1 - bottom - left * 0.6:
                 th = int(left * 0.75)
                 g = D.u(20, 140) if not light else D.u(40, 200)
-                d.rectangle([wx0 + 6, y, wx0 + left - 6, y + th], fill=_col([g] * 3), outline=_col(base + (-60 if light else 70)))
+                if left >= 12:  # newer Pillow refuses an inverted rectangle; older ones drew a sliver
+                    d.rectangle([wx0 + 6, y, wx0 + left - 6, y + th], fill=_col([g] * 3),
+                                outline=_col(base + (-60 if light else 70)))
                 y += th + 10
         if right:  # information panel text
             for k in range(D.i(4, 16)):
