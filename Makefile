@@ -225,7 +225,8 @@ eval-pop:
 
 # The learned PoP finder on variety composites (pop_variety.py) made with
 # settings never used in training (--split heldout, seeds 43,000,000+),
-# each family left out of training, a larger 200-frame set, sessions of
+# each family left out of training (12 frames each, and 48 on fresh seeds
+# 43,700,000+), a larger 200-frame set, sessions of
 # unusable frames, and the plain radiograph files of the cardiac held-out
 # set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
 # folder (e.g. one written by pop_unpack.py export, with its manifest).
@@ -236,11 +237,15 @@ eval-popnet:
 		"lofo-display-tv --kind vscreen --n 12 --seed0 43100000 --only display=tv" \
 		"lofo-layout-viewer_light --kind vscreen --n 12 --seed0 43200000 --only layout=viewer_light" \
 		"lofo-room-dark --kind vscreen --n 12 --seed0 43300000 --only room=dark" \
-		"settings200 --kind vscreen --n 200 --seed0 43500000"; do set -- $$a; d=$$1; shift; \
+		"settings200 --kind vscreen --n 200 --seed0 43500000" \
+		"lofo48-display-tv --kind vscreen --n 48 --seed0 43700000 --only display=tv" \
+		"lofo48-layout-viewer_light --kind vscreen --n 48 --seed0 43800000 --only layout=viewer_light" \
+		"lofo48-room-dark --kind vscreen --n 48 --seed0 43900000 --only room=dark"; do set -- $$a; d=$$1; shift; \
 		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
 	# Sessions of 20 frames drawn from the unusable kinds must fail cleanly.
 	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/unusable20 --kind unusable_sequence --n 2 --frames 20 --seed0 41510000
-	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 unusable20; do \
+	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 \
+		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark unusable20; do \
 		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models $(POP_MODELS) --models models || exit 1; done
 	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
 	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models $(POP_MODELS)
