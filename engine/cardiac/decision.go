@@ -150,12 +150,13 @@ const (
 	// MaxSpreadForVHS (guard 7, spread_too_high): a reported spread above
 	// this gives code 5. Calibrated on the generalisation world, the
 	// first generator's phantoms (phantom.py, validation seeds), which the
-	// v3.1 models never trained on: the largest cut under which no returned
-	// VHS errs by more than 1.5 v (their smallest spread was 0.0094, with
-	// an error of 3.2 v). On the simulator's own validation radiographs it
-	// keeps 20 of 22 measurements (spread median 0.0055, 90th percentile
-	// 0.0092); the three real radiographs in shared/realref gave
-	// 0.028-0.093. models/train/calibrate_spread.py, model card.
+	// models never trained on: the largest cut under which no returned
+	// VHS errs by more than 1.5 v. Re-derived for the v3.2 models: 0.009
+	// returns 11 of 200 there (max error 0.98 v), 0.010 would return 22
+	// with three errors of 1.6-2.0 v. On the simulator's own validation
+	// radiographs it keeps 73 of the 77 that pass every other check; the
+	// three real radiographs in shared/realref gave 0.020-0.032.
+	// models/train/calibrate_spread.py, model card.
 	MaxSpreadForVHS = 0.009
 )
 

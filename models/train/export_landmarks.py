@@ -86,7 +86,7 @@ def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
     name = f"{ROLES[role]}_{index}"
     meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
             "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
-            "params": {"arch": ck.get("arch", "unet"), "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
+            "params": {"arch": ck.get("arch", "unet"), "width": ck["width"], "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
                        "flip_tta": flip_tta}}
     path = export_model(model, S, name, models_dir, meta, role)
     print("exported", path)

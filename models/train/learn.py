@@ -41,6 +41,7 @@ CLINIC_SHARE = 0.5    # share of each batch drawn from the clinic cases (oversam
 DEFAULT_SYNTHETIC = 400
 SYNTHETIC_SEED0 = 1   # xraysim seeds 1.. : the shipped models' own training set
 MAX_LR = 3e-4         # 1e-3 regressed the xraysim held-out set twice as much (docs/learning.md)
+MNV2_FROZEN_UPTO = 10  # MobileNetV2 members: stem and blocks 0-10 stay as shipped (fewer weights to overfit)
 DEFAULT_MAX_MINUTES = 28.0  # without --steps/--minutes: the whole run's cap
 EXPORT_RESERVE_S = 30.0     # kept for the export when a time budget applies
 PROGRESS_EVERY_S = 5.0
@@ -243,8 +244,11 @@ def read_base(base):
         raise Failure("bad_base", f"--base {base}: {e}") from e
     for k, m in metas.items():
         arch = m.get("params", {}).get("arch", "unet")
-        if arch != "unet":
-            raise Failure("bad_base", f"--base {base}: landmark model {k} is {arch!r}; learn.py fine-tunes the U-Net")
+        if arch not in ("unet", "mnv2"):
+            raise Failure("bad_base", f"--base {base}: landmark model {k} is {arch!r}; learn.py fine-tunes "
+                                      "the U-Net and the MobileNetV2 members")
+        if arch == "mnv2" and "width" not in m.get("params", {}):
+            raise Failure("bad_base", f"--base {base}: landmark model {k} (mnv2) has no decoder width in its sidecar")
         if m.get("input_size", [1, 224, 224])[0] != 1:
             raise Failure("bad_base", f"--base {base}: landmark model {k} does not take one grey channel")
     return fam, metas
@@ -280,8 +284,20 @@ def lr_at(progress, max_lr=MAX_LR, warm=0.05):
     return max_lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * q)))
 
 
+def base_net(path, meta):
+    """The untrained network of an exported landmark model's architecture
+    (its sidecar's params.arch: the U-Net, or the MobileNetV2 members with
+    params.width)."""
+    import train_landmarks as T
+
+    params = meta.get("params", {}) if meta else {}
+    if params.get("arch", "unet") == "mnv2":
+        return T.build_net("mnv2", int(params["width"]))
+    return T.LandmarkNet(onnx_width(path))
+
+
 def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member, S, max_lr=MAX_LR,
-                    clinic_share=CLINIC_SHARE):
+                    clinic_share=CLINIC_SHARE, meta=None):
     """Fine-tune one member from its ONNX file; returns (net, steps run, final loss).
 
     Each step takes BATCH images, clinic_share of them clinic cases (cycled
@@ -295,11 +311,13 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
 
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    net = T.LandmarkNet(onnx_width(path))
+    net = base_net(path, meta)
     T.init_from_onnx(net, path)
     net.train()
     T.freeze_bn(net)
-    opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
+    if hasattr(net, "enc"):
+        T.freeze_encoder(net, MNV2_FROZEN_UPTO)
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=max_lr, weight_decay=1e-4)
     (CX, CY, CM), (SX, SY, SM) = clinic, synth
     nc = max(1, int(round(BATCH * clinic_share))) if len(SX) else BATCH
     ns = BATCH - nc
@@ -440,7 +458,7 @@ def run(a):
                 prog("train", (k - 1) + done, MEMBERS, member=member, loss=loss, step=step, steps=steps or 0)
             net, n, loss = finetune_member(os.path.join(a.base, f"cardiac_landmark_{k}.onnx"), clinic, synth,
                                            steps, member_seconds(k), a.seed * 100 + k, member_progress, k, S,
-                                           a.max_lr, a.clinic_share)
+                                           a.max_lr, a.clinic_share, metas[k])
             nets[k] = net
             ft[k] = {"base_version": base_version, "clinic_cases": len(stems), "ft_steps": n,
                      "ft_loss_px": round(loss, 4), "ft_seed": a.seed * 100 + k}

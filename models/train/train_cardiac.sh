@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Train the cardiac models as the shipped ones were trained (models/CARDIAC_MODEL_CARD.md):
+# Retrain the cardiac models on a CPU (models/CARDIAC_MODEL_CARD.md), e.g.
+# with a clinic's labelled DogHeart/CCK folder. The shipped v3.2 members were
+# trained on a lent GPU by train_gpu.sh; this script fine-tunes them:
 #   1. 4,000 radiographs from the physically based simulator (xraysim.py),
 #      letterboxed to 224 px;
 #   2. the five landmark models, each fine-tuned from the shipped model of the
-#      same index (or trained from scratch when none is there) with domain
+#      same index and architecture (its sidecar's arch and width; trained
+#      from scratch as U-Nets when none is there) with domain
 #      randomisation (--strong-aug), side by side, one thread each, MIN
 #      minutes of a time-based one-cycle schedule;
 #   3. the refinement stage: crops of 2,000 full-size simulated radiographs
@@ -30,6 +33,11 @@ cycle() { # name minutes max_lr seed_offset role data
   for k in 1 2 3 4 5; do
     init=()
     [ -f "../cardiac_$5_$k.onnx" ] && init=(--init-onnx "../cardiac_$5_$k.onnx")
+    # the shipped members' architecture and width (v3.2: MobileNetV2 encoder, decoder width 32)
+    if [ -f "../cardiac_$5_$k.meta.json" ]; then
+      read -r arch width < <($PY -c "import json,sys; p=json.load(open(sys.argv[1])).get('params',{}); print(p.get('arch','unet'), p.get('width',16))" "../cardiac_$5_$k.meta.json")
+      init+=(--arch "$arch" --width "$width")
+    fi
     $PY train_landmarks.py --data "$6" "${extra[@]}" --size $S --seed $((k + $4)) --strong-aug \
       --minutes "$2" --max-lr "$3" --threads 1 "${init[@]}" --out "checkpoints/$1_$k.pt" > "checkpoints/$1_$k.log" 2>&1 &
   done

@@ -426,7 +426,7 @@ def main():
     net = build_net(args.arch, args.width)
     frozen_bn = False
     fixed = []
-    if args.arch == "mnv2" and not args.init:
+    if args.arch == "mnv2" and not args.init and not args.init_onnx:
         import mobilenet
         n_t = mobilenet.load_keras_weights(net.enc, mobilenet.fetch_weights(os.path.join(os.path.dirname(
             os.path.abspath(__file__)), "data", "pretrained")))

@@ -262,6 +262,45 @@ class StepsTest(unittest.TestCase):
             self.assertEqual(learn.default_steps(n), want, n)
 
 
+class ArchitectureTest(unittest.TestCase):
+    """learn.py rebuilds each member in its sidecar's architecture."""
+
+    def test_shipped_member_round_trips(self):
+        # The shipped members (v3.2: MobileNetV2, decoder width in the
+        # sidecar) come back from ONNX exactly: the fine-tune starts from
+        # what the engine runs.
+        import torch
+        import train_landmarks as T
+
+        path = os.path.join(MODELS, "cardiac_landmark_1.onnx")
+        with open(os.path.join(MODELS, "cardiac_landmark_1.meta.json")) as f:
+            meta = json.load(f)
+        with open(os.path.join(MODELS, "reference", "cardiac_landmark_1.json")) as f:
+            ref = json.load(f)
+        net = learn.base_net(path, meta)
+        self.assertEqual(type(net).__name__,
+                         "MobileLandmarkNet" if meta["params"].get("arch") == "mnv2" else "LandmarkNet")
+        T.init_from_onnx(net, path)
+        x = np.fromfile(os.path.join(MODELS, "reference", ref["input"]), "<f4").reshape(ref["input_shape"])
+        with torch.no_grad():
+            c, _ = T.Exported(net.eval())(torch.from_numpy(x))
+        np.testing.assert_allclose(c.numpy().ravel(), ref["outputs"]["landmarks"], atol=1e-5)
+
+    def test_read_base_checks_arch(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = os.path.join(d, "base")
+            shutil.copytree(MODELS, base, ignore=shutil.ignore_patterns("train", "pop_*", "usg*", "reference"))
+            learn.read_base(base)  # the shipped family is a valid base
+            meta_path = os.path.join(base, "cardiac_landmark_2.meta.json")
+            with open(meta_path) as f:
+                meta = json.load(f)
+            for params, msg in [({"arch": "resnet"}, "resnet"), ({"arch": "mnv2"}, "width")]:
+                with open(meta_path, "w") as f:
+                    json.dump(dict(meta, params=params), f)
+                with self.assertRaisesRegex(learn.Failure, msg):
+                    learn.read_base(base)
+
+
 class ClinicCasesTest(unittest.TestCase):
     def test_folder_and_provenance(self):
         import dataset
