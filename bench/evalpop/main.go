@@ -317,8 +317,12 @@ func mean(v []float64) float64 {
 // share of the frame diagonal.
 func cornerErr(q pop.Quad, it item) float64 { return quadErr(q, it.Corners, it) }
 
-// quadErr is the mean distance of q's corners to truth, over the diagonal.
+// quadErr is the mean distance of q's corners to truth, over the diagonal;
+// NaN when the frame has no truth quad (frames without a screen).
 func quadErr(q pop.Quad, truth [][2]float64, it item) float64 {
+	if len(truth) < 4 {
+		return math.NaN()
+	}
 	var s float64
 	for i := range 4 {
 		s += math.Hypot(q[i].X-truth[i][0], q[i].Y-truth[i][1])
