@@ -138,12 +138,12 @@ def augment(xb, g, strength="strong"):
     return (xb.clamp(0, 1) ** gamma * cast).clamp(0, 1)
 
 
-def train_member(X, Y, seed, epochs, aug, t0):
+def train_member(X, Y, seed, epochs, aug, t0, arch="cnn"):
     """One classifier on uint8 images X [N,3,S,S] and labels Y, its own seed
     for initialisation, batch order and augmentation."""
     torch.manual_seed(seed)
-    net = ValidityNet()
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    net = ValidityNet() if arch == "cnn" else ValidityMobileNet()
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
     steps = epochs * (len(X) // 64)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
@@ -152,6 +152,9 @@ def train_member(X, Y, seed, epochs, aug, t0):
         for i in range(0, len(X) - 63, 64):
             idx = perm[i:i + 64]
             xb = augment(X[idx].float() / 255.0, g, aug)
+            net.train()
+            if arch != "cnn":
+                net.fix_trunk()
             loss = F.binary_cross_entropy(net(xb).squeeze(1).clamp(1e-6, 1 - 1e-6), Y[idx])
             opt.zero_grad()
             loss.backward()
@@ -192,6 +195,41 @@ class ValidityNet(nn.Module):
         return torch.sigmoid(self.fc(x))
 
 
+class ValidityMobileNet(nn.Module):
+    """An ImageNet-initialised MobileNetV2 (mobilenet.py: npm nsfwjs 4.4.0,
+    MIT) up to block 12 with a linear head on mean and max pooling. The stem
+    and blocks 0-10 keep their ImageNet weights and statistics; blocks 11-12
+    and the head learn. Input [N,3,S,S] in 0..1 (the range the weights
+    expect) -> p_radiograph [N,1]."""
+
+    FIXED_UPTO = 10
+
+    def __init__(self):
+        super().__init__()
+        import mobilenet
+
+        self.enc = mobilenet.Encoder(last=12)
+        mobilenet.load_keras_weights(self.enc, mobilenet.fetch_weights(
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pretrained")))
+        self.fixed = [self.enc.stem] + list(self.enc.blocks[: self.FIXED_UPTO + 1])
+        for m in self.fixed:
+            for p in m.parameters():
+                p.requires_grad = False
+        self.fc = nn.Linear(96 * 2, 1)
+
+    def fix_trunk(self):
+        """Keep the fixed layers' BatchNorm statistics while training."""
+        for m in self.fixed:
+            m.eval()
+
+    def forward(self, image):
+        x = self.enc.stem(image)
+        for b in self.enc.blocks:
+            x = b(x)
+        x = torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1)
+        return torch.sigmoid(self.fc(x))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=96)
@@ -207,6 +245,8 @@ def main():
     ap.add_argument("--members", type=int, default=1,
                     help="train this many classifiers (seeds seed, seed+1, ...) and export their mean")
     ap.add_argument("--save", help="also save the members' state dicts here (.pt)")
+    ap.add_argument("--arch", choices=["cnn", "mnv2"], default="cnn",
+                    help="cnn: a small CNN from scratch; mnv2: ImageNet-initialised MobileNetV2 trunk (ValidityMobileNet)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -222,7 +262,7 @@ def main():
     Y = torch.from_numpy(y)
     members = []
     for k in range(a.members):
-        members.append(train_member(X, Y, a.seed + k, a.epochs, a.aug, t0))
+        members.append(train_member(X, Y, a.seed + k, a.epochs, a.aug, t0, a.arch))
         if a.save:
             os.makedirs(os.path.dirname(os.path.abspath(a.save)), exist_ok=True)
             torch.save([m.state_dict() for m in members], a.save)
@@ -234,7 +274,7 @@ def main():
     meta = {"role": "cardiac_validity", "input_size": [3, a.size, a.size], "inputs": ["image"],
             "outputs": ["p_radiograph"], "version": CARDIAC_VERSION,
             "params": {"positives": a.n, "negatives": a.n, "epochs": a.epochs, "seed": a.seed,
-                       "augmentation": a.aug, "members": a.members}}
+                       "augmentation": a.aug, "members": a.members, "arch": a.arch}}
     with open(os.path.join(a.models, "cardiac_validity.meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ref_dir = os.path.join(a.models, "reference")
