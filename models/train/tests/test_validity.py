@@ -56,6 +56,36 @@ class EnsembleTest(unittest.TestCase):
         torch.testing.assert_close(got, want)
 
 
+class MobileNetTest(unittest.TestCase):
+    def test_trunk_stays_fixed_while_the_head_learns(self):
+        # The ImageNet stem and blocks 0-10 keep weights and BatchNorm
+        # statistics through training; blocks 11-12 and the head move.
+        # Random tensors stand in for the ImageNet weights (no npm here).
+        import mobilenet
+        from tests.test_mobilenet import keras_tensors
+
+        X = torch.randint(0, 256, (128, 3, 32, 32), dtype=torch.uint8)
+        Y = (torch.arange(128) % 2).float()
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "mobilenet_v2.npz")
+            np.savez(fake, **keras_tensors(mobilenet.Encoder(), np.random.default_rng(0)))
+            with mock.patch.object(mobilenet, "fetch_weights", return_value=fake):
+                fresh = V.ValidityMobileNet()
+                with mock.patch("builtins.print"):
+                    net = V.train_member(X, Y, 5, 1, "basic", 0.0, arch="mnv2")
+        before, after = fresh.state_dict(), net.state_dict()
+        fixed = ("enc.stem.",) + tuple(f"enc.blocks.{i}." for i in range(11))
+        for k, v in before.items():
+            if k.startswith(fixed):
+                self.assertTrue(torch.equal(v, after[k]), k)
+        self.assertFalse(torch.equal(before["fc.weight"], after["fc.weight"]))
+        self.assertFalse(torch.equal(before["enc.blocks.12.project.conv.weight"],
+                                     after["enc.blocks.12.project.conv.weight"]))
+        p = net(torch.rand(4, 3, 96, 96))
+        self.assertEqual(tuple(p.shape), (4, 1))
+        self.assertTrue(bool(((p >= 0) & (p <= 1)).all()))
+
+
 class CacheTest(unittest.TestCase):
     def test_generates_once_then_reads(self):
         calls = []
