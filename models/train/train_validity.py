@@ -138,11 +138,12 @@ def augment(xb, g, strength="strong"):
     return (xb.clamp(0, 1) ** gamma * cast).clamp(0, 1)
 
 
-def train_member(X, Y, seed, epochs, aug, t0, arch="cnn"):
+def train_member(X, Y, seed, epochs, aug, t0, arch="cnn", fixed_upto=11):
     """One classifier on uint8 images X [N,3,S,S] and labels Y, its own seed
-    for initialisation, batch order and augmentation."""
+    for initialisation, batch order and augmentation (arch "mnv2": the
+    trunk's stem and blocks 0..fixed_upto stay fixed)."""
     torch.manual_seed(seed)
-    net = ValidityNet() if arch == "cnn" else ValidityMobileNet()
+    net = ValidityNet() if arch == "cnn" else ValidityMobileNet(fixed_upto)
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
     steps = epochs * (len(X) // 64)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
@@ -198,20 +199,20 @@ class ValidityNet(nn.Module):
 class ValidityMobileNet(nn.Module):
     """An ImageNet-initialised MobileNetV2 (mobilenet.py: npm nsfwjs 4.4.0,
     MIT) up to block 12 with a linear head on mean and max pooling. The stem
-    and blocks 0-10 keep their ImageNet weights and statistics; blocks 11-12
-    and the head learn. Input [N,3,S,S] in 0..1 (the range the weights
+    and blocks 0..fixed_upto (default 11) keep their weights and
+    statistics; the later blocks and the head learn. Input [N,3,S,S] in 0..1 (the range the weights
     expect) -> p_radiograph [N,1]."""
 
-    FIXED_UPTO = 10
+    FIXED_UPTO = 11
 
-    def __init__(self):
+    def __init__(self, fixed_upto=FIXED_UPTO):
         super().__init__()
         import mobilenet
 
         self.enc = mobilenet.Encoder(last=12)
         mobilenet.load_keras_weights(self.enc, mobilenet.fetch_weights(
             os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pretrained")))
-        self.fixed = [self.enc.stem] + list(self.enc.blocks[: self.FIXED_UPTO + 1])
+        self.fixed = [self.enc.stem] + list(self.enc.blocks[: fixed_upto + 1])
         for m in self.fixed:
             for p in m.parameters():
                 p.requires_grad = False
@@ -247,6 +248,8 @@ def main():
     ap.add_argument("--save", help="also save the members' state dicts here (.pt)")
     ap.add_argument("--arch", choices=["cnn", "mnv2"], default="cnn",
                     help="cnn: a small CNN from scratch; mnv2: ImageNet-initialised MobileNetV2 trunk (ValidityMobileNet)")
+    ap.add_argument("--fixed-upto", type=int, default=ValidityMobileNet.FIXED_UPTO,
+                    help="mnv2: the stem and blocks 0..N keep their ImageNet weights (12: only the head learns)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -262,7 +265,7 @@ def main():
     Y = torch.from_numpy(y)
     members = []
     for k in range(a.members):
-        members.append(train_member(X, Y, a.seed + k, a.epochs, a.aug, t0, a.arch))
+        members.append(train_member(X, Y, a.seed + k, a.epochs, a.aug, t0, a.arch, a.fixed_upto))
         if a.save:
             os.makedirs(os.path.dirname(os.path.abspath(a.save)), exist_ok=True)
             torch.save([m.state_dict() for m in members], a.save)
@@ -274,7 +277,8 @@ def main():
     meta = {"role": "cardiac_validity", "input_size": [3, a.size, a.size], "inputs": ["image"],
             "outputs": ["p_radiograph"], "version": CARDIAC_VERSION,
             "params": {"positives": a.n, "negatives": a.n, "epochs": a.epochs, "seed": a.seed,
-                       "augmentation": a.aug, "members": a.members, "arch": a.arch}}
+                       "augmentation": a.aug, "members": a.members, "arch": a.arch,
+                       **({"fixed_upto": a.fixed_upto} if a.arch == "mnv2" else {})}}
     with open(os.path.join(a.models, "cardiac_validity.meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ref_dir = os.path.join(a.models, "reference")

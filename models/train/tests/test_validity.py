@@ -58,8 +58,8 @@ class EnsembleTest(unittest.TestCase):
 
 class MobileNetTest(unittest.TestCase):
     def test_trunk_stays_fixed_while_the_head_learns(self):
-        # The ImageNet stem and blocks 0-10 keep weights and BatchNorm
-        # statistics through training; blocks 11-12 and the head move.
+        # The ImageNet stem and blocks 0-11 keep weights and BatchNorm
+        # statistics through training; block 12 and the head move.
         # Random tensors stand in for the ImageNet weights (no npm here).
         import mobilenet
         from tests.test_mobilenet import keras_tensors
@@ -74,7 +74,7 @@ class MobileNetTest(unittest.TestCase):
                 with mock.patch("builtins.print"):
                     net = V.train_member(X, Y, 5, 1, "basic", 0.0, arch="mnv2")
         before, after = fresh.state_dict(), net.state_dict()
-        fixed = ("enc.stem.",) + tuple(f"enc.blocks.{i}." for i in range(11))
+        fixed = ("enc.stem.",) + tuple(f"enc.blocks.{i}." for i in range(V.ValidityMobileNet.FIXED_UPTO + 1))
         for k, v in before.items():
             if k.startswith(fixed):
                 self.assertTrue(torch.equal(v, after[k]), k)
