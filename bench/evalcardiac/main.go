@@ -211,7 +211,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		if dumpEnc != nil {
 			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
 				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
-				VertebralPeriod: res.VertebralPeriod}
+				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod}
 			if line.VertebralPeriod == nil && !rejected {
 				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {
 					return fmt.Errorf("%s: %w", it.File, err)
@@ -301,12 +301,15 @@ type dumpLine struct {
 	VLAS     float64 `json:"vlas"`
 	Code     int     `json:"code"`
 	Guard    string  `json:"guard,omitempty"`
-	// PRadiograph is the validity classifier's output (rejected below 0.5).
+	// PRadiograph is the validity classifier's output (rejected below
+	// cardiac.ValidityThreshold).
 	PRadiograph float64           `json:"p_radiograph"`
 	PredVHS     *float64          `json:"pred_vhs"`
 	PredVLAS    *float64          `json:"pred_vlas"`
 	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
 	Landmarks   cardiac.Landmarks `json:"landmarks"`
+	// Members are each ensemble member's landmarks (none when rejected).
+	Members []cardiac.Landmarks `json:"members,omitempty"`
 	// VertebralPeriod is guard 8's score along the reported Vertebra A-B
 	// for every radiograph not rejected, also where another guard
 	// withheld the VHS first and the engine did not measure it.
