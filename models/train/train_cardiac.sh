@@ -50,5 +50,5 @@ extra=()  # DogHeart crops are built into the refinement .npz
 cycle xr "$($PY -c "print($MIN * 0.5)")" 1e-3 150 refine $RDATA
 $PY export_landmarks.py --models .. checkpoints/xs_{1,2,3,4,5}.pt
 $PY export_landmarks.py --models .. --role refine checkpoints/xr_{1,2,3,4,5}.pt
-$PY train_validity.py --arch mnv2 --aug strong --fixed-upto 11 --n 3000 --seed 77 --epochs 6 --models .. ${DOGHEART:+--dogheart "$DOGHEART"}
+$PY train_validity.py --arch mnv2 --aug strong --fixed-upto 11 --members 3 --n 3000 --seed 77 --epochs 6 --models .. ${DOGHEART:+--dogheart "$DOGHEART"}
 $PY make_manifest.py ..
