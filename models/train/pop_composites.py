@@ -497,11 +497,19 @@ def _xraysim_radiograph(seed):
     return f
 
 
-def _variety_job(kind, i, seed, out, size, frames, opts):
+def variety_scene(seed, split, only=None, exclude=None, size=None):
+    """The variety scene of a seed with an xraysim radiograph on its screen,
+    in a frame of size (or one of FRAME_SIZES drawn from the seed):
+    (scene for pop_variety.frame, the radiograph callback, whose
+    .displayed is the shown radiograph once the scene is built)."""
     rng = np.random.default_rng(seed + 1)
     W, H = size or FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
     radiograph = _xraysim_radiograph(seed)
-    s = pop_variety.scene(seed, W, H, radiograph, split=opts["split"], only=opts["only"], exclude=opts["exclude"])
+    return pop_variety.scene(seed, W, H, radiograph, split=split, only=only, exclude=exclude), radiograph
+
+
+def _variety_job(kind, i, seed, out, size, frames, opts):
+    s, radiograph = variety_scene(seed, opts["split"], opts["only"], opts["exclude"], size)
     if kind == "vscreen":
         arr, t = pop_variety.frame(s)
         t.update(usable=not t["cut_off"], kind=kind)

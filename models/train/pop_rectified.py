@@ -6,9 +6,10 @@ the PoP pipeline reaches the cardiac models with what a file never has:
 the display's gamma and moire, the camera's blur, noise and JPEG, glare,
 perspective resampling and a slightly wrong quad. This renders variety
 composites (pop_variety.py, split "train", xraysim radiographs on the
-screen), rectifies each frame's displayed radiograph the way the engine
-does (the quad's size at the radiograph's own aspect) from corners moved
-by a finder-sized error, and maps the truth landmarks through the same
+screen), rectifies each frame's displayed radiograph at the quad's size
+and the radiograph's own aspect (rectified_size: the quad's mean side
+lengths; the engine's sizeForAspect takes the longer vertical side, so
+sizes differ a little) from corners moved by a finder-sized error, and maps the truth landmarks through the same
 homography, so the labels are exact for the rectified image. Frames whose
 screen is cut off are skipped.
 
@@ -70,10 +71,8 @@ def rectify(arr, quad, aspect):
 def case(args):
     """Render, rectify and label one frame; None when its screen is cut off."""
     seed, out, exclude, corner_err = args
-    rng = np.random.default_rng(seed + 1)
-    W, H = pc.FRAME_SIZES[int(rng.integers(len(pc.FRAME_SIZES)))]
-    radiograph = pc._xraysim_radiograph(seed)
-    s = pv.scene(seed, W, H, radiograph, split="train", exclude=exclude)
+    s, _ = pc.variety_scene(seed, "train", exclude=exclude)
+    W, H = s["W"], s["H"]
     arr, t = pv.frame(s)
     if t["cut_off"] or "landmarks" not in t:
         return None
@@ -85,7 +84,7 @@ def case(args):
     stem = f"pv_{seed}"
     im.save(os.path.join(out, "Images", stem + ".png"))
     six = np.array([lm[k] for k in SIX], float)
-    m = phantom.measure(dict(lm))
+    m = phantom.measure(lm)
     savemat(os.path.join(out, "Labels", stem + ".mat"), {"six_points": six, "VHS": m[0]})
     return {"case": stem, "vlas_point": [float(x) for x in lm["VLAS"]], "vhs": float(m[0]),
             "vhs_displayed": float(t["vhs"]),

@@ -148,14 +148,14 @@ def train_member(X, Y, seed, epochs, aug, t0, arch="cnn", fixed_upto=11):
     steps = epochs * (len(X) // 64)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     g = torch.Generator().manual_seed(seed)
+    net.train()
+    if arch != "cnn":
+        net.fix_trunk()
     for ep in range(epochs):
         perm = torch.randperm(len(X), generator=g)
         for i in range(0, len(X) - 63, 64):
             idx = perm[i:i + 64]
             xb = augment(X[idx].float() / 255.0, g, aug)
-            net.train()
-            if arch != "cnn":
-                net.fix_trunk()
             loss = F.binary_cross_entropy(net(xb).squeeze(1).clamp(1e-6, 1 - 1e-6), Y[idx])
             opt.zero_grad()
             loss.backward()
