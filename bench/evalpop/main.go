@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strings"
 
+	"gocv.io/x/gocv"
+
 	"vetlens/app/capture"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
@@ -52,6 +54,9 @@ type item struct {
 	// DisplayedFile is the displayed radiograph saved as a plain file
 	// (vscreen composites), for VHS on the same image without the screen.
 	DisplayedFile string `json:"displayed_file"`
+	// DisplayedSize is the displayed radiograph's width and height in
+	// pixels (vscreen composites), for the rectified aspect's error.
+	DisplayedSize []float64 `json:"displayed_size"`
 }
 
 func main() {
@@ -60,6 +65,7 @@ func main() {
 	ortLib := flag.String("ort-lib", "", "ONNX Runtime shared library")
 	verbose := flag.Bool("v", false, "one line per frame")
 	popModels := flag.String("pop-models", "", "PoP models directory: run the learned screen finder")
+	truthCorners := flag.Bool("truth-corners", false, "measure VHS on screen photos rectified from the true displayed-image corners at the true aspect (the floor set by the photo itself, without corner error)")
 	plain := flag.String("plain", "", "glob of plain radiograph files (no truth needed): count those taken for screen photos, then stop")
 	flag.Parse()
 	if *data == "" && *plain == "" {
@@ -87,7 +93,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(context.Background(), an, *data, *models, *ortLib, *verbose); err != nil {
+	if err := run(context.Background(), an, *data, *models, *ortLib, *verbose, *truthCorners); err != nil {
 		fmt.Fprintln(os.Stderr, "evalpop:", err)
 		os.Exit(1)
 	}
@@ -125,7 +131,7 @@ func pct(v []float64, p float64) float64 {
 	return s[max(0, min(len(s)-1, i))]
 }
 
-func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbose bool) error {
+func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbose, truthCorners bool) error {
 	items, err := load(dir)
 	if err != nil {
 		return err
@@ -142,7 +148,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 	famN := map[string]int{}
 	detected := 0
 	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
-	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff []float64
+	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff, pairSigned, aspErr, aspPaired, aspTruthQuad, aspOwnQuad []float64
 	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
 	for _, it := range items {
@@ -198,6 +204,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				}
 			}
 			e := math.NaN()
+			vhsNote, ownAE := "", math.NaN()
 			if a.Corrected {
 				found++
 				e = cornerErr(a.Corners.Quad, it)
@@ -216,8 +223,33 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				if a.Quality.OK() {
 					usableGood++
 				}
+				ae := math.NaN()
+				if a.Rectified != nil && len(it.DisplayedSize) == 2 && it.DisplayedSize[1] > 0 {
+					r := a.Rectified.Bounds()
+					ae = (float64(r.Dx())/float64(r.Dy()))/(it.DisplayedSize[0]/it.DisplayedSize[1]) - 1
+					aspErr = append(aspErr, ae)
+					truthAsp := it.DisplayedSize[0] / it.DisplayedSize[1]
+					if len(it.Corners) == 4 {
+						var tq pop.Quad
+						for i := range 4 {
+							tq[i] = pop.Point{X: it.Corners[i][0], Y: it.Corners[i][1]}
+						}
+						ta, _ := pop.Aspect(tq, it.Width, it.Height)
+						aspTruthQuad = append(aspTruthQuad, ta/truthAsp-1)
+					}
+					oa, _ := pop.Aspect(a.Corners.Quad, it.Width, it.Height)
+					aspOwnQuad = append(aspOwnQuad, oa/truthAsp-1)
+					ownAE = oa/truthAsp - 1
+				}
 				if m != nil {
-					if v, ok := m.vhs(ctx, a.RectifiedJPEG, true); ok {
+					rb := a.RectifiedJPEG
+					if truthCorners {
+						if rb, err = rectifyTruth(filepath.Join(dir, it.File), it); err != nil {
+							return err
+						}
+					}
+					if v, ok := m.vhs(ctx, rb, true); ok {
+						vhsNote = fmt.Sprintf(" vhs=%.2f truth=%.2f aspect_err=%+.1f%% ownquad_aspect_err=%+.1f%%", v, it.VHS, 100*ae, 100*ownAE)
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
 						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
 						if it.DisplayedFile != "" {
@@ -229,6 +261,9 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 								pairPhoto = append(pairPhoto, math.Abs(v-it.VHS))
 								pairFile = append(pairFile, math.Abs(fv-it.VHS))
 								pairDiff = append(pairDiff, math.Abs(v-fv))
+								pairSigned = append(pairSigned, v-fv)
+								aspPaired = append(aspPaired, ae)
+								vhsNote += fmt.Sprintf(" file_vhs=%.2f", fv)
 							}
 						}
 					}
@@ -243,7 +278,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				} else if a.Learned != nil {
 					miss = fmt.Sprintf(" source=%s refined=%v screen_err=%.2f%%", a.Learned.Source, a.Learned.Refined, 100*quadErr(a.Corners.Screen, it.Screen, it))
 				}
-				fmt.Printf("%s %s %s/%s/%s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s%s\n", it.File, it.Mode, it.Display, it.Layout, it.Room, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad), miss)
+				fmt.Printf("%s %s %s/%s/%s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s%s%s\n", it.File, it.Mode, it.Display, it.Layout, it.Room, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad), miss, vhsNote)
 			}
 		default:
 			unusable++
@@ -267,6 +302,24 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		100*pct(errs, 0.5), 100*pct(errs, 0.95), len(errsFull), 100*pct(errsFull, 0.5), 100*pct(errsFull, 0.95),
 		len(errsViewer), 100*pct(errsViewer, 0.5), 100*pct(errsViewer, 0.95))
 	fmt.Printf("monitor active area (Corners.Screen vs truth screen), %% of diagonal: median %.2f, p95 %.2f\n", 100*pct(errsScreen, 0.5), 100*pct(errsScreen, 0.95))
+	if len(aspErr) > 0 {
+		abs := make([]float64, len(aspErr))
+		for i, x := range aspErr {
+			abs[i] = math.Abs(x)
+		}
+		fmt.Printf("rectified aspect against the displayed radiograph's (n=%d): signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n",
+			len(aspErr), 100*pct(aspErr, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
+		for _, x := range []struct {
+			name string
+			v    []float64
+		}{{"vanishing points of the true quad", aspTruthQuad}, {"vanishing points of the found quad", aspOwnQuad}} {
+			abs := make([]float64, len(x.v))
+			for i, e := range x.v {
+				abs[i] = math.Abs(e)
+			}
+			fmt.Printf("  aspect from the %s: signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n", x.name, 100*pct(x.v, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
+		}
+	}
 	fmt.Printf("usable frames passing quality: %d of %d found\n", usableGood, found)
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
 	if exports > 0 {
@@ -284,6 +337,8 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		if len(pairPhoto) > 0 {
 			fmt.Printf("VHS on the same radiographs (n=%d): MAE as screen photos %.3f v, as files %.3f v (difference %+.3f v); mean |photo - file| %.3f v\n",
 				len(pairPhoto), mean(pairPhoto), mean(pairFile), mean(pairPhoto)-mean(pairFile), mean(pairDiff))
+			fmt.Printf("VHS photo - file, signed: mean %+.3f v, median %+.3f v; correlation with the rectified aspect's error %.2f\n",
+				mean(pairSigned), pct(pairSigned, 0.5), correlation(pairSigned, aspPaired))
 		}
 		fmt.Printf("VHS MAE on screen photos by mode: full screen %.3f v (n=%d), viewer %.3f v (n=%d)\n",
 			mean(vhsByMode["fullscreen"]), len(vhsByMode["fullscreen"]), mean(vhsByMode["viewer"]), len(vhsByMode["viewer"]))
@@ -294,6 +349,58 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		}
 	}
 	return nil
+}
+
+// rectifyTruth rectifies frame file path from its true displayed-image
+// corners at the displayed radiograph's true aspect (height: the longer
+// vertical side, as pop.RectifiedSize), as a JPEG at pop.JPEGQuality.
+func rectifyTruth(path string, it item) ([]byte, error) {
+	if len(it.Corners) != 4 || len(it.DisplayedSize) != 2 || it.DisplayedSize[1] <= 0 {
+		return nil, fmt.Errorf("%s: --truth-corners needs corners and displayed_size in the truth", it.File)
+	}
+	f := gocv.IMRead(path, gocv.IMReadColor)
+	defer f.Close()
+	if f.Empty() {
+		return nil, fmt.Errorf("%s: cannot read", path)
+	}
+	var q pop.Quad
+	for i := range 4 {
+		q[i] = pop.Point{X: it.Corners[i][0], Y: it.Corners[i][1]}
+	}
+	hh := math.Max(math.Hypot(q[0].X-q[3].X, q[0].Y-q[3].Y), math.Hypot(q[1].X-q[2].X, q[1].Y-q[2].Y))
+	r, err := pop.Rectify(f, q, int(math.Round(hh*it.DisplayedSize[0]/it.DisplayedSize[1])), int(math.Round(hh)))
+	defer r.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", it.File, err)
+	}
+	b, err := gocv.IMEncodeWithParams(gocv.JPEGFileExt, r, []int{gocv.IMWriteJpegQuality, pop.JPEGQuality})
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode: %w", it.File, err)
+	}
+	defer b.Close()
+	return append([]byte(nil), b.GetBytes()...), nil
+}
+
+// correlation is Pearson's r of the pairs (x[i], y[i]) where both are
+// finite; NaN under three pairs.
+func correlation(x, y []float64) float64 {
+	var xs, ys []float64
+	for i := range min(len(x), len(y)) {
+		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
+			xs, ys = append(xs, x[i]), append(ys, y[i])
+		}
+	}
+	if len(xs) < 3 {
+		return math.NaN()
+	}
+	mx, my := mean(xs), mean(ys)
+	var sxy, sxx, syy float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		syy += (ys[i] - my) * (ys[i] - my)
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 func sortedFams(m map[string]int) []string {
