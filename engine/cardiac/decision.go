@@ -6,12 +6,12 @@ import "math"
 // docs/cardiac.md explains each.
 const (
 	// ValidityThreshold: p_radiograph below it rejects the image (code 6).
-	ValidityThreshold = 0.25
+	ValidityThreshold = 0.05
 	// ValidityConfident: from ValidityThreshold up to below this the image
 	// is measured but no number is returned (code 5, radiograph_uncertain):
 	// the classifier is unsure it is a lateral thorax, so a clinician
-	// reviews it. Validation negatives reach 0.25 in fewer than 1 % of
-	// cases (docs/cardiac.md, "Validity").
+	// reviews it. Validation negatives reach 0.05 in fewer than 1 % of
+	// cases (docs/cardiac.md, "Validity bands").
 	ValidityConfident = 0.5
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence

@@ -65,7 +65,7 @@ func TestResultCodes(t *testing.T) {
 		{"code 5 no peaks", newResult(2000, 1000, 0.9, good, lowPk), 5, nil, nil, true},
 		{"code 0 NaN landmark", newResult(2000, 1000, 0.9, nan, goodPk), 0, nil, nil, false},
 		{"code 0 NaN validity", newResult(2000, 1000, math.NaN(), nil, nil), 0, nil, nil, false},
-		{"code 6 rejection", newResult(2000, 1000, 0.123456, nil, nil), 6, nil, nil, false},
+		{"code 6 rejection", newResult(2000, 1000, 0.0123456, nil, nil), 6, nil, nil, false},
 		{"code 7 PoP failed", popFailed, 7, nil, nil, true},
 	}
 	for _, tc := range cases {
