@@ -79,6 +79,16 @@ DOGHEART_ORDER = {"heart_top": 0, "heart_bottom": 1, "heart_right": 2, "heart_le
                   "Vertebra A": 4, "Vertebra B": 5}
 
 
+def dogheart_stems(root):
+    """The stems of a DogHeart/CCK folder's labelled images, sorted."""
+    stems = []
+    for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
+        stem = os.path.splitext(os.path.basename(ip))[0]
+        if os.path.exists(os.path.join(root, "Labels", stem + ".mat")):
+            stems.append(stem)
+    return stems
+
+
 def read_dogheart_case(root, stem):
     """(PIL L image, landmarks [K,2] in pixels, mask [K]) of one case of a
     DogHeart/CCK folder: Images/stem.png with Labels/stem.mat; VLAS
@@ -100,10 +110,7 @@ def read_dogheart_case(root, stem):
 def read_dogheart(root):
     """Yield (PIL L image, landmarks [K,2] in pixels, mask [K]) for each
     labelled image of a DogHeart/CCK folder; VLAS (unlabelled) has mask 0."""
-    for ip in sorted(glob.glob(os.path.join(root, "Images", "*.png"))):
-        stem = os.path.splitext(os.path.basename(ip))[0]
-        if not os.path.exists(os.path.join(root, "Labels", stem + ".mat")):
-            continue
+    for stem in dogheart_stems(root):
         yield read_dogheart_case(root, stem)
 
 
@@ -121,12 +128,31 @@ def load_dogheart(root, S):
     return np.stack(imgs), np.stack(lms), np.stack(masks)
 
 
+def build_dogheart_set(root, S, out, compress=True):
+    """Letterbox every labelled image of a DogHeart/CCK folder into an .npz
+    like build_phantom_set's (images, landmarks, mask), so that a training
+    run can mix it with simulator sets (train_gpu.py member --data A.npz
+    B.npz): a clinic's labelled radiographs, or pop_rectified.py's
+    rectified screen photos. VLAS comes from provenance.json's vlas_point
+    where the folder has one (learn.load_cases), else its mask is 0.
+    Returns the number of images."""
+    import learn
+
+    stems = dogheart_stems(root)
+    if not stems:
+        raise FileNotFoundError(f"no DogHeart images with labels under {root}")
+    imgs, lms, mask = learn.load_cases(root, stems, S)
+    (np.savez_compressed if compress else np.savez)(out, images=imgs, landmarks=lms, mask=mask)
+    return len(stems)
+
+
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(description="build a letterboxed phantom set")
-    ap.add_argument("--n", type=int, required=True)
-    ap.add_argument("--seed", type=int, required=True)
+    ap = argparse.ArgumentParser(description="build a letterboxed phantom set, or letterbox a DogHeart/CCK folder (--dogheart)")
+    ap.add_argument("--dogheart", help="a DogHeart/CCK folder (Images/*.png, Labels/*.mat) to letterbox instead of generating")
+    ap.add_argument("--n", type=int)
+    ap.add_argument("--seed", type=int)
     ap.add_argument("--size", type=int, required=True)
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
@@ -134,5 +160,11 @@ if __name__ == "__main__":
     ap.add_argument("--no-compress", action="store_true", help="write an uncompressed .npz (faster)")
     ap.add_argument("out")
     a = ap.parse_args()
-    build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator, not a.no_compress)
-    print("wrote", a.out)
+    if a.dogheart:
+        n = build_dogheart_set(a.dogheart, a.size, a.out, not a.no_compress)
+        print(f"wrote {a.out} ({n} images from {a.dogheart})")
+    else:
+        if a.n is None or a.seed is None:
+            ap.error("--n and --seed are required without --dogheart")
+        build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator, not a.no_compress)
+        print("wrote", a.out)

@@ -13,7 +13,12 @@
 #   3. every recipe's ensemble measured on both development sets, and its
 #      checkpoints packed (fp16) into OUT/NAME.pt to carry back, with the
 #      members' logs and the measurement in OUT/NAME_log.txt.
-# NDEV (default 400) sets the development sets' size.
+# NDEV (default 400) sets the development sets' size. PHOTOS=N (default 0)
+# also renders N rectified screen photos (pop_rectified.py, training split,
+# the TV, light-viewer and dark-room families left out as in PoP training)
+# into a DogHeart pool and mixes them into every member's training data;
+# EXTRA_DATA names further letterboxed .npz files to mix in (dataset.py
+# --dogheart turns a clinic's DogHeart folder into one).
 # Usage: train_gpu.sh OUT END NTRAIN SEED0 RECIPE...
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -29,8 +34,21 @@ TRAIN=$D/xs_${NTRAIN}_$SEED0.npz
 [ -f "$TRAIN" ] || $PY dataset.py --generator xraysim --n "$NTRAIN" --seed "$SEED0" --size 224 --workers "$W" --no-compress "$TRAIN" &
 [ -f "$D/dev_xs.npz" ] || $PY dataset.py --generator xraysim --heldout --n "$NDEV" --seed 27000000 --size 224 --workers "$W" --no-compress "$D/dev_xs.npz" &
 [ -f "$D/dev_ph.npz" ] || $PY dataset.py --generator phantom --heldout --n "$NDEV" --seed 17000000 --size 224 --workers "$W" --no-compress "$D/dev_ph.npz" &
+PHOTOS=${PHOTOS:-0}
+# shellcheck disable=SC2206 # EXTRA_DATA is a space-separated list
+EXTRA=(${EXTRA_DATA:-})
+if [ "$PHOTOS" -gt 0 ]; then
+  PNPZ=$D/photos_$PHOTOS.npz
+  if [ ! -f "$PNPZ" ]; then
+    rm -rf "$D/photos_pool"
+    $PY pop_rectified.py "$D/photos_pool" --n "$PHOTOS" --workers "$W" \
+      --exclude display=tv --exclude layout=viewer_light --exclude room=dark
+    $PY dataset.py --dogheart "$D/photos_pool" --size 224 --no-compress "$PNPZ"
+  fi
+  EXTRA+=("$PNPZ")
+fi
 wait
-echo "data ready after $SECONDS s; training until $(date -d @"$END" +%T)"
+echo "data ready after $SECONDS s (extra: ${EXTRA[*]:-none}); training until $(date -d @"$END" +%T)"
 names=()
 for r in "$@"; do
   IFS='|' read -r name base flags <<<"$r"
@@ -39,7 +57,7 @@ for r in "$@"; do
     init=()
     [ -n "${INIT_DIR:-}" ] && init=(--init "$INIT_DIR/${name}_$k.pt")
     # shellcheck disable=SC2086
-    $PY train_gpu.py member --data "$TRAIN" --dev "$D/dev_xs.npz" "$D/dev_ph.npz" --seed $((base + k)) \
+    $PY train_gpu.py member --data "$TRAIN" "${EXTRA[@]}" --dev "$D/dev_xs.npz" "$D/dev_ph.npz" --seed $((base + k)) \
       --deadline "$END" --recipe "$name" --out "$D/ck/${name}_$k.pt" "${init[@]}" $flags \
       >"$D/logs/${name}_$k.log" 2>&1 &
   done
