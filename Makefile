@@ -213,15 +213,21 @@ eval-cardiac:
 
 # PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)
-# VHS and session figures. docs/pop.md records the results.
+# VHS and session figures, for the classical pipeline and for the learned
+# one that ships (its models train on pop_variety.py composites only).
+# docs/pop.md records the results.
 POP_HELDOUT := testdata/pop-heldout
+POP_MODELS ?= models
 eval-pop:
 	cd models/train && for a in "screen --n 160 --seed0 40000000" "radiograph --n 200 --seed0 40500000" \
 		"sequence --n 30 --frames 8 --seed0 41000000" "unusable_sequence --n 10 --frames 8 --seed0 41500000" \
 		"no_screen --n 20 --seed0 42000000" "heavy_blur --n 20 --seed0 42100000" "black --n 10 --seed0 42200000" \
 		"radiograph_export --n 200 --seed0 42300000"; do \
 		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
+	@echo "== classical pipeline"
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
+	@echo "== learned pipeline (what ships: pop_models_loaded 5), on a generator it never trained on"
+	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models --pop-models $(POP_MODELS)
 
 # The learned PoP finder on variety composites (pop_variety.py) made with
 # settings never used in training (--split heldout, seeds 43,000,000+),
@@ -231,7 +237,6 @@ eval-pop:
 # set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
 # folder (e.g. one written by pop_unpack.py export, with its manifest).
 POPNET_HELDOUT := testdata/popnet-heldout
-POP_MODELS ?= models
 eval-popnet:
 	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
 		"lofo-display-tv --kind vscreen --n 12 --seed0 43100000 --only display=tv" \
