@@ -1,7 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	_ "image/jpeg"
+	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"vetlens/engine/pop"
@@ -34,5 +41,68 @@ func TestQuadErr(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestCorrelation(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		{"perfectly linear", []float64{1, 2, 3, 4}, []float64{2, 4, 6, 8}, 1},
+		{"perfectly inverse", []float64{1, 2, 3, 4}, []float64{8, 6, 4, 2}, -1},
+		{"NaN pairs skipped", []float64{1, nan, 2, 3, 4}, []float64{2, 5, 4, 6, nan}, 1},
+		{"known value", []float64{1, 2, 3}, []float64{1, 3, 2}, 0.5},
+		{"under three pairs", []float64{1, 2}, []float64{1, 2}, nan},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := correlation(tc.x, tc.y)
+			if math.IsNaN(tc.want) != math.IsNaN(got) || !math.IsNaN(got) && math.Abs(got-tc.want) > 1e-12 {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRectifyTruth warps a frame holding a 300x200 white rectangle, its
+// truth corners on the rectangle, and expects an upright image of the
+// displayed aspect (3:2) that is white inside.
+func TestRectifyTruth(t *testing.T) {
+	dir := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for y := 100; y < 300; y++ {
+		for x := 150; x < 450; x++ {
+			img.Set(x, y, color.White)
+		}
+	}
+	path := filepath.Join(dir, "frame.png")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	it := item{File: "frame.png", Corners: [][2]float64{{150, 100}, {450, 100}, {450, 300}, {150, 300}}, DisplayedSize: []float64{900, 600}}
+	b, err := rectifyTruth(path, it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, h := out.Bounds().Dx(), out.Bounds().Dy(); w != 300 || h != 200 {
+		t.Fatalf("rectified %dx%d, want 300x200 (the displayed aspect at the quad's height)", w, h)
+	}
+	if r, _, _, _ := out.At(150, 100).RGBA(); r>>8 < 240 {
+		t.Fatalf("centre grey %d, want white", r>>8)
+	}
+	if _, err := rectifyTruth(path, item{File: "frame.png"}); err == nil {
+		t.Fatal("no corners: want an error")
 	}
 }
