@@ -79,14 +79,13 @@ func TestRectifyTruth(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "frame.png")
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)
 	}
-	if err := png.Encode(f, img); err != nil {
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 	it := item{File: "frame.png", Corners: [][2]float64{{150, 100}, {450, 100}, {450, 300}, {150, 300}}, DisplayedSize: []float64{900, 600}}
 	b, err := rectifyTruth(path, it)
 	if err != nil {
