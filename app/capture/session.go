@@ -45,13 +45,22 @@ type Config struct {
 	// Retention is how long an expired session is kept (answering
 	// session_timeout) before it is swept from memory.
 	Retention time.Duration `json:"-"`
+	// MinCornerConfidence: with the learned screen finder, a frame whose
+	// corners' confidence (pop.Corners.Confidence) is below this is not
+	// good, though it was corrected: uncertain corners distort the
+	// rectified radiograph and so its VHS (docs/pop.md, "Capture
+	// sessions"). The classical finder's confidence means something else
+	// and is not held to it.
+	MinCornerConfidence float64 `json:"-"`
 }
 
 // DefaultConfig is the spec's configuration (20 frames, 300 seconds) with
 // VetLens's choices: 3 agreeing good frames within 0.3 vertebrae, 6
-// consecutive failures, 60 seconds of retention after expiry.
+// consecutive failures, 60 seconds of retention after expiry, and learned
+// corners of confidence 0.85 or more.
 func DefaultConfig() Config {
-	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: 0.3, Retention: time.Minute}
+	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: 0.3, Retention: time.Minute,
+		MinCornerConfidence: 0.85}
 }
 
 // FrameResult is one frame's result.
@@ -62,8 +71,9 @@ type FrameResult struct {
 	Result *cardiac.Result
 	// Analysis is what the PoP pipeline found.
 	Analysis *pop.Analysis
-	// Good: corrected, frame quality passed and the ensemble is confident
-	// (result code 1 or 2).
+	// Good: corrected (with learned corners at MinCornerConfidence or
+	// more), frame quality passed and the ensemble is confident (result
+	// code 1 or 2).
 	Good bool
 	// Problem says why the frame is not good ("" when good).
 	Problem string
@@ -425,6 +435,8 @@ func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) boo
 	switch {
 	case !an.Quality.OK():
 		fr.Problem = fmt.Sprintf("frame quality: %v", an.Quality.Problems)
+	case an.Learned != nil && an.Corners.Confidence < m.cfg.MinCornerConfidence:
+		fr.Problem = fmt.Sprintf("screen corners not certain enough (confidence %.2f < %.2f)", an.Corners.Confidence, m.cfg.MinCornerConfidence)
 	case r.Code != cardiac.CodeHighConfidence && r.Code != cardiac.CodeModerate:
 		fr.Problem = fmt.Sprintf("measurement not confident: result code %d", r.Code)
 	default:

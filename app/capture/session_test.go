@@ -27,7 +27,8 @@ import (
 
 // Frames for the doubles are text: "good:VHS:SPREAD", "bad" (no screen),
 // "blur" (corrected but quality fails), "unsure:VHS" (corrected, code 3),
-// "nocorr" (screen seen, not corrected).
+// "nocorr" (screen seen, not corrected), "learned:CONF:VHS" (corrected by
+// the learned finder with corner confidence CONF, code 1).
 
 type fakeAnalyzer struct{}
 
@@ -49,6 +50,13 @@ func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
 	a.Rectified = &textImage{image.NewGray(image.Rect(0, 0, 64, 64)), s}
 	a.RectifiedJPEG = []byte("jpeg:" + s)
 	a.Quality = pop.Quality{Sharpness: 500}
+	if rest, ok := strings.CutPrefix(s, "learned:"); ok {
+		conf, vhs, _ := strings.Cut(rest, ":")
+		fmt.Sscanf(conf, "%g", &a.Corners.Confidence)
+		a.Learned = &pop.Learned{}
+		a.Rectified = &textImage{image.NewGray(image.Rect(0, 0, 64, 64)), "good:" + vhs + ":0.004"}
+		a.RectifiedJPEG = []byte("jpeg:good:" + s)
+	}
 	if s == "blur" {
 		a.Quality.Problems = []string{"blurred"}
 	}
@@ -152,6 +160,12 @@ func TestSessionRows(t *testing.T) {
 			{"good:10.1:0.004|x", app.StatusContinue, 2, "2 of 3", 3},
 			{"good:10.1:0.004|xyz", app.StatusContinue, 2, "duplicate", 4},
 			{"good:10.2:0.004", app.StatusComplete, 3, "", 0},
+		}},
+		{"learned corners must be certain; the classical finder's are not held to it", []step{
+			{"learned:0.84:10.0", app.StatusContinue, 0, "screen corners not certain enough (confidence 0.84 < 0.85)", 0},
+			{"learned:0.85:10.1", app.StatusContinue, 1, "1 of 3 good frames", 1},
+			{"learned:0.99:10.2", app.StatusContinue, 2, "2 of 3 good frames", 2},
+			{"good:10.0:0.002", app.StatusComplete, 3, "", 3},
 		}},
 		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
 			{"blur", app.StatusContinue, 0, "frame quality: [blurred]", 0},

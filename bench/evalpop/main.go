@@ -28,6 +28,7 @@ import (
 	"gocv.io/x/gocv"
 
 	"vetlens/app/capture"
+	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
 	"vetlens/internal/config"
@@ -148,7 +149,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 	famN := map[string]int{}
 	detected := 0
 	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
-	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff, pairSigned, aspErr, aspPaired, aspTruthQuad, aspOwnQuad []float64
+	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff, pairSigned, aspErr, aspPaired, aspTruthQuad, aspOwnQuad, geoErr, geoPaired []float64
 	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
 	for _, it := range items {
@@ -204,7 +205,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				}
 			}
 			e := math.NaN()
-			vhsNote, ownAE := "", math.NaN()
+			vhsNote, ownAE, ge := "", math.NaN(), math.NaN()
 			if a.Corrected {
 				found++
 				e = cornerErr(a.Corners.Quad, it)
@@ -241,6 +242,13 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 					aspOwnQuad = append(aspOwnQuad, oa/truthAsp-1)
 					ownAE = oa/truthAsp - 1
 				}
+				if a.Rectified != nil {
+					r := a.Rectified.Bounds()
+					if v, ok := rectifiedTruthVHS(it, a.Corners.Quad, r.Dx(), r.Dy()); ok {
+						ge = v - it.VHS
+						geoErr = append(geoErr, ge)
+					}
+				}
 				if m != nil {
 					rb := a.RectifiedJPEG
 					if truthCorners {
@@ -249,7 +257,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 						}
 					}
 					if v, ok := m.vhs(ctx, rb, true); ok {
-						vhsNote = fmt.Sprintf(" vhs=%.2f truth=%.2f aspect_err=%+.1f%% ownquad_aspect_err=%+.1f%%", v, it.VHS, 100*ae, 100*ownAE)
+						vhsNote = fmt.Sprintf(" vhs=%.2f truth=%.2f aspect_err=%+.1f%% ownquad_aspect_err=%+.1f%% geometric_vhs_err=%+.2f", v, it.VHS, 100*ae, 100*ownAE, ge)
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
 						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
 						if it.DisplayedFile != "" {
@@ -263,6 +271,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 								pairDiff = append(pairDiff, math.Abs(v-fv))
 								pairSigned = append(pairSigned, v-fv)
 								aspPaired = append(aspPaired, ae)
+								geoPaired = append(geoPaired, ge)
 								vhsNote += fmt.Sprintf(" file_vhs=%.2f", fv)
 							}
 						}
@@ -309,6 +318,14 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		}
 		fmt.Printf("rectified aspect against the displayed radiograph's (n=%d): signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n",
 			len(aspErr), 100*pct(aspErr, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
+		if len(geoErr) > 0 {
+			abs := make([]float64, len(geoErr))
+			for i, e := range geoErr {
+				abs[i] = math.Abs(e)
+			}
+			fmt.Printf("  VHS of the true landmarks carried through the found rectification (n=%d): MAE %.3f v, p95 %.3f v, signed median %+.3f v\n",
+				len(geoErr), mean(abs), pct(abs, 0.95), pct(geoErr, 0.5))
+		}
 		for _, x := range []struct {
 			name string
 			v    []float64
@@ -337,8 +354,8 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		if len(pairPhoto) > 0 {
 			fmt.Printf("VHS on the same radiographs (n=%d): MAE as screen photos %.3f v, as files %.3f v (difference %+.3f v); mean |photo - file| %.3f v\n",
 				len(pairPhoto), mean(pairPhoto), mean(pairFile), mean(pairPhoto)-mean(pairFile), mean(pairDiff))
-			fmt.Printf("VHS photo - file, signed: mean %+.3f v, median %+.3f v; correlation with the rectified aspect's error %.2f\n",
-				mean(pairSigned), pct(pairSigned, 0.5), correlation(pairSigned, aspPaired))
+			fmt.Printf("VHS photo - file, signed: mean %+.3f v, median %+.3f v; correlation with the rectified aspect's error %.2f, with the rectification's own VHS error %.2f\n",
+				mean(pairSigned), pct(pairSigned, 0.5), correlation(pairSigned, aspPaired), correlation(pairSigned, geoPaired))
 		}
 		fmt.Printf("VHS MAE on screen photos by mode: full screen %.3f v (n=%d), viewer %.3f v (n=%d)\n",
 			mean(vhsByMode["fullscreen"]), len(vhsByMode["fullscreen"]), mean(vhsByMode["viewer"]), len(vhsByMode["viewer"]))
@@ -349,6 +366,32 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		}
 	}
 	return nil
+}
+
+// rectifiedTruthVHS is the VHS of the frame's true landmarks carried into
+// a rw x rh rectification of quad q (frame pixels, continuous coordinates
+// as pop.Rectify): the VHS error the rectification itself causes, before
+// any landmark model runs. False without landmarks in the truth.
+func rectifiedTruthVHS(it item, q pop.Quad, rw, rh int) (float64, bool) {
+	var pts map[string][2]float64
+	if len(it.Landmarks) == 0 || json.Unmarshal(it.Landmarks, &pts) != nil {
+		return 0, false
+	}
+	h, err := pop.HomographyFrom(q, pop.Rect(float64(rw), float64(rh)))
+	if err != nil {
+		return 0, false
+	}
+	var l cardiac.Landmarks
+	for k, name := range cardiac.ClassNames {
+		p, ok := pts[name]
+		if !ok {
+			return 0, false
+		}
+		r := h.Apply(pop.Point{X: p[0], Y: p[1]})
+		l[k] = cardiac.Point{X: r.X, Y: r.Y}
+	}
+	v := cardiac.Measure(l).VHS
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // rectifyTruth rectifies frame file path from its true displayed-image

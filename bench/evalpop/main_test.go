@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"image"
 	"image/color"
 	_ "image/jpeg"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"vetlens/engine/cardiac"
 	"vetlens/engine/pop"
 )
 
@@ -103,5 +105,36 @@ func TestRectifyTruth(t *testing.T) {
 	}
 	if _, err := rectifyTruth(path, item{File: "frame.png"}); err == nil {
 		t.Fatal("no corners: want an error")
+	}
+}
+
+// TestRectifiedTruthVHS: the true quad at the displayed size leaves VHS
+// as it is; a quad cut short on one side stretches the radiograph and
+// moves it.
+func TestRectifiedTruthVHS(t *testing.T) {
+	lm := map[string][2]float64{
+		"heart_top": {200, 150}, "heart_bottom": {260, 330}, "heart_right": {150, 260}, "heart_left": {320, 230},
+		"VLAS": {300, 160}, "Vertebra A": {160, 90}, "Vertebra B": {400, 110},
+	}
+	raw, err := json.Marshal(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l cardiac.Landmarks
+	for k, name := range cardiac.ClassNames {
+		l[k] = cardiac.Point{X: lm[name][0] - 100, Y: lm[name][1] - 50}
+	}
+	it := item{Landmarks: raw, VHS: cardiac.Measure(l).VHS}
+	exact := pop.Quad{{X: 100, Y: 50}, {X: 500, Y: 50}, {X: 500, Y: 350}, {X: 100, Y: 350}}
+	v, ok := rectifiedTruthVHS(it, exact, 400, 300)
+	if !ok || math.Abs(v-it.VHS) > 1e-9 {
+		t.Fatalf("exact quad: VHS %v (ok %v), want %v", v, ok, it.VHS)
+	}
+	short := pop.Quad{{X: 100, Y: 50}, {X: 450, Y: 50}, {X: 450, Y: 350}, {X: 100, Y: 350}}
+	if v, ok := rectifiedTruthVHS(it, short, 400, 300); !ok || math.Abs(v-it.VHS) < 0.05 {
+		t.Fatalf("quad cut short, stretched to 400 px: VHS %v, want it moved from %v", v, it.VHS)
+	}
+	if _, ok := rectifiedTruthVHS(item{}, exact, 400, 300); ok {
+		t.Fatal("no landmarks: want false")
 	}
 }
