@@ -227,9 +227,9 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				ae := math.NaN()
 				if a.Rectified != nil && len(it.DisplayedSize) == 2 && it.DisplayedSize[1] > 0 {
 					r := a.Rectified.Bounds()
-					ae = (float64(r.Dx())/float64(r.Dy()))/(it.DisplayedSize[0]/it.DisplayedSize[1]) - 1
-					aspErr = append(aspErr, ae)
 					truthAsp := it.DisplayedSize[0] / it.DisplayedSize[1]
+					ae = (float64(r.Dx())/float64(r.Dy()))/truthAsp - 1
+					aspErr = append(aspErr, ae)
 					if len(it.Corners) == 4 {
 						var tq pop.Quad
 						for i := range 4 {
@@ -239,8 +239,8 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 						aspTruthQuad = append(aspTruthQuad, ta/truthAsp-1)
 					}
 					oa, _ := pop.Aspect(a.Corners.Quad, it.Width, it.Height)
-					aspOwnQuad = append(aspOwnQuad, oa/truthAsp-1)
 					ownAE = oa/truthAsp - 1
+					aspOwnQuad = append(aspOwnQuad, ownAE)
 				}
 				if a.Rectified != nil {
 					r := a.Rectified.Bounds()
@@ -312,30 +312,20 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 		len(errsViewer), 100*pct(errsViewer, 0.5), 100*pct(errsViewer, 0.95))
 	fmt.Printf("monitor active area (Corners.Screen vs truth screen), %% of diagonal: median %.2f, p95 %.2f\n", 100*pct(errsScreen, 0.5), 100*pct(errsScreen, 0.95))
 	if len(aspErr) > 0 {
-		abs := make([]float64, len(aspErr))
-		for i, x := range aspErr {
-			abs[i] = math.Abs(x)
-		}
-		fmt.Printf("rectified aspect against the displayed radiograph's (n=%d): signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n",
-			len(aspErr), 100*pct(aspErr, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
-		if len(geoErr) > 0 {
-			abs := make([]float64, len(geoErr))
-			for i, e := range geoErr {
-				abs[i] = math.Abs(e)
-			}
-			fmt.Printf("  VHS of the true landmarks carried through the found rectification (n=%d): MAE %.3f v, p95 %.3f v, signed median %+.3f v\n",
-				len(geoErr), mean(abs), pct(abs, 0.95), pct(geoErr, 0.5))
-		}
 		for _, x := range []struct {
 			name string
 			v    []float64
-		}{{"vanishing points of the true quad", aspTruthQuad}, {"vanishing points of the found quad", aspOwnQuad}} {
-			abs := make([]float64, len(x.v))
-			for i, e := range x.v {
-				abs[i] = math.Abs(e)
-			}
-			fmt.Printf("  aspect from the %s: signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n", x.name, 100*pct(x.v, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
+		}{{"rectified aspect against the displayed radiograph's", aspErr},
+			{"  aspect from the vanishing points of the true quad", aspTruthQuad},
+			{"  aspect from the vanishing points of the found quad", aspOwnQuad}} {
+			abs := absAll(x.v)
+			fmt.Printf("%s (n=%d): signed median %+.2f %%, |error| median %.2f %% p95 %.2f %%\n", x.name, len(x.v), 100*pct(x.v, 0.5), 100*pct(abs, 0.5), 100*pct(abs, 0.95))
 		}
+	}
+	if len(geoErr) > 0 {
+		abs := absAll(geoErr)
+		fmt.Printf("VHS of the true landmarks carried through the found rectification (n=%d): MAE %.3f v, p95 %.3f v, signed median %+.3f v\n",
+			len(geoErr), mean(abs), pct(abs, 0.95), pct(geoErr, 0.5))
 	}
 	fmt.Printf("usable frames passing quality: %d of %d found\n", usableGood, found)
 	fmt.Printf("radiograph files: %d, misread as screen photos %d (correct %.1f %%)\n", radio, misread, 100*float64(radio-misread)/float64(max(1, radio)))
@@ -395,8 +385,8 @@ func rectifiedTruthVHS(it item, q pop.Quad, rw, rh int) (float64, bool) {
 }
 
 // rectifyTruth rectifies frame file path from its true displayed-image
-// corners at the displayed radiograph's true aspect (height: the longer
-// vertical side, as pop.RectifiedSize), as a JPEG at pop.JPEGQuality.
+// corners at the displayed radiograph's true aspect (pop.SizeForAspect,
+// as the product sizes it), as a JPEG at pop.JPEGQuality.
 func rectifyTruth(path string, it item) ([]byte, error) {
 	if len(it.Corners) != 4 || len(it.DisplayedSize) != 2 || it.DisplayedSize[1] <= 0 {
 		return nil, fmt.Errorf("%s: --truth-corners needs corners and displayed_size in the truth", it.File)
@@ -410,8 +400,11 @@ func rectifyTruth(path string, it item) ([]byte, error) {
 	for i := range 4 {
 		q[i] = pop.Point{X: it.Corners[i][0], Y: it.Corners[i][1]}
 	}
-	hh := math.Max(math.Hypot(q[0].X-q[3].X, q[0].Y-q[3].Y), math.Hypot(q[1].X-q[2].X, q[1].Y-q[2].Y))
-	r, err := pop.Rectify(f, q, int(math.Round(hh*it.DisplayedSize[0]/it.DisplayedSize[1])), int(math.Round(hh)))
+	rw, rh, err := pop.SizeForAspect(q, it.DisplayedSize[0]/it.DisplayedSize[1])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", it.File, err)
+	}
+	r, err := pop.Rectify(f, q, rw, rh)
 	defer r.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", it.File, err)
@@ -422,6 +415,15 @@ func rectifyTruth(path string, it item) ([]byte, error) {
 	}
 	defer b.Close()
 	return append([]byte(nil), b.GetBytes()...), nil
+}
+
+// absAll is |x| of each value of v, in a new slice.
+func absAll(v []float64) []float64 {
+	a := make([]float64, len(v))
+	for i, x := range v {
+		a[i] = math.Abs(x)
+	}
+	return a
 }
 
 // correlation is Pearson's r of the pairs (x[i], y[i]) where both are

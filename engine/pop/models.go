@@ -613,7 +613,7 @@ func learnedSize(q Quad, w, h int, aspect float64) (int, int, error) {
 	if !q.Convex() || q.Area() < 1 {
 		return 0, 0, fmt.Errorf("%w: %v", ErrBadQuad, q)
 	}
-	return sizeForAspect(q, aspect)
+	return SizeForAspect(q, aspect)
 }
 
 // DetectCornersBytes decodes a JPEG or PNG frame (DecodeFrame) and finds

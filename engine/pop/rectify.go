@@ -32,13 +32,14 @@ func RectifiedSize(q Quad, w, h int) (int, int, error) {
 		return 0, 0, fmt.Errorf("%w: %v", ErrBadQuad, q)
 	}
 	asp, _ := Aspect(q, w, h)
-	return sizeForAspect(q, asp)
+	return SizeForAspect(q, asp)
 }
 
-// sizeForAspect is the rectified size of q for a known aspect (width over
+// SizeForAspect is the rectified size of q for a known aspect (width over
 // height): the height is the longer of q's left and right sides, the long
-// side capped at MaxRectifiedSide.
-func sizeForAspect(q Quad, asp float64) (int, int, error) {
+// side capped at MaxRectifiedSide; ErrBadQuad when a side comes out under
+// MinRectifiedSide.
+func SizeForAspect(q Quad, asp float64) (int, int, error) {
 	hh := math.Max(dist(q[0], q[3]), dist(q[1], q[2]))
 	ww := hh * asp
 	if m := math.Max(ww, hh); m > MaxRectifiedSide {
