@@ -8,7 +8,7 @@ perspective resampling and a slightly wrong quad. This renders variety
 composites (pop_variety.py, split "train", xraysim radiographs on the
 screen), rectifies each frame's displayed radiograph at the quad's size
 and the radiograph's own aspect (rectified_size: the quad's mean side
-lengths; the engine's sizeForAspect takes the longer vertical side, so
+lengths; the engine's SizeForAspect takes the longer vertical side, so
 sizes differ a little) from corners moved by a finder-sized error, and maps the truth landmarks through the same
 homography, so the labels are exact for the rectified image. Frames whose
 screen is cut off are skipped.
