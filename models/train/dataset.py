@@ -5,6 +5,7 @@ to engine/imageproc in Go: scale the long side to S with exact area
 averaging (PIL BOX), paste centred on black.
 """
 import glob
+import json
 import os
 from multiprocessing import Pool
 
@@ -89,10 +90,25 @@ def dogheart_stems(root):
     return stems
 
 
-def read_dogheart_case(root, stem):
+def read_provenance(root):
+    """Case stem -> entry of a DogHeart/CCK folder's provenance.json (empty
+    when the folder has none; ValueError when it cannot be read)."""
+    p = os.path.join(root, "provenance.json")
+    if not os.path.exists(p):
+        return {}
+    try:
+        with open(p) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"reading {p}: {e}") from e
+    return {c["case"]: c for c in doc.get("cases", []) if isinstance(c, dict) and "case" in c}
+
+
+def read_dogheart_case(root, stem, provenance=None):
     """(PIL L image, landmarks [K,2] in pixels, mask [K]) of one case of a
-    DogHeart/CCK folder: Images/stem.png with Labels/stem.mat; VLAS
-    (unlabelled in the format) has mask 0."""
+    DogHeart/CCK folder: Images/stem.png with Labels/stem.mat. The format
+    has no VLAS point: it comes from the case's provenance entry
+    (read_provenance) when that has a vlas_point, else its mask is 0."""
     from scipy.io import loadmat
 
     ip = os.path.join(root, "Images", stem + ".png")
@@ -104,14 +120,21 @@ def read_dogheart_case(root, stem):
         k = phantom.LANDMARKS.index(name)
         pts[k] = six[j]
         mask[k] = 1
+    vp = (provenance or {}).get("vlas_point")
+    if isinstance(vp, list) and len(vp) == 2 and all(isinstance(v, (int, float)) for v in vp):
+        k = phantom.LANDMARKS.index("VLAS")
+        pts[k] = vp
+        mask[k] = 1
     return Image.open(ip).convert("L"), pts, mask
 
 
 def read_dogheart(root):
     """Yield (PIL L image, landmarks [K,2] in pixels, mask [K]) for each
-    labelled image of a DogHeart/CCK folder; VLAS (unlabelled) has mask 0."""
+    labelled image of a DogHeart/CCK folder, VLAS from provenance.json
+    where it has one (read_dogheart_case)."""
+    prov = read_provenance(root)
     for stem in dogheart_stems(root):
-        yield read_dogheart_case(root, stem)
+        yield read_dogheart_case(root, stem, prov.get(stem))
 
 
 def load_dogheart(root, S):
@@ -134,7 +157,7 @@ def build_dogheart_set(root, S, out, compress=True):
     run can mix it with simulator sets (train_gpu.py member --data A.npz
     B.npz): a clinic's labelled radiographs, or pop_rectified.py's
     rectified screen photos. VLAS comes from provenance.json's vlas_point
-    where the folder has one (learn.load_cases), else its mask is 0.
+    where the folder has one (read_dogheart_case), else its mask is 0.
     Returns the number of images."""
     import learn
 

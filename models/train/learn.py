@@ -141,15 +141,12 @@ def read_cases_list(path):
 
 def read_provenance(pool):
     """Case stem -> provenance entry (empty when the pool has none)."""
-    p = os.path.join(pool, "provenance.json")
-    if not os.path.exists(p):
-        return {}
+    import dataset
+
     try:
-        with open(p) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise Failure("bad_pool", f"reading {p}: {e}") from e
-    return {c["case"]: c for c in doc.get("cases", []) if isinstance(c, dict) and "case" in c}
+        return dataset.read_provenance(pool)
+    except ValueError as e:
+        raise Failure("bad_pool", str(e)) from e
 
 
 def load_cases(pool, stems, S, shuffle_seed=None):
@@ -160,22 +157,16 @@ def load_cases(pool, stems, S, shuffle_seed=None):
     (the refusal test's wrong labels, never for real use)."""
     import numpy as np
     import dataset
-    import phantom
 
     prov = read_provenance(pool)
-    vk = phantom.LANDMARKS.index("VLAS")
     imgs, lms, masks = [], [], []
     for s in stems:
         try:
-            im, pts, mask = dataset.read_dogheart_case(pool, s)
+            im, pts, mask = dataset.read_dogheart_case(pool, s, prov.get(s))
         except FileNotFoundError as e:
             raise Failure("bad_cases", f"case {s} is not in the pool {pool}: {e}") from e
         except Exception as e:  # unreadable image or label file
             raise Failure("bad_pool", f"case {s} of {pool}: {e}") from e
-        vp = prov.get(s, {}).get("vlas_point")
-        if isinstance(vp, list) and len(vp) == 2 and all(isinstance(v, (int, float)) for v in vp):
-            pts[vk] = vp
-            mask[vk] = 1
         w, h = im.size
         lb, _ = dataset.letterbox(im, S)
         imgs.append(np.asarray(lb, np.uint8))

@@ -52,12 +52,9 @@ def predict(nets, im, S=224):
 def pool_cases(pool, stems):
     """(image, truth [K,2] px, mask [K], truth VHS) for listed pool cases."""
     prov = learn.read_provenance(pool)
-    vk = LM.index("VLAS")
     for s in stems:
-        im, pts, mask = dataset.read_dogheart_case(pool, s)
         c = prov.get(s, {})
-        if c.get("vlas_point"):
-            pts[vk], mask[vk] = c["vlas_point"], 1
+        im, pts, mask = dataset.read_dogheart_case(pool, s, c)
         vhs = c.get("vhs")
         if vhs is None:
             vhs = phantom.measure({k: pts[i] for i, k in enumerate(LM)})[0]

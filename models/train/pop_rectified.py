@@ -7,11 +7,12 @@ the display's gamma and moire, the camera's blur, noise and JPEG, glare,
 perspective resampling and a slightly wrong quad. This renders variety
 composites (pop_variety.py, split "train", xraysim radiographs on the
 screen), rectifies each frame's displayed radiograph at the quad's size
-and the radiograph's own aspect (rectified_size: the quad's mean side
-lengths; the engine's SizeForAspect takes the longer vertical side, so
-sizes differ a little) from corners moved by a finder-sized error, and maps the truth landmarks through the same
-homography, so the labels are exact for the rectified image. Frames whose
-screen is cut off are skipped.
+and the radiograph's own aspect (rectified_size, the engine's
+SizeForAspect rule: models/reference/rectified_size.json holds the cases
+both are tested on) from corners moved by a finder-sized error, and maps
+the truth landmarks through the same homography, so the labels are exact
+for the rectified image. Frames whose screen is cut off, or whose
+rectification the engine would refuse as too small, are skipped.
 
 The output is a pool that learn.py (and `vetlens learn`) read:
 Images/STEM.png (grey), Labels/STEM.mat (six_points, VHS),
@@ -41,26 +42,34 @@ import pop_variety as pv
 
 SIX = ["heart_top", "heart_bottom", "heart_right", "heart_left", "Vertebra A", "Vertebra B"]
 MAX_SIDE = 2048  # engine/pop MaxRectifiedSide
+MIN_SIDE = 64  # engine/pop MinRectifiedSide
 
 
 def rectified_size(quad, aspect):
-    """(w, h) of the rectified image: the quad's mean width in pixels at the
-    radiograph's aspect (w/h), the long side capped at MAX_SIDE."""
+    """(w, h) of the rectified image, as engine/pop SizeForAspect: the
+    height is the longer of the quad's left and right sides, the width the
+    height times the aspect (w/h), the long side capped at MAX_SIDE; None
+    when a side comes out under MIN_SIDE (the engine refuses the quad)."""
     q = np.asarray(quad, float)
-    qw = 0.5 * (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3]))
-    qh = 0.5 * (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1]))
-    w = max(qw, qh * aspect)
-    h = w / aspect
+    h = max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1]))
+    w = h * aspect
     m = max(w, h)
     if m > MAX_SIDE:
         w, h = w * MAX_SIDE / m, h * MAX_SIDE / m
-    return max(32, int(round(w))), max(32, int(round(h)))
+    rw, rh = math.floor(w + 0.5), math.floor(h + 0.5)  # Go's math.Round
+    if rw < MIN_SIDE or rh < MIN_SIDE:
+        return None
+    return rw, rh
 
 
 def rectify(arr, quad, aspect):
     """Warp the quad (TL, TR, BR, BL in frame pixels) of an RGB frame to a
-    grey upright image; returns (image, H frame->rectified)."""
-    w, h = rectified_size(quad, aspect)
+    grey upright image; returns (image, H frame->rectified), or None when
+    the quad is too small to rectify."""
+    size = rectified_size(quad, aspect)
+    if size is None:
+        return None
+    w, h = size
     rect = [(0, 0), (w, 0), (w, h), (0, h)]
     inv = pc.homography(rect, quad)  # rectified -> frame, what PIL wants
     coeffs = (inv / inv[2, 2]).ravel()[:8]
@@ -69,7 +78,8 @@ def rectify(arr, quad, aspect):
 
 
 def case(args):
-    """Render, rectify and label one frame; None when its screen is cut off."""
+    """Render, rectify and label one frame; None when its screen is cut off
+    or too small to rectify."""
     seed, out, exclude, corner_err = args
     s, _ = pc.variety_scene(seed, "train", exclude=exclude)
     W, H = s["W"], s["H"]
@@ -79,7 +89,10 @@ def case(args):
     quad = np.asarray(t["corners"], float)
     quad += np.random.default_rng(seed + 2).normal(0, corner_err * math.hypot(W, H), quad.shape)
     dw, dh = t["displayed_size"]
-    im, Hm = rectify(arr, quad, dw / dh)
+    r = rectify(arr, quad, dw / dh)
+    if r is None:
+        return None
+    im, Hm = r
     lm = {k: pc.apply_h(Hm, [v])[0] for k, v in t["landmarks"].items()}
     stem = f"pv_{seed}"
     im.save(os.path.join(out, "Images", stem + ".png"))

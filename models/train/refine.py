@@ -86,9 +86,9 @@ def _sample(args):
 def load_dogheart_crops(root, S, crops=2, seed=0):
     """DogHeart/CCK folder -> jittered refinement crops (images, landmarks, mask).
 
-    The box is taken around the six labelled points (these sets have no VLAS
-    point, whose mask stays 0); the VLAS point lies inside the heart's
-    extent, so the box is the one the engine would crop.
+    The box is taken around the labelled points (the six of the format, and
+    VLAS where provenance.json has it; it lies inside the heart's extent),
+    so the box is the one the engine would crop.
     """
     rng = np.random.default_rng(seed)
     imgs, lms, masks = [], [], []

@@ -48,6 +48,23 @@ class DogHeartSetTest(unittest.TestCase):
         np.testing.assert_allclose(d["landmarks"][1, top], want, atol=1e-6)
         np.testing.assert_allclose(d["landmarks"][1, vk], dataset.to_letterbox_coords(np.array([[150.0, 90.0]]), 200, 400, 64)[0], atol=1e-6)
 
+    def test_every_reader_takes_vlas_from_provenance(self):
+        # load_dogheart (train_landmarks.py --dogheart), the refinement crops
+        # and build_dogheart_set read the VLAS point alike.
+        vk = phantom.LANDMARKS.index("VLAS")
+        _, lms, mask = dataset.load_dogheart(self.root, 64)
+        self.assertEqual(list(mask[:, vk]), [0, 1])
+        np.testing.assert_allclose(lms[1, vk], dataset.to_letterbox_coords(np.array([[150.0, 90.0]]), 200, 400, 64)[0], atol=1e-6)
+        import refine
+        _, _, cmask = refine.load_dogheart_crops(self.root, 32, crops=1)
+        self.assertEqual(list(cmask[:, vk]), [0, 1])
+
+    def test_unreadable_provenance_is_an_error(self):
+        with open(os.path.join(self.root, "provenance.json"), "w") as f:
+            f.write("{not json")
+        with self.assertRaises(ValueError):
+            dataset.load_dogheart(self.root, 64)
+
     def test_cli_and_empty_folder(self):
         out = os.path.join(self.tmp.name, "cli.npz")
         env = dict(os.environ, PYTHONPATH=HERE)

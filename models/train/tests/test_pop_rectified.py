@@ -38,10 +38,19 @@ class TestRectify(unittest.TestCase):
         self.assertAlmostEqual(mx / w, dot[0] / plane_w, delta=0.005)
         self.assertAlmostEqual(my / h, dot[1] / plane_h, delta=0.005)
 
-    def test_size_keeps_aspect_and_cap(self):
-        w, h = pr.rectified_size([(0, 0), (5000, 0), (5000, 2500), (0, 2500)], 2.0)
-        self.assertEqual(max(w, h), pr.MAX_SIDE)
-        self.assertAlmostEqual(w / h, 2.0, delta=0.01)
+    def test_size_is_the_engines(self):
+        # The same table engine/pop's SizeForAspect is tested on.
+        ref = os.path.join(os.path.dirname(__file__), "..", "..", "reference", "rectified_size.json")
+        with open(ref) as f:
+            cases = json.load(f)["cases"]
+        self.assertGreater(len(cases), 4)
+        for c in cases:
+            want = tuple(c["size"]) if c["size"] else None
+            self.assertEqual(pr.rectified_size(c["quad"], c["aspect"]), want, c)
+
+    def test_too_small_is_not_rectified(self):
+        frame = np.zeros((120, 160, 3), np.uint8)
+        self.assertIsNone(pr.rectify(frame, np.array([(0, 0), (100, 0), (100, 40), (0, 40)], float), 2.5))
 
 
 class TestPool(unittest.TestCase):
