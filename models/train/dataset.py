@@ -137,18 +137,27 @@ def read_dogheart(root):
         yield read_dogheart_case(root, stem, prov.get(stem))
 
 
-def load_dogheart(root, S):
-    """Read a DogHeart/CCK folder into (images uint8 [N,S,S], landmarks [N,7,2], mask [N,7])."""
+def letterbox_cases(cases, S):
+    """Letterbox (PIL image, landmarks [K,2] in pixels, mask [K]) cases to
+    S: (images uint8 [N,S,S], landmarks [N,K,2] in letterbox units, mask
+    [N,K] float32). ValueError when there are none."""
     imgs, lms, masks = [], [], []
-    for im, pts, mask in read_dogheart(root):
+    for im, pts, mask in cases:
         w, h = im.size
         lb, _ = letterbox(im, S)
         imgs.append(np.asarray(lb, np.uint8))
         lms.append(to_letterbox_coords(pts, w, h, S).astype(np.float32))
         masks.append(mask)
     if not imgs:
+        raise ValueError("no cases to letterbox")
+    return np.stack(imgs), np.stack(lms), np.stack(masks).astype(np.float32)
+
+
+def load_dogheart(root, S):
+    """Read a DogHeart/CCK folder into (images uint8 [N,S,S], landmarks [N,7,2], mask [N,7])."""
+    if not dogheart_stems(root):
         raise FileNotFoundError(f"no DogHeart images with labels under {root}")
-    return np.stack(imgs), np.stack(lms), np.stack(masks)
+    return letterbox_cases(read_dogheart(root), S)
 
 
 def build_dogheart_set(root, S, out, compress=True):
@@ -159,14 +168,9 @@ def build_dogheart_set(root, S, out, compress=True):
     rectified screen photos. VLAS comes from provenance.json's vlas_point
     where the folder has one (read_dogheart_case), else its mask is 0.
     Returns the number of images."""
-    import learn
-
-    stems = dogheart_stems(root)
-    if not stems:
-        raise FileNotFoundError(f"no DogHeart images with labels under {root}")
-    imgs, lms, mask = learn.load_cases(root, stems, S)
+    imgs, lms, mask = load_dogheart(root, S)
     (np.savez_compressed if compress else np.savez)(out, images=imgs, landmarks=lms, mask=mask)
-    return len(stems)
+    return len(imgs)
 
 
 if __name__ == "__main__":

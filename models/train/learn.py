@@ -159,20 +159,18 @@ def load_cases(pool, stems, S, shuffle_seed=None):
     import dataset
 
     prov = read_provenance(pool)
-    imgs, lms, masks = [], [], []
-    for s in stems:
-        try:
-            im, pts, mask = dataset.read_dogheart_case(pool, s, prov.get(s))
-        except FileNotFoundError as e:
-            raise Failure("bad_cases", f"case {s} is not in the pool {pool}: {e}") from e
-        except Exception as e:  # unreadable image or label file
-            raise Failure("bad_pool", f"case {s} of {pool}: {e}") from e
-        w, h = im.size
-        lb, _ = dataset.letterbox(im, S)
-        imgs.append(np.asarray(lb, np.uint8))
-        lms.append(dataset.to_letterbox_coords(pts, w, h, S).astype(np.float32))
-        masks.append(mask)
-    X, Y, M = np.stack(imgs), np.stack(lms), np.stack(masks).astype(np.float32)
+
+    def cases():
+        for s in stems:
+            try:
+                case = dataset.read_dogheart_case(pool, s, prov.get(s))
+            except FileNotFoundError as e:
+                raise Failure("bad_cases", f"case {s} is not in the pool {pool}: {e}") from e
+            except Exception as e:  # unreadable image or label file
+                raise Failure("bad_pool", f"case {s} of {pool}: {e}") from e
+            yield case
+
+    X, Y, M = dataset.letterbox_cases(cases(), S)
     if shuffle_seed is not None and len(stems) > 1:
         rng = np.random.default_rng(shuffle_seed)
         perm = rng.permutation(len(stems))
