@@ -96,7 +96,7 @@ def _col(v):
 
 # ---------------------------------------------------------------- screen content
 
-def _fit(rect, asp):
+def fit_rect(rect, asp):
     """The largest rectangle of aspect asp centred in rect (x0, y0, x1, y1)."""
     x0, y0, x1, y1 = rect
     w, h = x1 - x0, y1 - y0
@@ -133,7 +133,7 @@ def content(D, layout, cw, ch, radiograph):
         img = Image.new("RGB", (cw, ch))
         vp = (0, 0, cw, ch)
         # Most viewers keep the radiograph's aspect in full screen too.
-        rect = vp if D.p(0.5) else _fit(vp, D.u(0.7, 1.6))
+        rect = vp if D.p(0.5) else fit_rect(vp, D.u(0.7, 1.6))
         others = []
     else:
         if light:
@@ -207,14 +207,14 @@ def content(D, layout, cw, ch, radiograph):
         for v in vps:
             d.rectangle([v[0], v[1], v[2] - 1, v[3] - 1], fill=vbg)
         vp = vps[0]
-        rect = _fit(vp, D.u(0.7, 1.6)) if D.p(0.75) else vp
+        rect = fit_rect(vp, D.u(0.7, 1.6)) if D.p(0.75) else vp
         others = vps[1:]
     x0, y0, x1, y1 = (int(round(v)) for v in rect)
     rect = (x0, y0, x1, y1)
     rim, lm, meta = radiograph(x1 - x0, y1 - y0)
     img.paste(rim.convert("RGB"), (x0, y0))
     for v in others:  # other images of the study, smaller
-        r = _fit(v, D.u(0.7, 1.5))
+        r = fit_rect(v, D.u(0.7, 1.5))
         r = tuple(int(round(t)) for t in r)
         if r[2] - r[0] > 8 and r[3] - r[1] > 8:
             o, _, _ = radiograph(r[2] - r[0], r[3] - r[1])

@@ -6,10 +6,10 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import phantom  # noqa: E402
 import pop_composites as pc  # noqa: E402
 import pop_variety as pv  # noqa: E402
 import xraysim  # noqa: E402
+from tests.fixtures import assert_truth_gives_vhs  # noqa: E402
 
 
 def _radiograph(seed):
@@ -34,17 +34,7 @@ class TestVariety(unittest.TestCase):
             self.assertEqual(arr.shape, (360, 480, 3))
             self.assertEqual(t["layout"], layout)
             self.assertFalse(t["cut_off"])
-            c = np.array(t["corners"])
-            w, h = t["displayed_size"]
-            Hb = pc.homography(c, [(0, 0), (w, 0), (w, h), (0, h)])
-            lm = {n: pc.apply_h(Hb, [p])[0] for n, p in t["landmarks"].items()}
-            vhs, _ = phantom.measure(lm)
-            self.assertAlmostEqual(vhs, t["vhs"], places=3)
-            # The displayed image lies inside the screen.
-            scr = np.array(t["screen"])
-            Hs = pc.homography(scr, [(0, 0), (1, 0), (1, 1), (0, 1)])
-            u = pc.apply_h(Hs, c)
-            self.assertTrue(((u > -1e-6) & (u < 1 + 1e-6)).all(), u)
+            assert_truth_gives_vhs(self, t)
 
     def test_splits_disjoint(self):
         a = pv.Draw(np.random.default_rng(1), "train").u(0, 8, 2000)
