@@ -233,8 +233,8 @@ eval-pop:
 # settings never used in training (--split heldout, seeds 43,000,000+),
 # each family left out of training (12 frames each, and 48 on fresh seeds
 # 43,700,000+), a larger 200-frame set, sessions of
-# unusable frames, 120 ray-traced photos from a third generator
-# (pop_scene3d.py, seeds 48,000,000+), and the plain radiograph files of the cardiac held-out
+# unusable frames, 120 ray-traced photos and 12 hand-held sessions of 6
+# frames from a third generator (pop_scene3d.py, seeds 48,000,000+), and the plain radiograph files of the cardiac held-out
 # set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
 # folder (e.g. one written by pop_unpack.py export, with its manifest).
 POPNET_HELDOUT := testdata/popnet-heldout
@@ -253,8 +253,9 @@ eval-popnet:
 	# A third world: monitors on desks ray traced in 3D (pop_scene3d.py),
 	# never used in training (about 40 minutes on 2 cores).
 	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d --n 120 --seed0 48000000 --workers 2
+	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d-seq --n 12 --frames 6 --size 1280x720 --seed0 48100000 --workers 2
 	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 \
-		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark unusable20 scene3d; do \
+		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark unusable20 scene3d scene3d-seq; do \
 		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models $(POP_MODELS) --models models || exit 1; done
 	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
 	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models $(POP_MODELS)

@@ -32,11 +32,17 @@ is an xraysim one so that VHS can be compared with the same image as a file.
 
 Truth per frame (frame pixels, continuous, pixel i covering [i, i+1]):
 corners (TL, TR, BR, BL of the displayed radiograph, through the lens
-distortion), screen (the active area), landmarks, vhs, vlas, and the
-display, layout and room names. Written as kind "vscreen" so that
-bench/evalpop reads it as it reads pop_variety.py's composites.
+distortion), screen (the active area), landmarks, vhs, vlas, the display,
+layout and room names, and hidden (the share of the displayed radiograph
+behind something in front of it). Usable: the screen inside the frame
+and at most MAX_HIDDEN hidden. Written as kind "vscreen" so that
+bench/evalpop reads it as it reads pop_variety.py's composites; with
+--frames K each scene is a hand-held sequence of K frames (kind
+"sequence", about one in four motion-blurred and unusable), which
+bench/evalpop plays through a capture session.
 
     python3 pop_scene3d.py OUT --n 120 --seed0 48000000 --workers 2
+    python3 pop_scene3d.py OUT --n 12 --frames 6 --size 1280x720 --seed0 48100000
 """
 import argparse
 import json
@@ -57,6 +63,10 @@ LAYOUTS = ("fullscreen", "pacs_dark", "pacs_light", "two_up", "web")
 ROOMS = ("dark", "office", "bright")
 FRAME_SIZES = ((1280, 720), (1920, 1080), (1600, 1200), (1280, 960), (1024, 768))
 SS = 2  # samples per pixel along each axis
+# A frame whose displayed radiograph is hidden by more than this share (a
+# desk item or the bezel's lip in front of it) is not usable: part of the
+# anatomy cannot be seen.
+MAX_HIDDEN = 0.1
 
 
 # ---------------------------------------------------------------- geometry
@@ -324,6 +334,7 @@ class Scene:
         self.shot = rng.uniform(0.0002, 0.0015)
         self.sharpen = rng.uniform(0, 1.2)
         self.quality = int(rng.integers(55, 93))
+        self.frame_no = 0  # a sequence's frame: fresh sensor noise per frame
 
     # -- layout helpers
     def monitor_point(self, x, y, z):
@@ -402,6 +413,7 @@ class Scene:
                                 albedo=np.full(3, rng.uniform(0.02, 0.2)))
 
     def _look(self, pos, aim):
+        self.aim = np.asarray(aim, float)
         fwd = aim - pos
         fwd /= np.linalg.norm(fwd)
         right = np.cross(fwd, [0, 1.0, 0])
@@ -423,6 +435,48 @@ class Scene:
             s = 1 + self.k1 * (xd * xd + yd * yd) * (self.f / (self.W / 2)) ** 2
             xd, yd = xu / s, yu / s
         return np.stack([xd * self.f + self.W / 2, yd * self.f + self.H / 2], 1)
+
+    def shaken(self, rng, amount=1.0):
+        """The same scene seen from a hand-held camera a moment later: the
+        camera moved by about a centimetre, turned by a fraction of a degree
+        and rolled a little (amount scales all three)."""
+        import copy
+        t = copy.copy(self)
+        t.frame_no = self.frame_no + 1
+        t.roll = self.roll + math.radians(rng.normal(0, 0.4)) * amount
+        aim = self.aim + rng.normal(0, 0.6, 3) * amount
+        t._look(self.cam + rng.normal(0, 1.0, 3) * amount, aim)
+        return t
+
+    def hidden_share(self, n=11):
+        """Share of the displayed radiograph hidden from the camera by
+        something in front of it (a desk item, the bezel's lip, the
+        housing), from an n x n grid of points over it."""
+        x0, y0, x1, y1 = self.rect
+        mx, my = 0.03 * (x1 - x0), 0.03 * (y1 - y0)  # inset: the lip may hide a sliver of the edges
+        pts = [self.screen_point(u, v) for u in np.linspace(x0 + mx, x1 - mx, n) for v in np.linspace(y0 + my, y1 - my, n)]
+        p = np.asarray(pts)
+        d = p - self.cam
+        dist = np.linalg.norm(d, axis=1)
+        d = d / dist[:, None]
+        o = np.broadcast_to(self.cam, d.shape).copy()
+        hidden = np.zeros(len(d), bool)
+        for bx in self.boxes():
+            t, pl, ax, sg = bx.hit(o, d)
+            if bx.name == "housing":
+                # Through the front opening onto the screen is the view; any
+                # other face of the housing, or the lip, is in the way.
+                y = pl[:, 1] + bx.h[1]
+                through = (ax == 2) & (sg > 0) & (np.abs(pl[:, 0]) < self.sw / 2) & (y > self.bb + self.b) & (
+                    y < self.bb + self.b + self.sh)
+                dl = d @ bx.R
+                q = pl + dl * ((-self.recess) / np.where(np.abs(dl[:, 2]) < 1e-9, -1e-9, dl[:, 2]))[:, None]
+                qy = q[:, 1] + bx.h[1]
+                lip = (np.abs(q[:, 0]) > self.sw / 2 + 1e-6) | (qy < self.bb + self.b - 1e-6) | (qy > self.bb + self.b + self.sh + 1e-6)
+                hidden |= (t < dist - 1e-6) & (~through | lip)
+            else:
+                hidden |= t < dist - 1e-6
+        return float(hidden.mean())
 
     def rays(self, ss):
         """Ray directions (world, unit) for ss x ss samples per pixel."""
@@ -702,7 +756,7 @@ def render(s, ss=SS):
     gain = 0.18 * s.expo / max(float(lum.mean()), 1e-4)
     gain = min(gain, 1.6 / max(float(np.percentile(lum, 99.5)), 1e-4))
     img = img * gain * s.wb
-    rng = np.random.default_rng(s.seed + 991)
+    rng = np.random.default_rng(s.seed + 991 + 7919 * s.frame_no)
     img = img + rng.normal(0, 1, img.shape) * np.sqrt(s.shot * np.clip(img, 0, None) + s.read_noise ** 2)
     img = np.clip(img, 0, 1) ** (1 / 2.2)
     pim = Image.fromarray((img * 255 + 0.5).astype(np.uint8), "RGB")
@@ -719,28 +773,49 @@ def truth(s):
     W, H = s.W, s.H
     out = (screen[:, 0] < 0) | (screen[:, 0] > W) | (screen[:, 1] < 0) | (screen[:, 1] > H)
     lm = {k: s.project([s.screen_point(*p)])[0].tolist() for k, p in s.lm.items()}
+    hidden = s.hidden_share()
     return dict(corners=corners.tolist(), screen=screen.tolist(), display=s.display, layout=s.layout, room=s.room,
-                generator="pop_scene3d", cut_off=bool(out.any()), usable=not bool(out.any()), kind="vscreen",
+                generator="pop_scene3d", cut_off=bool(out.any()), hidden=round(hidden, 3),
+                usable=not bool(out.any()) and hidden <= MAX_HIDDEN, kind="vscreen",
+                mode="fullscreen" if s.layout == "fullscreen" else "viewer",
                 displayed_size=[x1 - x0, y1 - y0], width=W, height=H, landmarks=lm, vhs=s.meta["vhs"],
                 vlas=s.meta["vlas"], seed=int(s.seed), lens_k1=round(float(s.k1), 4),
                 tilt_deg=round(math.degrees(math.acos(min(1.0, abs(float((s.cam - s.screen_point(cw / 2, ch / 2))
                     @ (s.M @ np.array([0, 0, 1.0]))) / np.linalg.norm(s.cam - s.screen_point(cw / 2, ch / 2)))))), 1))
 
 
-def _job(args):
-    i, seed, out, only = args
-    s = Scene(seed, only=only)
-    im = render(s)
-    t = truth(s)
-    name = f"vscreen_{i:04d}.jpg"
+def _write(out, name, im, quality):
     buf = BytesIO()
-    im.save(buf, "JPEG", quality=s.quality)
+    im.save(buf, "JPEG", quality=quality)
     with open(os.path.join(out, name), "wb") as f:
         f.write(buf.getvalue())
-    fname = f"vscreen_{i:04d}_file.png"
+
+
+def _job(args):
+    """One scene: a photo (frames 0) or a hand-held sequence of frames, in
+    which about one frame in four is blurred by motion (unusable)."""
+    i, seed, out, only, frames, size = args
+    s = Scene(seed, size=size, only=only)
+    fname = f"vscreen_{i:04d}_file.png" if frames == 0 else f"vseq_{i:03d}_file.png"
     s.file_image.save(os.path.join(out, fname))
-    t.update(file=name, displayed_file=fname)
-    return t
+    if frames == 0:
+        t = truth(s)
+        name = f"vscreen_{i:04d}.jpg"
+        _write(out, name, render(s), s.quality)
+        t.update(file=name, displayed_file=fname)
+        return [t]
+    rng = np.random.default_rng(seed + 555)
+    res, cur = [], s
+    for k in range(frames):
+        cur = cur.shaken(rng, rng.uniform(0.3, 1.2))
+        cur.motion = rng.uniform(8, 16) if rng.random() < 0.25 else rng.uniform(0, 3)
+        t = truth(cur)
+        t.update(kind="sequence", sequence=i, frame=k, usable=t["usable"] and cur.motion < 8, motion=round(cur.motion, 2))
+        name = f"vseq_{i:03d}_{k:02d}.jpg"
+        _write(out, name, render(cur), s.quality)
+        t.update(file=name, displayed_file=fname)
+        res.append(t)
+    return res
 
 
 def main():
@@ -749,6 +824,9 @@ def main():
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--seed0", type=int, default=48_000_000)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--frames", type=int, default=0,
+                    help="0: one photo per scene (kind vscreen); K: a hand-held sequence of K frames (kind sequence)")
+    ap.add_argument("--size", default="", help="WxH for every frame, default: drawn per scene")
     ap.add_argument("--only", action="append", default=[], metavar="AXIS=NAME",
                     help="display, layout or room fixed to one value")
     a = ap.parse_args()
@@ -760,14 +838,17 @@ def main():
             raise SystemExit(f"bad --only {sp!r}")
         only[ax] = v
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(i, a.seed0 + i, a.out, only) for i in range(a.n)]
+    size = tuple(int(v) for v in a.size.split("x")) if a.size else None
+    jobs = [(i, a.seed0 + i, a.out, only, a.frames, size) for i in range(a.n)]
     if a.workers > 1:
         with Pool(a.workers) as p:
-            items = p.map(_job, jobs)
+            res = p.map(_job, jobs)
     else:
-        items = [_job(j) for j in jobs]
-    with open(os.path.join(a.out, "truth_vscreen.json"), "w") as f:
-        json.dump({"kind": "vscreen", "generator": "pop_scene3d", "seed0": a.seed0, "n": a.n, "only": only,
+        res = [_job(j) for j in jobs]
+    items = [t for r in res for t in r]
+    kind = "vscreen" if a.frames == 0 else "sequence"
+    with open(os.path.join(a.out, f"truth_{kind}.json"), "w") as f:
+        json.dump({"kind": kind, "generator": "pop_scene3d", "seed0": a.seed0, "n": a.n, "only": only,
                    "items": items}, f, indent=1)
     print(f"wrote {len(items)} frames to {a.out}")
 

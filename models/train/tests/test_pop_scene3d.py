@@ -74,6 +74,39 @@ class TestScene3D(unittest.TestCase):
             found += t["cut_off"]
         self.assertLess(found, 6)
 
+    def test_hidden_share_sees_what_stands_in_front(self):
+        # A box put between the camera and the middle of the displayed
+        # radiograph hides part of it, and the frame is no longer usable.
+        s = s3.Scene(SEED + 30, size=(320, 240), only={"layout": "pacs_dark"})
+        s.items = []
+        s.second = False
+        clear = s.hidden_share()
+        self.assertLess(clear, s3.MAX_HIDDEN)
+        x0, y0, x1, y1 = s.rect
+        mid = s.screen_point((x0 + x1) / 2, (y0 + y1) / 2)
+        c = mid + (s.cam - mid) * 0.5
+        s.items = [s3.Box("books", c, np.eye(3), [6, 6, 6], "books", albedo=[0.3, 0.3, 0.3])]
+        hidden = s.hidden_share()
+        self.assertGreater(hidden, max(clear + 0.05, s3.MAX_HIDDEN))
+        t = s3.truth(s)
+        self.assertEqual(t["hidden"], round(hidden, 3))
+        self.assertFalse(t["usable"])
+        self.assertEqual(t["mode"], "viewer")
+
+    def test_shaken_moves_the_camera_a_little(self):
+        # A hand-held frame a moment later: the truth corners move by a
+        # little, not by nothing, and stay consistent.
+        s = s3.Scene(SEED + 40, size=(320, 240))
+        a = np.array(s3.truth(s)["corners"])
+        t = s.shaken(np.random.default_rng(1), 1.0)
+        self.assertEqual(t.frame_no, 1)
+        b = np.array(s3.truth(t)["corners"])
+        move = np.linalg.norm(a - b, axis=1).max() / 400.0
+        self.assertGreater(move, 1e-4)
+        self.assertLess(move, 0.05)
+        t.k1 = 0.0
+        assert_truth_gives_vhs(self, s3.truth(t))
+
 
 if __name__ == "__main__":
     unittest.main()
