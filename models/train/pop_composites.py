@@ -473,6 +473,17 @@ def radiograph_export(seed):
 
 # ---------------------------------------------------------------- writers
 
+def run_jobs(job, jobs, workers):
+    """job over jobs, on a pool of workers when workers > 1; each job
+    returns a list of truth dicts, and the lists are joined in job order."""
+    if workers > 1:
+        with Pool(workers) as p:
+            res = p.map(job, jobs)
+    else:
+        res = [job(j) for j in jobs]
+    return [t for r in res for t in r]
+
+
 def _write(out, name, arr, quality, truth, fmt="jpg"):
     with open(os.path.join(out, name), "wb") as f:
         f.write(encode(arr, quality, fmt))
@@ -614,12 +625,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     size = tuple(int(v) for v in a.size.split("x")) if a.size else None
     jobs = [(a.kind, i, a.seed0 + i, a.out, size, a.frames, opts) for i in range(a.n)]
-    if a.workers > 1:
-        with Pool(a.workers) as p:
-            res = p.map(_job, jobs)
-    else:
-        res = [_job(j) for j in jobs]
-    items = [t for r in res for t in r]
+    items = run_jobs(_job, jobs, a.workers)
     path = os.path.join(a.out, f"truth_{a.kind}.json")
     with open(path, "w") as f:
         json.dump({"kind": a.kind, "seed0": a.seed0, "n": a.n, "split": a.split, "only": opts["only"],

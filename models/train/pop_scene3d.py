@@ -49,13 +49,13 @@ import json
 import math
 import os
 from io import BytesIO
-from multiprocessing import Pool
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
 import xraysim
+from pop_composites import run_jobs
 from pop_variety import fit_rect
 
 DISPLAYS = ("medical", "office", "laptop", "tv")
@@ -840,12 +840,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     size = tuple(int(v) for v in a.size.split("x")) if a.size else None
     jobs = [(i, a.seed0 + i, a.out, only, a.frames, size) for i in range(a.n)]
-    if a.workers > 1:
-        with Pool(a.workers) as p:
-            res = p.map(_job, jobs)
-    else:
-        res = [_job(j) for j in jobs]
-    items = [t for r in res for t in r]
+    items = run_jobs(_job, jobs, a.workers)
     kind = "vscreen" if a.frames == 0 else "sequence"
     with open(os.path.join(a.out, f"truth_{kind}.json"), "w") as f:
         json.dump({"kind": kind, "generator": "pop_scene3d", "seed0": a.seed0, "n": a.n, "only": only,
