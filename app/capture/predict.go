@@ -85,7 +85,9 @@ type Single struct {
 
 // PredictImage detects whether b (JPEG or PNG) is a photograph of a
 // screen; if so it rectifies the display area and measures the rectified
-// image, otherwise it measures b as it is. Decode errors wrap imageproc's
+// image, otherwise it measures b as it is, withholding the numbers (code
+// 5, cardiac.GuardPossibleScreenPhoto) when the image may still be a
+// screen photographed at an angle (pop.Analysis.PossibleScreen). Decode errors wrap imageproc's
 // sentinels.
 func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o cardiac.PredictOptions) (*Single, error) {
 	an, err := a.AnalyzeBytes(b)
@@ -113,6 +115,9 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 	r, err := p.Predict(ctx, img, o)
 	if err != nil {
 		return nil, err
+	}
+	if an.PossibleScreen {
+		r.Withhold(cardiac.GuardPossibleScreenPhoto)
 	}
 	return &Single{Result: r, Analysis: an, Measured: img}, nil
 }

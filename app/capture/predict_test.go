@@ -9,6 +9,7 @@ import (
 
 	"vetlens/api"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/pop"
 )
 
 func TestPredictImage(t *testing.T) {
@@ -56,5 +57,47 @@ func TestPredictImage(t *testing.T) {
 	}
 	if p.refined.Load() != 1 {
 		t.Fatal("a radiograph file was measured without the refinement stage")
+	}
+}
+
+// possibleAnalyzer analyses every image as a plain file, possibly a
+// screen photographed at an angle.
+type possibleAnalyzer struct{ possible bool }
+
+func (a possibleAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
+	return &pop.Analysis{Corners: pop.Corners{Width: 64, Height: 64}, PossibleScreen: a.possible}, nil
+}
+
+// measuringPredictor measures every image: code 1, VHS 10.
+type measuringPredictor struct{}
+
+func (measuringPredictor) ModelVersion() string { return "test" }
+
+func (measuringPredictor) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	v, l := 10.0, 2.0
+	return &cardiac.Result{Code: cardiac.CodeHighConfidence, VHS: &v, VLAS: &l, LandmarksDetected: true, Width: 64, Height: 64}, nil
+}
+
+func TestPredictImageWithholdsPossibleScreenPhotos(t *testing.T) {
+	var gray bytes.Buffer
+	png.Encode(&gray, image.NewGray(image.Rect(0, 0, 64, 64)))
+	for _, possible := range []bool{false, true} {
+		s, err := PredictImage(context.Background(), measuringPredictor{}, possibleAnalyzer{possible}, gray.Bytes(), cardiac.PredictOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Result
+		if !possible {
+			if r.Code != cardiac.CodeHighConfidence || r.VHS == nil || r.Guard != cardiac.GuardNone {
+				t.Fatalf("plain file: code %d vhs %v guard %q", r.Code, r.VHS, r.Guard)
+			}
+			continue
+		}
+		if r.Code != cardiac.CodeNoLandmarks || r.Guard != cardiac.GuardPossibleScreenPhoto || r.VHS != nil || r.VLAS != nil || r.LandmarksDetected || r.PopDetected {
+			t.Fatalf("possible screen photo: code %d guard %q vhs %v vlas %v landmarks %v pop %v", r.Code, r.Guard, r.VHS, r.VLAS, r.LandmarksDetected, r.PopDetected)
+		}
+		if s.Measured == nil {
+			t.Fatal("the withheld measurement lost its image: the landmarks cannot be reviewed")
+		}
 	}
 }

@@ -398,10 +398,20 @@ func (r *Result) checkImage(img image.Image) {
 	s := VertebralPeriodScore(img, r.Landmarks[VertebraA], r.Landmarks[VertebraB])
 	r.VertebralPeriod = &s
 	if g := guardVertebralPeriod(s); g != GuardNone {
-		r.Code, r.Guard = CodeNoLandmarks, g
-		r.VHS, r.VLAS = nil, nil
-		r.LandmarksDetected = false
+		r.Withhold(g)
 	}
+}
+
+// Withhold turns a result that would return a VHS (codes 1-4) into code 5
+// for guard g: VHS and VLAS are withdrawn, the landmarks stay for review.
+// Other codes are left as they are.
+func (r *Result) Withhold(g Guard) {
+	if !r.Code.HasVHS() {
+		return
+	}
+	r.Code, r.Guard = CodeNoLandmarks, g
+	r.VHS, r.VLAS = nil, nil
+	r.LandmarksDetected = false
 }
 
 // isRadiograph reports whether the validity output lets the landmark models

@@ -39,6 +39,11 @@ const (
 	// landmarks: Predict checks it last, on results that would return a
 	// VHS (VertebralPeriodScore <= MinVertebralPeriodScore).
 	GuardVertebralPeriodMismatch Guard = "vertebral_period_mismatch"
+	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
+	// (app/capture.PredictImage), not by Decide: the image was measured as
+	// a file, but it may be a screen photographed at an angle
+	// (pop.PossibleScreen), whose perspective would distort the numbers.
+	GuardPossibleScreenPhoto Guard = "possible_screen_photo"
 )
 
 var guardDescriptions = map[Guard]string{
@@ -59,6 +64,7 @@ var guardDescriptions = map[Guard]string{
 	GuardVLASOutOfRange:          "the VLAS is outside the clinically possible range",
 	GuardSpreadTooHigh:           "the five models disagree too much",
 	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
+	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 }
 
 // Description is a short English sentence fragment saying why the guard

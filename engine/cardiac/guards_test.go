@@ -397,7 +397,7 @@ func TestGuardDescriptions(t *testing.T) {
 	all := []Guard{GuardRadiographUncertain, GuardLandmarksNotFound, GuardVertebraDegenerate, GuardVLASPeakLow, GuardVLASDispersed,
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
-		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch}
+		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardPossibleScreenPhoto}
 	seen := map[Guard]bool{}
 	for _, g := range all {
 		if d := g.Description(); d == "" || d == string(g) || seen[g] {
@@ -407,5 +407,23 @@ func TestGuardDescriptions(t *testing.T) {
 	}
 	if GuardNone.Description() != "" || Guard("new_guard").Description() != "new_guard" {
 		t.Error("GuardNone or an unknown guard described")
+	}
+}
+
+func TestResultWithhold(t *testing.T) {
+	for _, code := range []Code{CodeHighConfidence, CodeModerate, CodeReview, CodeNoVLAS, CodeNoLandmarks, CodeRejected, CodePoPFailed} {
+		v, l := 10.0, 2.0
+		r := &Result{Code: code, VHS: &v, VLAS: &l, LandmarksDetected: true}
+		if !code.HasVHS() {
+			r.VHS, r.VLAS, r.LandmarksDetected = nil, nil, false
+		}
+		r.Withhold(GuardPossibleScreenPhoto)
+		if code.HasVHS() {
+			if r.Code != CodeNoLandmarks || r.Guard != GuardPossibleScreenPhoto || r.VHS != nil || r.VLAS != nil || r.LandmarksDetected {
+				t.Errorf("code %d withheld: %+v", code, r)
+			}
+		} else if r.Code != code || r.Guard != GuardNone {
+			t.Errorf("code %d changed to %d (%q): only results with a VHS are withheld", code, r.Code, r.Guard)
+		}
 	}
 }

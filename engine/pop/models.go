@@ -564,6 +564,7 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 	a.PoPDetected = a.Chroma >= MinChroma && lr.Presence >= MinPresence && !a.FileFrame
 	switch {
 	case !a.PoPDetected:
+		a.PossibleScreen = PossibleScreen(a.Chroma, lr.Presence, c, a.FileFrame)
 		return a, nil
 	case lr.CutOff:
 		a.Failure = "the displayed image is cut off by the frame's edge"
@@ -588,6 +589,38 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 			q.Problems = append(q.Problems, "glare_heart")
 		}
 	})
+}
+
+// Below MinPresence, a frame may still be a screen photo the presence
+// model was unsure of (a full-screen radiograph filling a dark room's
+// frame looks like a file). Measured as a file, such a photo carries the
+// perspective: at 28 degrees the foreshortening is 12 %, and a VHS of
+// 12.4 came back as 10.8 with code 2. PossibleScreen flags it so that no
+// number is returned (docs/pop.md, "Possible screen photos").
+const (
+	// PossiblePresence is the p_screen from which a colour frame below
+	// MinPresence may be a screen photo. Validation radiograph files
+	// (testdata/validation, validation-phantom, validation-xs2: 125 of
+	// 360 in colour) score under it but for two (0.081, and 0.152,
+	// which is taken for a screen).
+	PossiblePresence = 0.05
+	// MinPossibleTilt is the viewing tilt (degrees, Tilt of the learned
+	// quad) from which the perspective matters: 1 - cos 15 degrees is a
+	// 3.4 % foreshortening, about 0.35 v on a VHS of 10 along one axis.
+	MinPossibleTilt = 15.0
+)
+
+// PossibleScreen reports whether a frame that is not taken for a screen
+// photo may still be one: a colour frame (chroma >= MinChroma), p_screen
+// from PossiblePresence up to MinPresence, corners found confidently
+// (c.Found) on a quad that is not the file's own frame, seen at a tilt of
+// at least MinPossibleTilt.
+func PossibleScreen(chroma, presence float64, c Corners, fileFrame bool) bool {
+	if chroma < MinChroma || presence < PossiblePresence || presence >= MinPresence || !c.Found || fileFrame {
+		return false
+	}
+	_, f := Aspect(c.Quad, c.Width, c.Height)
+	return Tilt(c.Quad, c.Width, c.Height, f) >= MinPossibleTilt
 }
 
 // AnalyzeBytes decodes a JPEG or PNG frame (DecodeFrame) and analyses it

@@ -394,3 +394,39 @@ func TestCutOff(t *testing.T) {
 		})
 	}
 }
+
+func TestPossibleScreen(t *testing.T) {
+	// A screen photographed about 29 degrees off its normal (a 1280x720
+	// frame, the quad's right side leaning in) and the same area seen
+	// square-on.
+	tilted := Corners{Quad: Quad{{515.9, 175.3}, {957.9, 183.6}, {890.6, 633.3}, {527.7, 629.0}}, Found: true, Width: 1280, Height: 720}
+	square := tilted
+	square.Quad = Quad{{516, 175}, {958, 175}, {958, 630}, {516, 630}}
+	lost := tilted
+	lost.Found = false
+	if _, f := Aspect(tilted.Quad, 1280, 720); Tilt(tilted.Quad, 1280, 720, f) < 25 {
+		t.Fatalf("the tilted quad's tilt is %.1f degrees", Tilt(tilted.Quad, 1280, 720, f))
+	}
+	cases := []struct {
+		name      string
+		chroma    float64
+		presence  float64
+		c         Corners
+		fileFrame bool
+		want      bool
+	}{
+		{"colour, unsure presence, confident tilted quad", 12, 0.10, tilted, false, true},
+		{"at the lower presence bound", 12, PossiblePresence, tilted, false, true},
+		{"presence too low", 12, PossiblePresence - 0.001, tilted, false, false},
+		{"presence reaches MinPresence: a screen photo, not a possible one", 12, MinPresence, tilted, false, false},
+		{"grey file", MinChroma - 0.1, 0.10, tilted, false, false},
+		{"corners not found", 12, 0.10, lost, false, false},
+		{"the quad is the file's own frame", 12, 0.10, tilted, true, false},
+		{"seen square-on: no perspective to carry", 12, 0.10, square, false, false},
+	}
+	for _, tc := range cases {
+		if got := PossibleScreen(tc.chroma, tc.presence, tc.c, tc.fileFrame); got != tc.want {
+			t.Errorf("%s: got %v", tc.name, got)
+		}
+	}
+}

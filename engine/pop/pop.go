@@ -164,6 +164,11 @@ type Analysis struct {
 	// candidate with confidence >= SuspectConfidence that is not the
 	// file's own frame.
 	PoPDetected bool
+	// PossibleScreen: not PoPDetected, yet the frame may be a screen
+	// photographed at an angle (PossibleScreen, learned pipeline only): a
+	// measurement of it as a plain file would carry the perspective, so
+	// the caller withholds its numbers.
+	PossibleScreen bool
 	// Corrected: PoPDetected, the corners were found confidently and the
 	// display area was rectified.
 	Corrected bool
