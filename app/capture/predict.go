@@ -87,8 +87,8 @@ type Single struct {
 // screen; if so it rectifies the display area and measures the rectified
 // image, otherwise it measures b as it is, withholding the numbers (code
 // 5, cardiac.GuardPossibleScreenPhoto) when the image may still be a
-// screen photographed at an angle (pop.Analysis.PossibleScreen). Decode errors wrap imageproc's
-// sentinels.
+// screen photographed at an angle (pop.Analysis.PossibleScreen). Decode
+// errors wrap imageproc's sentinels.
 func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o cardiac.PredictOptions) (*Single, error) {
 	an, err := a.AnalyzeBytes(b)
 	if err != nil {

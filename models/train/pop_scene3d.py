@@ -448,6 +448,20 @@ class Scene:
         t._look(self.cam + rng.normal(0, 1.0, 3) * amount, aim)
         return t
 
+    def in_active(self, x, y, tol=0.0):
+        """Whether housing-local points (x from the centre, y up from the
+        housing's bottom) lie inside the active area, grown by tol."""
+        y0 = self.bb + self.b
+        return (np.abs(x) < self.sw / 2 + tol) & (y > y0 - tol) & (y < y0 + self.sh + tol)
+
+    def onto_screen(self, bx, pl, d):
+        """Carry housing front-face hits pl (box-local) along their rays d
+        (world) back to the recessed screen plane: box-local points and the
+        rays in box coordinates."""
+        dl = d @ bx.R
+        t = (-self.recess) / np.where(np.abs(dl[:, 2]) < 1e-9, -1e-9, dl[:, 2])
+        return pl + dl * t[:, None], dl
+
     def hidden_share(self, n=11):
         """Share of the displayed radiograph hidden from the camera by
         something in front of it (a desk item, the bezel's lip, the
@@ -466,13 +480,9 @@ class Scene:
             if bx.name == "housing":
                 # Through the front opening onto the screen is the view; any
                 # other face of the housing, or the lip, is in the way.
-                y = pl[:, 1] + bx.h[1]
-                through = (ax == 2) & (sg > 0) & (np.abs(pl[:, 0]) < self.sw / 2) & (y > self.bb + self.b) & (
-                    y < self.bb + self.b + self.sh)
-                dl = d @ bx.R
-                q = pl + dl * ((-self.recess) / np.where(np.abs(dl[:, 2]) < 1e-9, -1e-9, dl[:, 2]))[:, None]
-                qy = q[:, 1] + bx.h[1]
-                lip = (np.abs(q[:, 0]) > self.sw / 2 + 1e-6) | (qy < self.bb + self.b - 1e-6) | (qy > self.bb + self.b + self.sh + 1e-6)
+                through = (ax == 2) & (sg > 0) & self.in_active(pl[:, 0], pl[:, 1] + bx.h[1])
+                q, _ = self.onto_screen(bx, pl, d)
+                lip = ~self.in_active(q[:, 0], q[:, 1] + bx.h[1], 1e-6)
                 hidden |= (t < dist - 1e-6) & (~through | lip)
             else:
                 hidden |= t < dist - 1e-6
@@ -667,13 +677,11 @@ class Renderer:
         col = self.s.albedo * self.lambert(nw)
         if bx.name != "housing":
             return col
-        hz = bx.h[2]
         front = (ax == 2) & (sg > 0)
         # Local coordinates with y up from the housing bottom.
         x, y = pl[:, 0], pl[:, 1] + bx.h[1]
-        ox0, ox1 = -s.sw / 2, s.sw / 2
-        oy0, oy1 = s.bb + s.b, s.bb + s.b + s.sh
-        opening = front & (x > ox0) & (x < ox1) & (y > oy0) & (y < oy1)
+        ox0, oy0 = -s.sw / 2, s.bb + s.b
+        opening = front & s.in_active(x, y)
         bez = front & ~opening
         if bez.any():  # glossy bezel with a logo and a power light
             c = col[bez]
@@ -686,12 +694,9 @@ class Renderer:
             c[led] = np.array([0.2, 0.6, 1.0]) * s.white
             col[bez] = c
         if opening.any():
-            dl = d[opening] @ bx.R
-            ol = pl[opening]
-            t = (-s.recess) / np.where(np.abs(dl[:, 2]) < 1e-9, -1e-9, dl[:, 2])  # from the front face to the screen plane
-            q = ol + dl * t[:, None]
+            q, dl = s.onto_screen(bx, pl[opening], d[opening])
             qx, qy = q[:, 0], q[:, 1] + bx.h[1]
-            onscreen = (qx > ox0) & (qx < ox1) & (qy > oy0) & (qy < oy1)
+            onscreen = s.in_active(qx, qy)
             c = np.tile(s.albedo * 0.5 * s.ambient, (len(q), 1))  # the lip, in its own shadow
             if onscreen.any():
                 cw, ch = self.s.content.size
