@@ -81,14 +81,20 @@ type Single struct {
 	// when a screen photo was corrected, else the decoded input; nil for
 	// code 7 (nothing was measured).
 	Measured image.Image
+	// Problem says why a corrected screen photo got no number
+	// (FrameProblem; code 5, cardiac.GuardScreenPhotoQuality): "" otherwise.
+	Problem string
 }
 
 // PredictImage detects whether b (JPEG or PNG) is a photograph of a
 // screen; if so it rectifies the display area and measures the rectified
-// image, otherwise it measures b as it is, withholding the numbers (code
-// 5, cardiac.GuardPossibleScreenPhoto) when the image may still be a
-// screen photographed at an angle (pop.Analysis.PossibleScreen). Decode
-// errors wrap imageproc's sentinels.
+// image, withholding the numbers (code 5, cardiac.GuardScreenPhotoQuality)
+// when a capture session would not keep the frame (FrameProblem: quality
+// problems, or learned corners below MinCornerConfidence). Otherwise it
+// measures b as it is, withholding the numbers (code 5,
+// cardiac.GuardPossibleScreenPhoto) when the image may still be a screen
+// photographed at an angle (pop.Analysis.PossibleScreen). Decode errors
+// wrap imageproc's sentinels.
 func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o cardiac.PredictOptions) (*Single, error) {
 	an, err := a.AnalyzeBytes(b)
 	if err != nil {
@@ -106,7 +112,11 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 			return nil, fmt.Errorf("predict on rectified image: %w", err)
 		}
 		r.PopDetected = true
-		return &Single{Result: r, Analysis: an, Measured: an.Rectified}, nil
+		single := &Single{Result: r, Analysis: an, Measured: an.Rectified}
+		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem != "" {
+			r.Withhold(cardiac.GuardScreenPhotoQuality)
+		}
+		return single, nil
 	}
 	img, _, err := imageproc.Decode(b)
 	if err != nil {

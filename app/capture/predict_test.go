@@ -22,9 +22,13 @@ func TestPredictImage(t *testing.T) {
 		pop      bool
 		hasVHS   bool
 		modelRun bool
+		guard    cardiac.Guard
 	}{
-		{"corrected screen photo is measured on the rectified image", []byte("good:10:0.001"), cardiac.CodeHighConfidence, true, true, true},
-		{"screen seen but not corrected gives code 7", []byte("nocorr"), cardiac.CodePoPFailed, true, false, false},
+		{"corrected screen photo is measured on the rectified image", []byte("good:10:0.001"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
+		{"screen seen but not corrected gives code 7", []byte("nocorr"), cardiac.CodePoPFailed, true, false, false, cardiac.GuardNone},
+		{"learned corners at the session's bound are measured", []byte("learned:0.85:10"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
+		{"learned corners below the session's bound give no number", []byte("learned:0.84:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
+		{"a frame a session would not keep for its quality gives no number", []byte("blurred:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,6 +40,12 @@ func TestPredictImage(t *testing.T) {
 			r := s.Result
 			if r.Code != tc.code || r.PopDetected != tc.pop || (r.VHS != nil) != tc.hasVHS || (p.calls.Load() > 0) != tc.modelRun {
 				t.Fatalf("got code %d pop %v vhs %v calls %d", r.Code, r.PopDetected, r.VHS, p.calls.Load())
+			}
+			if r.Guard != tc.guard || (s.Problem != "") != (tc.guard != cardiac.GuardNone) {
+				t.Fatalf("guard %q, problem %q; want guard %q", r.Guard, s.Problem, tc.guard)
+			}
+			if tc.guard != cardiac.GuardNone && (r.VLAS != nil || s.Measured == nil) {
+				t.Fatalf("withheld screen photo: vlas %v, measured image kept %v", r.VLAS, s.Measured != nil)
 			}
 			if p.refined.Load() != 0 {
 				t.Fatal("a rectified screen photo was measured with the refinement stage")

@@ -60,7 +60,29 @@ type Config struct {
 // corners of confidence 0.85 or more.
 func DefaultConfig() Config {
 	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: 0.3, Retention: time.Minute,
-		MinCornerConfidence: 0.85}
+		MinCornerConfidence: MinCornerConfidence}
+}
+
+// MinCornerConfidence is the default Config.MinCornerConfidence, and the
+// bound PredictImage holds a single screen photo's learned corners to:
+// chosen on the validation composites (docs/pop.md, "Capture sessions").
+const MinCornerConfidence = 0.85
+
+// FrameProblem says why the rectification of a corrected screen photo
+// cannot be trusted for a measurement: its frame quality has problems
+// (pop.Quality.OK), or, with the learned finder, its corners' confidence
+// is below minCornerConfidence (the classical finder's confidence means
+// something else and is not held to it). It returns "" when the frame
+// can be measured. Capture sessions skip such frames; a single photo
+// (PredictImage) gets no number from one.
+func FrameProblem(an *pop.Analysis, minCornerConfidence float64) string {
+	switch {
+	case !an.Quality.OK():
+		return fmt.Sprintf("frame quality: %v", an.Quality.Problems)
+	case an.Learned != nil && an.Corners.Confidence < minCornerConfidence:
+		return fmt.Sprintf("screen corners not certain enough (confidence %.2f < %.2f)", an.Corners.Confidence, minCornerConfidence)
+	}
+	return ""
 }
 
 // FrameResult is one frame's result.
@@ -432,11 +454,9 @@ func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) boo
 	}
 	r.PopDetected = true
 	fr.Result = r
-	switch {
-	case !an.Quality.OK():
-		fr.Problem = fmt.Sprintf("frame quality: %v", an.Quality.Problems)
-	case an.Learned != nil && an.Corners.Confidence < m.cfg.MinCornerConfidence:
-		fr.Problem = fmt.Sprintf("screen corners not certain enough (confidence %.2f < %.2f)", an.Corners.Confidence, m.cfg.MinCornerConfidence)
+	switch p := FrameProblem(an, m.cfg.MinCornerConfidence); {
+	case p != "":
+		fr.Problem = p
 	case r.Code != cardiac.CodeHighConfidence && r.Code != cardiac.CodeModerate:
 		fr.Problem = fmt.Sprintf("measurement not confident: result code %d", r.Code)
 	default:

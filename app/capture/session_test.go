@@ -26,7 +26,8 @@ import (
 )
 
 // Frames for the doubles are text: "good:VHS:SPREAD", "bad" (no screen),
-// "blur" (corrected but quality fails), "unsure:VHS" (corrected, code 3),
+// "blur" (corrected but quality fails), "blurred:VHS" (the same, measured
+// as code 1), "unsure:VHS" (corrected, code 3),
 // "nocorr" (screen seen, not corrected), "learned:CONF:VHS" (corrected by
 // the learned finder with corner confidence CONF, code 1).
 
@@ -56,6 +57,10 @@ func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
 		a.Learned = &pop.Learned{}
 		a.Rectified = &textImage{image.NewGray(image.Rect(0, 0, 64, 64)), "good:" + vhs + ":0.004"}
 		a.RectifiedJPEG = []byte("jpeg:good:" + s)
+	}
+	if vhs, ok := strings.CutPrefix(s, "blurred:"); ok {
+		a.Rectified = &textImage{image.NewGray(image.Rect(0, 0, 64, 64)), "good:" + vhs + ":0.004"}
+		s = "blur"
 	}
 	if s == "blur" {
 		a.Quality.Problems = []string{"blurred"}

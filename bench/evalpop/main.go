@@ -149,6 +149,9 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 	famN := map[string]int{}
 	detected := 0
 	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
+	// ...Kept: the frames a single photo gets a number from
+	// (capture.FrameProblem), as /v3/predict answers them.
+	var vhsErrKept, pairPhotoKept, pairFileKept []float64
 	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff, pairSigned, aspErr, aspPaired, aspTruthQuad, aspOwnQuad, geoErr, geoPaired []float64
 	vhsByMode := map[string][]float64{}
 	seqs := map[string][]item{}
@@ -256,8 +259,12 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 							return err
 						}
 					}
-					if v, ok := m.vhs(ctx, rb, true); ok {
-						vhsNote = fmt.Sprintf(" vhs=%.2f truth=%.2f aspect_err=%+.1f%% ownquad_aspect_err=%+.1f%% geometric_vhs_err=%+.2f", v, it.VHS, 100*ae, 100*ownAE, ge)
+					if v, code, ok := m.vhsCode(ctx, rb, true); ok {
+						kept := capture.FrameProblem(a, capture.MinCornerConfidence) == ""
+						if kept {
+							vhsErrKept = append(vhsErrKept, math.Abs(v-it.VHS))
+						}
+						vhsNote = fmt.Sprintf(" code=%d kept=%v vhs=%.2f truth=%.2f aspect_err=%+.1f%% ownquad_aspect_err=%+.1f%% geometric_vhs_err=%+.2f", code, kept, v, it.VHS, 100*ae, 100*ownAE, ge)
 						vhsErr = append(vhsErr, math.Abs(v-it.VHS))
 						vhsByMode[it.Mode] = append(vhsByMode[it.Mode], math.Abs(v-it.VHS))
 						if it.DisplayedFile != "" {
@@ -270,6 +277,10 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 								pairFile = append(pairFile, math.Abs(fv-it.VHS))
 								pairDiff = append(pairDiff, math.Abs(v-fv))
 								pairSigned = append(pairSigned, v-fv)
+								if kept {
+									pairPhotoKept = append(pairPhotoKept, math.Abs(v-it.VHS))
+									pairFileKept = append(pairFileKept, math.Abs(fv-it.VHS))
+								}
 								aspPaired = append(aspPaired, ae)
 								geoPaired = append(geoPaired, ge)
 								vhsNote += fmt.Sprintf(" file_vhs=%.2f", fv)
@@ -346,6 +357,12 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				len(pairPhoto), mean(pairPhoto), mean(pairFile), mean(pairPhoto)-mean(pairFile), mean(pairDiff))
 			fmt.Printf("VHS photo - file, signed: mean %+.3f v, median %+.3f v; correlation with the rectified aspect's error %.2f, with the rectification's own VHS error %.2f\n",
 				mean(pairSigned), pct(pairSigned, 0.5), correlation(pairSigned, aspPaired), correlation(pairSigned, geoPaired))
+		}
+		fmt.Printf("VHS as a single photo is answered (no number when capture.FrameProblem): %d of %d returned, MAE %.3f v, over 1 v %d (of all measured: %d)\n",
+			len(vhsErrKept), len(vhsErr), mean(vhsErrKept), countOver(vhsErrKept, 1), countOver(vhsErr, 1))
+		if len(pairPhotoKept) > 0 {
+			fmt.Printf("  on the same radiographs (n=%d): MAE as screen photos %.3f v, as files %.3f v (difference %+.3f v)\n",
+				len(pairPhotoKept), mean(pairPhotoKept), mean(pairFileKept), mean(pairPhotoKept)-mean(pairFileKept))
 		}
 		fmt.Printf("VHS MAE on screen photos by mode: full screen %.3f v (n=%d), viewer %.3f v (n=%d)\n",
 			mean(vhsByMode["fullscreen"]), len(vhsByMode["fullscreen"]), mean(vhsByMode["viewer"]), len(vhsByMode["viewer"]))
@@ -424,6 +441,17 @@ func absAll(v []float64) []float64 {
 		a[i] = math.Abs(x)
 	}
 	return a
+}
+
+// countOver counts the values of v above limit.
+func countOver(v []float64, limit float64) int {
+	n := 0
+	for _, x := range v {
+		if x > limit {
+			n++
+		}
+	}
+	return n
 }
 
 // correlation is Pearson's r of the pairs (x[i], y[i]) where both are

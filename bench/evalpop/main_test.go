@@ -138,3 +138,23 @@ func TestRectifiedTruthVHS(t *testing.T) {
 		t.Fatal("no landmarks: want false")
 	}
 }
+
+func TestCountOver(t *testing.T) {
+	cases := []struct {
+		name  string
+		v     []float64
+		limit float64
+		want  int
+	}{
+		{"none", nil, 1, 0},
+		{"strictly above only", []float64{0.5, 1, 1.01, 2.3}, 1, 2},
+		{"all above", []float64{3, 4}, 1, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := countOver(tc.v, tc.limit); got != tc.want {
+				t.Fatalf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -38,11 +38,17 @@ func (m *measurer) close() { m.eng.Close() }
 // screenPhoto is set for a rectified screen photo, which the product
 // measures with the first stage only (app/capture sets SkipRefinement).
 func (m *measurer) vhs(ctx context.Context, b []byte, screenPhoto bool) (float64, bool) {
+	v, _, ok := m.vhsCode(ctx, b, screenPhoto)
+	return v, ok
+}
+
+// vhsCode is vhs with the result code the engine gave.
+func (m *measurer) vhsCode(ctx context.Context, b []byte, screenPhoto bool) (float64, cardiac.Code, bool) {
 	r, err := m.eng.PredictBytes(ctx, b, cardiac.PredictOptions{SkipRefinement: screenPhoto})
 	if err != nil || r.VHS == nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return *r.VHS, true
+	return *r.VHS, r.Code, true
 }
 
 // sessions plays each sequence through a capture session with the real

@@ -44,6 +44,13 @@ const (
 	// a file, but it may be a screen photographed at an angle
 	// (pop.PossibleScreen), whose perspective would distort the numbers.
 	GuardPossibleScreenPhoto Guard = "possible_screen_photo"
+	// GuardScreenPhotoQuality is set by the PoP-aware prediction
+	// (app/capture.PredictImage), not by Decide: a single screen photo
+	// was corrected, but a capture session would not keep the frame
+	// (frame quality problems, or uncertain learned corners), so the
+	// rectified radiograph may be distorted (docs/pop.md, "Single
+	// screen photos").
+	GuardScreenPhotoQuality Guard = "screen_photo_quality"
 )
 
 var guardDescriptions = map[Guard]string{
@@ -65,6 +72,7 @@ var guardDescriptions = map[Guard]string{
 	GuardSpreadTooHigh:           "the five models disagree too much",
 	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
+	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",
 }
 
 // Description is a short English sentence fragment saying why the guard

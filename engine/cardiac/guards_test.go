@@ -397,7 +397,8 @@ func TestGuardDescriptions(t *testing.T) {
 	all := []Guard{GuardRadiographUncertain, GuardLandmarksNotFound, GuardVertebraDegenerate, GuardVLASPeakLow, GuardVLASDispersed,
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
-		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardPossibleScreenPhoto}
+		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardPossibleScreenPhoto,
+		GuardScreenPhotoQuality}
 	seen := map[Guard]bool{}
 	for _, g := range all {
 		if d := g.Description(); d == "" || d == string(g) || seen[g] {
