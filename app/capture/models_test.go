@@ -1,33 +1,43 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"vetlens/app"
+	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
 )
+
+// shippedPoPModels loads the shipped PoP models (closed when tb ends), or
+// skips tb when none are shipped.
+func shippedPoPModels(tb testing.TB) *pop.Models {
+	tb.Helper()
+	dir := filepath.Join("..", "..", "models")
+	if _, err := os.Stat(filepath.Join(dir, "pop_corners_a.onnx")); err != nil {
+		tb.Skip("no PoP models shipped in", dir)
+	}
+	if err := ort.Init(""); err != nil {
+		tb.Fatal(err)
+	}
+	m, err := pop.LoadModels(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	return m
+}
 
 // TestServiceReportsPoPModels: with the shipped PoP models the service
 // (and so /v3/health and session start) reports 5 models and the family's
 // version, and /v3/corners uses the learned finder; without them 0 and
 // the classical pipeline's version.
 func TestServiceReportsPoPModels(t *testing.T) {
-	dir := filepath.Join("..", "..", "models")
-	if _, err := os.Stat(filepath.Join(dir, "pop_corners_a.onnx")); err != nil {
-		t.Skip("no PoP models shipped in", dir)
-	}
-	if err := ort.Init(""); err != nil {
-		t.Fatal(err)
-	}
-	m, err := pop.LoadModels(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := shippedPoPModels(t)
 	for _, tc := range []struct {
 		name    string
 		an      PoP
@@ -54,5 +64,33 @@ func TestServiceReportsPoPModels(t *testing.T) {
 				t.Fatalf("junk: %v", err)
 			}
 		})
+	}
+}
+
+// BenchmarkPredictImageScreenPhoto1080 is one 1920x1080 screen photo
+// through the whole single-photo path with the shipped models: the
+// learned PoP pipeline, the cardiac models on the rectified image and
+// again on its mirror (MirrorProblem: the frame passes FrameProblem).
+func BenchmarkPredictImageScreenPhoto1080(b *testing.B) {
+	m := shippedPoPModels(b)
+	dir := filepath.Join("..", "..", "models")
+	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	frame, err := os.ReadFile(filepath.Join("..", "..", "engine", "pop", "testdata", "bench", "screen_0000.jpg"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := PredictImage(ctx, eng, PoP{Models: m}, frame, cardiac.PredictOptions{})
+	if err != nil || !s.Analysis.Corrected || !(s.Result.Code.HasVHS() || s.Result.Guard == cardiac.GuardScreenPhotoUnstable) {
+		b.Fatalf("the frame does not reach the mirror check: %v %+v", err, s)
+	}
+	for b.Loop() {
+		if _, err := PredictImage(ctx, eng, PoP{Models: m}, frame, cardiac.PredictOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

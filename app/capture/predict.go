@@ -81,16 +81,40 @@ type Single struct {
 	// when a screen photo was corrected, else the decoded input; nil for
 	// code 7 (nothing was measured).
 	Measured image.Image
-	// Problem says why a corrected screen photo got no number
-	// (FrameProblem; code 5, cardiac.GuardScreenPhotoQuality): "" otherwise.
+	// Problem says why a corrected screen photo got no number (code 5:
+	// FrameProblem, or the mirror check): "" otherwise.
 	Problem string
+}
+
+// MirrorProblem measures img mirrored (cardiac.PredictOptions.Mirror) and
+// says why a VHS of vhs on img cannot be trusted: the mirror gives no VHS,
+// or one more than DefaultVHSAgreement away ("" when they agree; o is
+// used as given, with Mirror set and Render cleared). The
+// models were trained to follow mirroring, so on an image they measure
+// well the two agree; a screen photo they misread often moves
+// (docs/pop.md, "Single screen photos").
+func MirrorProblem(ctx context.Context, p Predictor, img image.Image, vhs float64, o cardiac.PredictOptions) (string, error) {
+	o.Mirror, o.Render = true, false
+	m, err := p.Predict(ctx, img, o)
+	if err != nil {
+		return "", fmt.Errorf("predict on the mirrored rectified image: %w", err)
+	}
+	switch {
+	case m.VHS == nil:
+		return fmt.Sprintf("mirrored, the screen photo gives no VHS (result code %d)", m.Code), nil
+	case math.Abs(*m.VHS-vhs) > DefaultVHSAgreement:
+		return fmt.Sprintf("mirrored, the screen photo's VHS moves from %.2f to %.2f", vhs, *m.VHS), nil
+	}
+	return "", nil
 }
 
 // PredictImage detects whether b (JPEG or PNG) is a photograph of a
 // screen; if so it rectifies the display area and measures the rectified
-// image, withholding the numbers (code 5, cardiac.GuardScreenPhotoQuality)
-// when a capture session would not keep the frame (FrameProblem: quality
-// problems, or learned corners below MinCornerConfidence). Otherwise it
+// image, withholding the numbers (code 5) when a capture session would
+// not keep the frame (FrameProblem: quality problems, or learned corners
+// below MinCornerConfidence; cardiac.GuardScreenPhotoQuality) or when the
+// mirrored rectified image measures more than DefaultVHSAgreement apart
+// (cardiac.GuardScreenPhotoUnstable). Otherwise it
 // measures b as it is, withholding the numbers (code 5,
 // cardiac.GuardPossibleScreenPhoto) when the image may still be a screen
 // photographed at an angle (pop.Analysis.PossibleScreen). Decode errors
@@ -115,6 +139,15 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 		single := &Single{Result: r, Analysis: an, Measured: an.Rectified}
 		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem != "" {
 			r.Withhold(cardiac.GuardScreenPhotoQuality)
+			return single, nil
+		}
+		if r.Code.HasVHS() {
+			if single.Problem, err = MirrorProblem(ctx, p, an.Rectified, *r.VHS, o); err != nil {
+				return nil, err
+			}
+			if single.Problem != "" {
+				r.Withhold(cardiac.GuardScreenPhotoUnstable)
+			}
 		}
 		return single, nil
 	}

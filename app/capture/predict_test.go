@@ -28,6 +28,9 @@ func TestPredictImage(t *testing.T) {
 		{"screen seen but not corrected gives code 7", []byte("nocorr"), cardiac.CodePoPFailed, true, false, false, cardiac.GuardNone},
 		{"learned corners at the session's bound are measured", []byte("learned:0.85:10"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
 		{"learned corners below the session's bound give no number", []byte("learned:0.84:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
+		{"a photo whose mirror agrees within 0.3 v is measured", []byte("mirror:10:10.29"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
+		{"a photo whose mirror moves more than 0.3 v gives no number", []byte("mirror:10:10.31"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoUnstable},
+		{"a photo whose mirror gives no VHS gives no number", []byte("mirror:10:none"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoUnstable},
 		{"a frame a session would not keep for its quality gives no number", []byte("blurred:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
 	}
 	for _, tc := range cases {

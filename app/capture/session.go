@@ -59,9 +59,14 @@ type Config struct {
 // consecutive failures, 60 seconds of retention after expiry, and learned
 // corners of confidence 0.85 or more.
 func DefaultConfig() Config {
-	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: 0.3, Retention: time.Minute,
+	return Config{MaxFrames: 20, MaxConsecutiveFailures: 6, TTLSeconds: 300, GoodFramesNeeded: 3, VHSAgreement: DefaultVHSAgreement, Retention: time.Minute,
 		MinCornerConfidence: MinCornerConfidence}
 }
+
+// DefaultVHSAgreement is the default Config.VHSAgreement (vertebrae), and
+// how far a single screen photo's VHS may move when it is measured
+// mirrored (PredictImage).
+const DefaultVHSAgreement = 0.3
 
 // MinCornerConfidence is the default Config.MinCornerConfidence, and the
 // bound PredictImage holds a single screen photo's learned corners to:

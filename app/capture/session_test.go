@@ -28,7 +28,8 @@ import (
 // Frames for the doubles are text: "good:VHS:SPREAD", "bad" (no screen),
 // "blur" (corrected but quality fails), "blurred:VHS" (the same, measured
 // as code 1), "unsure:VHS" (corrected, code 3),
-// "nocorr" (screen seen, not corrected), "learned:CONF:VHS" (corrected by
+// "nocorr" (screen seen, not corrected), "mirror:VHS:MIRRORED" (corrected,
+// code 1, measured MIRRORED when mirrored), "learned:CONF:VHS" (corrected by
 // the learned finder with corner confidence CONF, code 1).
 
 type fakeAnalyzer struct{}
@@ -100,6 +101,19 @@ func (p *fakePredictor) Predict(ctx context.Context, img image.Image, o cardiac.
 		fmt.Sscanf(t.text, "unsure:%g", &vhs)
 		spread = 0.01
 		r.Code = cardiac.CodeReview
+	case strings.HasPrefix(t.text, "mirror:"):
+		// "mirror:VHS:MIRRORED": code 1 with VHS, and MIRRORED when
+		// measured mirrored ("none": no VHS then, code 5).
+		v, mv, _ := strings.Cut(strings.TrimPrefix(t.text, "mirror:"), ":")
+		fmt.Sscanf(v, "%g", &vhs)
+		spread, r.Code = 0.004, cardiac.CodeHighConfidence
+		if o.Mirror {
+			if mv == "none" {
+				r.Code = cardiac.CodeNoLandmarks
+				return r, nil
+			}
+			fmt.Sscanf(mv, "%g", &vhs)
+		}
 	case t.text == "fail":
 		return nil, errors.New("model failure")
 	default:

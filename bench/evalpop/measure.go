@@ -11,6 +11,7 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
 )
@@ -49,6 +50,16 @@ func (m *measurer) vhsCode(ctx context.Context, b []byte, screenPhoto bool) (flo
 		return 0, 0, false
 	}
 	return *r.VHS, r.Code, true
+}
+
+// mirrorProblem is capture.MirrorProblem on an encoded rectified screen
+// photo whose VHS was vhs, measured as the product measures it.
+func (m *measurer) mirrorProblem(ctx context.Context, b []byte, vhs float64) (string, error) {
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return "", fmt.Errorf("decode rectified photo: %w", err)
+	}
+	return capture.MirrorProblem(ctx, m.eng, img, vhs, cardiac.PredictOptions{SkipRefinement: true})
 }
 
 // sessions plays each sequence through a capture session with the real

@@ -199,6 +199,12 @@ type PredictOptions struct {
 	// sets it for rectified screen photos, which the refinement models
 	// were not trained for (docs/cardiac.md, "Refinement stage").
 	SkipRefinement bool
+	// Mirror measures the image mirrored left to right
+	// (imageproc.MirrorX); positions then refer to the mirrored image.
+	// VHS and VLAS do not change under mirroring, and the models were
+	// trained to follow it, so a different answer says they are unsure
+	// of the image (app/capture checks single screen photos this way).
+	Mirror bool
 }
 
 // Result is one image's measurement. Positions are in pixels of the
@@ -275,6 +281,9 @@ func (e *Engine) PredictBytes(ctx context.Context, b []byte, o PredictOptions) (
 // prediction could not run (bad input size, cancelled context, ONNX Runtime
 // failure); every measurement outcome, including rejection, is a Result.
 func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions) (*Result, error) {
+	if o.Mirror {
+		img = imageproc.MirrorX(img)
+	}
 	b := img.Bounds()
 	if err := imageproc.CheckSize(b.Dx(), b.Dy()); err != nil {
 		return nil, err

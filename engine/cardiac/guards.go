@@ -51,6 +51,12 @@ const (
 	// rectified radiograph may be distorted (docs/pop.md, "Single
 	// screen photos").
 	GuardScreenPhotoQuality Guard = "screen_photo_quality"
+	// GuardScreenPhotoUnstable is set by the PoP-aware prediction too: a
+	// single screen photo measured mirrored (PredictOptions.Mirror) gave
+	// no VHS or one more than 0.3 v away, so the models are unsure of the
+	// photo though their five members agree (docs/pop.md, "Single screen
+	// photos").
+	GuardScreenPhotoUnstable Guard = "screen_photo_unstable"
 )
 
 var guardDescriptions = map[Guard]string{
@@ -72,6 +78,7 @@ var guardDescriptions = map[Guard]string{
 	GuardSpreadTooHigh:           "the five models disagree too much",
 	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
+	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",
 }
 

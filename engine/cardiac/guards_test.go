@@ -398,7 +398,7 @@ func TestGuardDescriptions(t *testing.T) {
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
 		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardPossibleScreenPhoto,
-		GuardScreenPhotoQuality}
+		GuardScreenPhotoQuality, GuardScreenPhotoUnstable}
 	seen := map[Guard]bool{}
 	for _, g := range all {
 		if d := g.Description(); d == "" || d == string(g) || seen[g] {

@@ -359,3 +359,41 @@ func TestRawLandmarks(t *testing.T) {
 		t.Error("a 4x4 image was measured")
 	}
 }
+
+// TestPredictMirror: PredictOptions.Mirror measures the mirrored image, so
+// its landmarks lie mirrored (x -> W - x, within 1 % of the width) and the
+// VHS of its landmarks agrees within the 0.3 v a screen photo is held to
+// (app/capture), on a held-out phantom the models know.
+func TestPredictMirror(t *testing.T) {
+	e := testEngine(t)
+	b, err := os.ReadFile("testdata/phantoms/xraysim_2_480x720.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := e.PredictBytes(context.Background(), b, PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored, err := e.PredictBytes(context.Background(), b, PredictOptions{Mirror: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, plain)
+	checkConsistent(t, mirrored)
+	if plain.Rejected || mirrored.Rejected {
+		t.Fatalf("phantom rejected: p %.3f plain, %.3f mirrored", plain.ClassifierConfidence, mirrored.ClassifierConfidence)
+	}
+	if mirrored.Width != plain.Width || mirrored.Height != plain.Height {
+		t.Fatalf("mirrored size %dx%d, plain %dx%d", mirrored.Width, mirrored.Height, plain.Width, plain.Height)
+	}
+	w := float64(plain.Width)
+	for k := range plain.Landmarks {
+		p, m := plain.Landmarks[k], mirrored.Landmarks[k]
+		if math.Abs(p.X-(w-m.X)) > 0.01*w || math.Abs(p.Y-m.Y) > 0.01*float64(plain.Height) {
+			t.Errorf("%s: %v plain, %v mirrored (want x near %.1f)", ClassNames[k], p, m, w-m.X)
+		}
+	}
+	if d := math.Abs(plain.Geometry.VHS - mirrored.Geometry.VHS); d > 0.3 {
+		t.Errorf("VHS %.2f plain, %.2f mirrored", plain.Geometry.VHS, mirrored.Geometry.VHS)
+	}
+}
