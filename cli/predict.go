@@ -41,7 +41,9 @@ Rejected images are not rendered.
 
 When VHS or VLAS is withheld (result 4 or 5), a line on stderr names the
 check that withheld it, e.g. "result 5: Vertebra A-B does not lie dorsal
-to the heart (vertebrae_not_dorsal)"; the JSON body has no field for it.
+to the heart (vertebrae_not_dorsal)", and, where the check says more,
+what it saw after a colon (a screen photo's quality problems, or how far
+its mirror image measured); the JSON body has no field for it.
 
 A photograph of a radiograph on a screen is detected, perspective-corrected
 and measured on the corrected image (pop_detected true; landmarks then refer
@@ -91,7 +93,7 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "vetlens predict: stopped before %s: %v\n", file, err)
 			return ExitRejected
 		}
-		resp, guard, err := predictFile(ctx, svc, file, renderPath(*render, i, len(files)))
+		resp, r, err := predictFile(ctx, svc, file, renderPath(*render, i, len(files)))
 		if err != nil {
 			status = ExitRejected
 			if resp == nil {
@@ -104,9 +106,13 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// Measured, but the rendered file could not be written.
 			fmt.Fprintf(stderr, "vetlens predict: %s: %v\n", file, err)
 		}
-		if guard != cardiac.GuardNone {
+		if r.Guard != cardiac.GuardNone {
 			// Why VHS or VLAS was withheld; the spec's body has no field for it.
-			fmt.Fprintf(stderr, "vetlens predict: %s: result %d: %s (%s)\n", file, resp.ResultCode, guard.Description(), guard)
+			detail := ""
+			if r.GuardDetail != "" {
+				detail = ": " + r.GuardDetail
+			}
+			fmt.Fprintf(stderr, "vetlens predict: %s: result %d: %s (%s)%s\n", file, resp.ResultCode, r.Guard.Description(), r.Guard, detail)
 		}
 		if err := enc.Encode(resp); err != nil {
 			fmt.Fprintf(stderr, "vetlens predict: write output: %v\n", err)
@@ -117,27 +123,28 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // predictFile measures one file with the API's single-image use case and
-// returns its body and the guard that withheld VHS or VLAS
-// (cardiac.Result.Guard). A nil response means the file could not be
-// measured; a response with an error means rendering failed.
-func predictFile(ctx context.Context, svc *app.Service, file, renderOut string) (*api.CardiacResponse, cardiac.Guard, error) {
+// returns its body and the engine's result (whose Guard and GuardDetail
+// say why VHS or VLAS was withheld). A nil response (and result) means the
+// file could not be measured; a response with an error means rendering
+// failed.
+func predictFile(ctx context.Context, svc *app.Service, file, renderOut string) (*api.CardiacResponse, *cardiac.Result, error) {
 	b, err := readLimited(file, MaxInputFileBytes)
 	if err != nil {
-		return nil, cardiac.GuardNone, err
+		return nil, nil, err
 	}
 	// Screen photos are detected and perspective-corrected first
 	// (docs/pop.md); anything else is measured as it is.
 	resp, r, err := svc.PredictLocal(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
-		return nil, cardiac.GuardNone, err
+		return nil, nil, err
 	}
 	resp.RenderedImage = "" // written to renderOut instead of stdout
 	if renderOut != "" && r.Rendered != nil {
 		if err := os.WriteFile(renderOut, r.Rendered, 0o644); err != nil {
-			return resp, r.Guard, fmt.Errorf("write rendered image: %w", err)
+			return resp, r, fmt.Errorf("write rendered image: %w", err)
 		}
 	}
-	return resp, r.Guard, nil
+	return resp, r, nil
 }
 
 // readLimited reads a whole file, refusing files over limit bytes.

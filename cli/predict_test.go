@@ -349,3 +349,30 @@ func jsonLines(t *testing.T, stdout string, n int) []map[string]any {
 	}
 	return bodies
 }
+
+// TestPredictCLISaysWhatTheScreenPhotoCheckSaw: a blurred screen photo
+// fixture (engine/pop/testdata/variety) is corrected and measured, but a
+// capture session would not keep it, so it is result 5 and the stderr
+// line gives the guard and, after it, the frame's quality problem.
+func TestPredictCLISaysWhatTheScreenPhotoCheckSaw(t *testing.T) {
+	models := testModelsDir(t)
+	if _, err := os.Stat(filepath.Join(models, "pop_corners_a.onnx")); err != nil {
+		t.Skip("no PoP models in", models)
+	}
+	photo := filepath.Join("..", "engine", "pop", "testdata", "variety", "vscreen_0000.jpg")
+	code, stdout, stderr := run(t, "--models", models, photo)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	var b map[string]any
+	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b["result_code"] != 5.0 || b["vhs"] != nil || b["pop_detected"] != true {
+		t.Fatalf("body %v", b)
+	}
+	want := photo + ": result 5: " + cardiac.GuardScreenPhotoQuality.Description() + " (screen_photo_quality): frame quality: [blurred]"
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("stderr %q, want a line with %q", stderr, want)
+	}
+}

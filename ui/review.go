@@ -193,6 +193,9 @@ func (r *review) show(m *app.Measurement) {
 	text := res.Code.Description() + "."
 	if res.Guard != cardiac.GuardNone {
 		text = strings.TrimSuffix(text, ".") + ": " + res.Guard.Description() + "."
+		if res.GuardDetail != "" {
+			text = strings.TrimSuffix(text, ".") + " (" + res.GuardDetail + ")."
+		}
 	}
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
 		text += " A photograph of a screen: the perspective was corrected before measuring."

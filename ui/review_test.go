@@ -9,13 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
 	"vetlens/app"
+	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/pop"
 )
 
 var phantom1 = filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
@@ -435,5 +438,37 @@ func TestLabelBoxAvoidsOverlap(t *testing.T) {
 	// At the top-left corner the label goes below-right, inside the view.
 	if b := labelBox(view, fyne.NewPos(2, 2), s, nil); b.pos.X < 0 || b.pos.Y < 0 {
 		t.Fatalf("corner label at %v", b.pos)
+	}
+}
+
+// TestReviewSaysWhyAScreenPhotoHasNoNumber: a blurred screen photo fixture
+// opened in Review is corrected but gets no number (a capture session
+// would not keep it); the status names the reason and what was seen, and
+// the landmarks stay on the rectified image for review.
+func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
+	photo := filepath.Join("..", "engine", "pop", "testdata", "variety", "vscreen_0000.jpg")
+	learned := func(c *cardiac.Engine) app.PoP {
+		m, err := pop.LoadModels(filepath.Join("..", "models"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		an := capture.PoP{Models: m}
+		return capture.NewService(capture.NewManager(capture.DefaultConfig(), c, an, time.Now), c, an)
+	}
+	u, _, done := newTestUIWith(t, true, learned, Options{})
+	u.SelectTab("Review")
+	if err := u.OpenFile(photo); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	r := u.review
+	for _, want := range []string{cardiac.GuardScreenPhotoQuality.Description(), "(frame quality: [blurred])", "perspective was corrected"} {
+		if !strings.Contains(r.status.Text, want) {
+			t.Fatalf("status %q lacks %q", r.status.Text, want)
+		}
+	}
+	if r.m == nil || r.m.Result.Code != cardiac.CodeNoLandmarks || !r.m.HasModelLandmarks() {
+		t.Fatalf("measurement %+v", r.m)
 	}
 }

@@ -138,7 +138,7 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 		r.PopDetected = true
 		single := &Single{Result: r, Analysis: an, Measured: an.Rectified}
 		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem != "" {
-			r.Withhold(cardiac.GuardScreenPhotoQuality)
+			r.Withhold(cardiac.GuardScreenPhotoQuality, single.Problem)
 			return single, nil
 		}
 		if r.Code.HasVHS() {
@@ -146,7 +146,7 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 				return nil, err
 			}
 			if single.Problem != "" {
-				r.Withhold(cardiac.GuardScreenPhotoUnstable)
+				r.Withhold(cardiac.GuardScreenPhotoUnstable, single.Problem)
 			}
 		}
 		return single, nil
@@ -160,7 +160,7 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 		return nil, err
 	}
 	if an.PossibleScreen {
-		r.Withhold(cardiac.GuardPossibleScreenPhoto)
+		r.Withhold(cardiac.GuardPossibleScreenPhoto, "")
 	}
 	return &Single{Result: r, Analysis: an, Measured: img}, nil
 }

@@ -236,6 +236,10 @@ type Result struct {
 	// withheld, e.g. GuardVertebraeNotAlongSpine; GuardNone for every
 	// other code. Not part of the spec's response body.
 	Guard Guard
+	// GuardDetail says what the guard saw, where Withhold was given it
+	// (e.g. a screen photo's quality problems); "" otherwise. Not part of
+	// the spec's response body.
+	GuardDetail string
 	// VertebralPeriod is VertebralPeriodScore of the image along the
 	// reported Vertebra A-B, nil where it was not measured: it is measured
 	// only when every other check would return a VHS (guard 8). Not part
@@ -407,18 +411,19 @@ func (r *Result) checkImage(img image.Image) {
 	s := VertebralPeriodScore(img, r.Landmarks[VertebraA], r.Landmarks[VertebraB])
 	r.VertebralPeriod = &s
 	if g := guardVertebralPeriod(s); g != GuardNone {
-		r.Withhold(g)
+		r.Withhold(g, "")
 	}
 }
 
 // Withhold turns a result that would return a VHS (codes 1-4) into code 5
-// for guard g: VHS and VLAS are withdrawn, the landmarks stay for review.
-// Other codes are left as they are.
-func (r *Result) Withhold(g Guard) {
+// for guard g, with detail saying what the guard saw ("" when the guard's
+// description says it all; GuardDetail): VHS and VLAS are withdrawn, the
+// landmarks stay for review. Other codes are left as they are.
+func (r *Result) Withhold(g Guard, detail string) {
 	if !r.Code.HasVHS() {
 		return
 	}
-	r.Code, r.Guard = CodeNoLandmarks, g
+	r.Code, r.Guard, r.GuardDetail = CodeNoLandmarks, g, detail
 	r.VHS, r.VLAS = nil, nil
 	r.LandmarksDetected = false
 }

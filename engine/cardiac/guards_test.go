@@ -418,12 +418,12 @@ func TestResultWithhold(t *testing.T) {
 		if !code.HasVHS() {
 			r.VHS, r.VLAS, r.LandmarksDetected = nil, nil, false
 		}
-		r.Withhold(GuardPossibleScreenPhoto)
+		r.Withhold(GuardPossibleScreenPhoto, "tilted 20 degrees")
 		if code.HasVHS() {
-			if r.Code != CodeNoLandmarks || r.Guard != GuardPossibleScreenPhoto || r.VHS != nil || r.VLAS != nil || r.LandmarksDetected {
+			if r.Code != CodeNoLandmarks || r.Guard != GuardPossibleScreenPhoto || r.GuardDetail != "tilted 20 degrees" || r.VHS != nil || r.VLAS != nil || r.LandmarksDetected {
 				t.Errorf("code %d withheld: %+v", code, r)
 			}
-		} else if r.Code != code || r.Guard != GuardNone {
+		} else if r.Code != code || r.Guard != GuardNone || r.GuardDetail != "" {
 			t.Errorf("code %d changed to %d (%q): only results with a VHS are withheld", code, r.Code, r.Guard)
 		}
 	}
