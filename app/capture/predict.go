@@ -81,18 +81,19 @@ type Single struct {
 	// when a screen photo was corrected, else the decoded input; nil for
 	// code 7 (nothing was measured).
 	Measured image.Image
-	// Problem says why a corrected screen photo got no number (code 5:
-	// FrameProblem, or the mirror check): "" otherwise.
+	// Problem says why the number of a corrected screen photo was
+	// withheld (code 5: FrameProblem, or the mirror check; the same words
+	// as Result.GuardDetail): "" otherwise.
 	Problem string
 }
 
 // MirrorProblem measures img mirrored (cardiac.PredictOptions.Mirror) and
 // says why a VHS of vhs on img cannot be trusted: the mirror gives no VHS,
 // or one more than DefaultVHSAgreement away ("" when they agree; o is
-// used as given, with Mirror set and Render cleared). The
-// models were trained to follow mirroring, so on an image they measure
-// well the two agree; a screen photo they misread often moves
-// (docs/pop.md, "Single screen photos").
+// used as given, with Mirror set and Render cleared). The models were
+// trained to follow mirroring, so on an image they measure well the two
+// agree; a screen photo they misread often moves (docs/pop.md, "Single
+// screen photos").
 func MirrorProblem(ctx context.Context, p Predictor, img image.Image, vhs float64, o cardiac.PredictOptions) (string, error) {
 	o.Mirror, o.Render = true, false
 	m, err := p.Predict(ctx, img, o)
@@ -137,17 +138,18 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 		}
 		r.PopDetected = true
 		single := &Single{Result: r, Analysis: an, Measured: an.Rectified}
-		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem != "" {
-			r.Withhold(cardiac.GuardScreenPhotoQuality, single.Problem)
-			return single, nil
+		if !r.Code.HasVHS() {
+			return single, nil // no number to withhold
 		}
-		if r.Code.HasVHS() {
+		guard := cardiac.GuardScreenPhotoQuality
+		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem == "" {
+			guard = cardiac.GuardScreenPhotoUnstable
 			if single.Problem, err = MirrorProblem(ctx, p, an.Rectified, *r.VHS, o); err != nil {
 				return nil, err
 			}
-			if single.Problem != "" {
-				r.Withhold(cardiac.GuardScreenPhotoUnstable, single.Problem)
-			}
+		}
+		if single.Problem != "" {
+			r.Withhold(guard, single.Problem)
 		}
 		return single, nil
 	}

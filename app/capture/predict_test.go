@@ -31,6 +31,7 @@ func TestPredictImage(t *testing.T) {
 		{"a photo whose mirror agrees within 0.3 v is measured", []byte("mirror:10:10.29"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
 		{"a photo whose mirror moves more than 0.3 v gives no number", []byte("mirror:10:10.31"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoUnstable},
 		{"a photo whose mirror gives no VHS gives no number", []byte("mirror:10:none"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoUnstable},
+		{"a blurred photo the models measure no number on keeps their answer", []byte("blur"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardNone},
 		{"a frame a session would not keep for its quality gives no number", []byte("blurred:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
 	}
 	for _, tc := range cases {

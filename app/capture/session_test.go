@@ -119,7 +119,10 @@ func (p *fakePredictor) Predict(ctx context.Context, img image.Image, o cardiac.
 	default:
 		r.Code = cardiac.CodeNoLandmarks
 	}
-	r.VHS, r.Spread, r.LandmarksDetected = &vhs, spread, r.Code.HasVHS()
+	r.Spread, r.LandmarksDetected = spread, r.Code.HasVHS()
+	if r.Code.HasVHS() {
+		r.VHS = &vhs
+	}
 	return r, nil
 }
 
