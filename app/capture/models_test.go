@@ -13,11 +13,14 @@ import (
 	"vetlens/engine/pop"
 )
 
+// shippedModelsDir is the repository's models directory.
+var shippedModelsDir = filepath.Join("..", "..", "models")
+
 // shippedPoPModels loads the shipped PoP models (closed when tb ends), or
 // skips tb when none are shipped.
 func shippedPoPModels(tb testing.TB) *pop.Models {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "models")
+	dir := shippedModelsDir
 	if _, err := os.Stat(filepath.Join(dir, "pop_corners_a.onnx")); err != nil {
 		tb.Skip("no PoP models shipped in", dir)
 	}
@@ -73,8 +76,7 @@ func TestServiceReportsPoPModels(t *testing.T) {
 // again on its mirror (MirrorProblem: the frame passes FrameProblem).
 func BenchmarkPredictImageScreenPhoto1080(b *testing.B) {
 	m := shippedPoPModels(b)
-	dir := filepath.Join("..", "..", "models")
-	eng, err := cardiac.Load(dir, cardiac.DefaultOptions())
+	eng, err := cardiac.Load(shippedModelsDir, cardiac.DefaultOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -81,10 +81,6 @@ type Single struct {
 	// when a screen photo was corrected, else the decoded input; nil for
 	// code 7 (nothing was measured).
 	Measured image.Image
-	// Problem says why the number of a corrected screen photo was
-	// withheld (code 5: FrameProblem, or the mirror check; the same words
-	// as Result.GuardDetail): "" otherwise.
-	Problem string
 }
 
 // MirrorProblem measures img mirrored (cardiac.PredictOptions.Mirror) and
@@ -109,13 +105,29 @@ func MirrorProblem(ctx context.Context, p Predictor, img image.Image, vhs float6
 	return "", nil
 }
 
+// ScreenPhotoProblem says why a corrected screen photo (analysis an,
+// measured as a VHS of vhs on its rectified image img) gets no number:
+// first FrameProblem (guard cardiac.GuardScreenPhotoQuality), then
+// MirrorProblem (cardiac.GuardScreenPhotoUnstable). It returns
+// cardiac.GuardNone and "" when the number stands. PredictImage applies
+// it; bench/evalpop counts with it.
+func ScreenPhotoProblem(ctx context.Context, p Predictor, an *pop.Analysis, img image.Image, vhs float64, o cardiac.PredictOptions) (cardiac.Guard, string, error) {
+	if prob := FrameProblem(an, MinCornerConfidence); prob != "" {
+		return cardiac.GuardScreenPhotoQuality, prob, nil
+	}
+	prob, err := MirrorProblem(ctx, p, img, vhs, o)
+	if err != nil || prob == "" {
+		return cardiac.GuardNone, "", err
+	}
+	return cardiac.GuardScreenPhotoUnstable, prob, nil
+}
+
 // PredictImage detects whether b (JPEG or PNG) is a photograph of a
 // screen; if so it rectifies the display area and measures the rectified
-// image, withholding the numbers (code 5) when a capture session would
-// not keep the frame (FrameProblem: quality problems, or learned corners
-// below MinCornerConfidence; cardiac.GuardScreenPhotoQuality) or when the
-// mirrored rectified image measures more than DefaultVHSAgreement apart
-// (cardiac.GuardScreenPhotoUnstable). Otherwise it
+// image, withholding the numbers (code 5, Result.GuardDetail saying why)
+// when ScreenPhotoProblem names a problem: a capture session would not
+// keep the frame, or the mirrored rectified image measures more than
+// DefaultVHSAgreement apart. Otherwise it
 // measures b as it is, withholding the numbers (code 5,
 // cardiac.GuardPossibleScreenPhoto) when the image may still be a screen
 // photographed at an angle (pop.Analysis.PossibleScreen). Decode errors
@@ -137,21 +149,16 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 			return nil, fmt.Errorf("predict on rectified image: %w", err)
 		}
 		r.PopDetected = true
-		single := &Single{Result: r, Analysis: an, Measured: an.Rectified}
-		if !r.Code.HasVHS() {
-			return single, nil // no number to withhold
-		}
-		guard := cardiac.GuardScreenPhotoQuality
-		if single.Problem = FrameProblem(an, MinCornerConfidence); single.Problem == "" {
-			guard = cardiac.GuardScreenPhotoUnstable
-			if single.Problem, err = MirrorProblem(ctx, p, an.Rectified, *r.VHS, o); err != nil {
+		if r.Code.HasVHS() {
+			guard, prob, err := ScreenPhotoProblem(ctx, p, an, an.Rectified, *r.VHS, o)
+			if err != nil {
 				return nil, err
 			}
+			if guard != cardiac.GuardNone {
+				r.Withhold(guard, prob)
+			}
 		}
-		if single.Problem != "" {
-			r.Withhold(guard, single.Problem)
-		}
-		return single, nil
+		return &Single{Result: r, Analysis: an, Measured: an.Rectified}, nil
 	}
 	img, _, err := imageproc.Decode(b)
 	if err != nil {

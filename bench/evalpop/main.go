@@ -150,7 +150,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 	detected := 0
 	var usable, found, radio, misread, exports, exportsMisread, unusable, unusableFound, unusableGood, usableGood int
 	// ...Kept: the frames a single photo gets a number from
-	// (capture.FrameProblem), as /v3/predict answers them.
+	// (capture.ScreenPhotoProblem), as /v3/predict answers them.
 	var vhsErrKept, pairPhotoKept, pairFileKept []float64
 	var vhsErr, vhsErrDirect, pairPhoto, pairFile, pairDiff, pairSigned, aspErr, aspPaired, aspTruthQuad, aspOwnQuad, geoErr, geoPaired []float64
 	vhsByMode := map[string][]float64{}
@@ -260,13 +260,9 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 						}
 					}
 					if v, code, ok := m.vhsCode(ctx, rb, true); ok {
-						kept := capture.FrameProblem(a, capture.MinCornerConfidence) == ""
-						if kept {
-							prob, err := m.mirrorProblem(ctx, rb, v)
-							if err != nil {
-								return err
-							}
-							kept = prob == ""
+						kept, err := m.answered(ctx, a, rb, v)
+						if err != nil {
+							return err
 						}
 						if kept {
 							vhsErrKept = append(vhsErrKept, math.Abs(v-it.VHS))
@@ -365,7 +361,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 			fmt.Printf("VHS photo - file, signed: mean %+.3f v, median %+.3f v; correlation with the rectified aspect's error %.2f, with the rectification's own VHS error %.2f\n",
 				mean(pairSigned), pct(pairSigned, 0.5), correlation(pairSigned, aspPaired), correlation(pairSigned, geoPaired))
 		}
-		fmt.Printf("VHS as a single photo is answered (no number when capture.FrameProblem or capture.MirrorProblem): %d of %d returned, MAE %.3f v, over 1 v %d (of all measured: %d)\n",
+		fmt.Printf("VHS as a single photo is answered (no number when capture.ScreenPhotoProblem): %d of %d returned, MAE %.3f v, over 1 v %d (of all measured: %d)\n",
 			len(vhsErrKept), len(vhsErr), mean(vhsErrKept), countOver(vhsErrKept, 1), countOver(vhsErr, 1))
 		if len(pairPhotoKept) > 0 {
 			fmt.Printf("  on the same radiographs (n=%d): MAE as screen photos %.3f v, as files %.3f v (difference %+.3f v)\n",

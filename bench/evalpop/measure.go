@@ -13,6 +13,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
+	"vetlens/engine/pop"
 	"vetlens/internal/config"
 )
 
@@ -52,14 +53,16 @@ func (m *measurer) vhsCode(ctx context.Context, b []byte, screenPhoto bool) (flo
 	return *r.VHS, r.Code, true
 }
 
-// mirrorProblem is capture.MirrorProblem on an encoded rectified screen
-// photo whose VHS was vhs, measured as the product measures it.
-func (m *measurer) mirrorProblem(ctx context.Context, b []byte, vhs float64) (string, error) {
+// answered reports whether a single screen photo (analysis a, encoded
+// rectified image b measured as a VHS of vhs) keeps its number as
+// /v3/predict answers it: capture.ScreenPhotoProblem names no problem.
+func (m *measurer) answered(ctx context.Context, a *pop.Analysis, b []byte, vhs float64) (bool, error) {
 	img, _, err := imageproc.Decode(b)
 	if err != nil {
-		return "", fmt.Errorf("decode rectified photo: %w", err)
+		return false, fmt.Errorf("decode rectified photo: %w", err)
 	}
-	return capture.MirrorProblem(ctx, m.eng, img, vhs, cardiac.PredictOptions{SkipRefinement: true})
+	g, _, err := capture.ScreenPhotoProblem(ctx, m.eng, a, img, vhs, cardiac.PredictOptions{SkipRefinement: true})
+	return g == cardiac.GuardNone, err
 }
 
 // sessions plays each sequence through a capture session with the real
