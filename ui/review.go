@@ -246,6 +246,7 @@ func (r *review) update() {
 	res := r.m.Result
 	v := app.Values{VHS: res.VHS, VLAS: res.VLAS, AxesPerpendicular: res.AxesPerpendicular}
 	complete := r.view.Complete()
+	span := r.spanCheck()
 	switch {
 	case r.kind == app.MeasurementModel:
 		r.kindText.SetText("")
@@ -261,10 +262,13 @@ func (r *review) update() {
 		if !v.AxesPerpendicular {
 			text += " The heart axes are not perpendicular."
 		}
+		if span != nil && span.OffSix() {
+			text += " " + span.Warning()
+		}
 		r.kindText.SetText(text)
 	}
 	r.setValues(v.VHS, v.VLAS)
-	r.setDetails(v)
+	r.setDetails(v, span)
 
 	rejectedOK := !res.Rejected || r.confirm.Checked
 	switch {
@@ -319,9 +323,31 @@ func (r *review) saveKey() string {
 	return fmt.Sprintf("%s|%s|%v|%d", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed())
 }
 
+// spanCheck is the vertebral span check (app.CheckVertebralSpan) of the
+// landmarks in effect: the clinician's once all 7 are placed, else the
+// model's where it found them; nil where there are none.
+func (r *review) spanCheck() *app.SpanCheck {
+	var l cardiac.Landmarks
+	switch {
+	case r.m.Image == nil:
+		return nil
+	case r.kind.Clinician() && r.view.Complete():
+		l = r.view.Landmarks()
+	case r.kind == app.MeasurementModel && r.m.HasModelLandmarks():
+		l = r.m.Result.Landmarks
+	default:
+		return nil
+	}
+	s := app.CheckVertebralSpan(r.m.Image, l)
+	return &s
+}
+
 // setDetails fills the Details expander: the statistics behind the
-// result, each with a one-line explanation.
-func (r *review) setDetails(v app.Values) {
+// result, each with a one-line explanation, and the vertebral span check
+// of the landmarks in effect (span, nil for none); a model measurement
+// whose span is not six vertebrae also gets the check's warning under the
+// values.
+func (r *review) setDetails(v app.Values, span *app.SpanCheck) {
 	res := r.m.Result
 	var lines []string
 	lines = append(lines, fmt.Sprintf("Exact values: VHS %s, VLAS %s (vertebrae, two decimals).", fmtValue(v.VHS), fmtValue(v.VLAS)))
@@ -338,6 +364,9 @@ func (r *review) setDetails(v app.Values) {
 			lines = append(lines, fmt.Sprintf("Ensemble spread: %.4f. How far apart the five models put the landmarks, as a fraction of the image size; the confidence is read from it.", res.Spread))
 		}
 	}
+	if span != nil {
+		lines = append(lines, span.Summary())
+	}
 	lines = append(lines, fmt.Sprintf("Result code %d: %s. The number API clients receive for this outcome.", res.Code, res.Code.Description()))
 	ref := r.u.Reference()
 	lines = append(lines, "VHS range: "+ref.VHSLabel()+", mean ± 2 SD of healthy animals.", "VLAS: "+ref.VLASLabel()+".")
@@ -349,7 +378,13 @@ func (r *review) setDetails(v app.Values) {
 	case r.kind.Clinician() || res.Rejected:
 		r.conf.SetText("")
 	case res.Confidence == cardiac.ConfidenceReview:
-		r.conf.SetText("The model is unsure of these landmarks: check them before relying on the values.")
+		text := "The model is unsure of these landmarks: check them before relying on the values."
+		if span != nil && span.OffSix() {
+			text += " " + span.Warning()
+		}
+		r.conf.SetText(text)
+	case span != nil && span.OffSix():
+		r.conf.SetText(span.Warning())
 	default:
 		r.conf.SetText("")
 	}

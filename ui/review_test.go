@@ -472,3 +472,44 @@ func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 		t.Fatalf("measurement %+v", r.m)
 	}
 }
+
+// TestReviewCountsTheVertebralSpan: Review counts the vertebrae between
+// Vertebra A and B from the image's own vertebral length, for the
+// model's landmarks and for a clinician's; a hand placement whose B sits
+// a vertebra short of T9 is told so, the exact T4-T9 span is not.
+func TestReviewCountsTheVertebralSpan(t *testing.T) {
+	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
+	short := truth
+	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
+	short[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*5/6, Y: a.Y + (b.Y-a.Y)*5/6}
+	for _, tc := range []struct {
+		name  string
+		l     cardiac.Landmarks
+		count string
+		warn  bool
+	}{
+		{"T4 to T9", truth, "about 5.8 vertebrae", false},
+		{"B on T8", short, "about 4.9 vertebrae", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, w := openInReview(t, phantom1)
+			r := u.review
+			if !strings.Contains(r.details.Text, "Vertebral span: A-B covers about") || strings.Contains(r.conf.Text, "not six") {
+				t.Fatalf("model's landmarks: details %q, note %q", r.details.Text, r.conf.Text)
+			}
+			test.Tap(r.hand)
+			for i := range cardiac.NumLandmarks {
+				if strings.Contains(r.details.Text, "Vertebral span") {
+					t.Fatalf("span counted with %d of 7 placed: %q", i, r.details.Text)
+				}
+				tapImage(w, r.view, tc.l[i])
+			}
+			if !strings.Contains(r.details.Text, tc.count) {
+				t.Fatalf("details %q, want %q", r.details.Text, tc.count)
+			}
+			if got := strings.Contains(r.kindText.Text, "not six: check that A is on T4's cranial endplate and B on T9's caudal endplate"); got != tc.warn {
+				t.Fatalf("warned %v, want %v: %q", got, tc.warn, r.kindText.Text)
+			}
+		})
+	}
+}

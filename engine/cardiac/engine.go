@@ -245,6 +245,11 @@ type Result struct {
 	// only when every other check would return a VHS (guard 8). Not part
 	// of the spec's response body.
 	VertebralPeriod *float64
+	// VertebralSpan is CountSpan along the reported Vertebra A-B, nil
+	// where it was not counted: only when guard 8 passed on a result
+	// that would return a VHS (guard 9). Not part of the spec's response
+	// body.
+	VertebralSpan *SpanCount
 	// VHS and VLAS are rounded to DecimalsScore; nil where the code says
 	// they could not be calculated.
 	VHS, VLAS *float64
@@ -398,20 +403,29 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 	return r
 }
 
-// checkImage applies the check that looks at the image itself, guard 8
-// (vertebral_period_mismatch), to a result that would return a VHS: when
-// VertebralPeriodScore along the reported A-B is not above
-// MinVertebralPeriodScore the result becomes code 5 and VHS and VLAS are
-// withdrawn. It runs after Decide, so it costs nothing where no number
-// would be returned anyway.
+// checkImage applies the checks that look at the image itself to a
+// result that would return a VHS: guard 8 (vertebral_period_mismatch),
+// when VertebralPeriodScore along the reported A-B is not above
+// MinVertebralPeriodScore, then guard 9 (vertebral_span_not_six), when
+// CountSpan counts A-B more than SpanCountTolerance vertebrae from six.
+// A failed guard makes the result code 5 and withdraws VHS and VLAS. It
+// runs after Decide, so it costs nothing where no number would be
+// returned anyway.
 func (r *Result) checkImage(img image.Image) {
 	if !r.Code.HasVHS() {
 		return
 	}
-	s := VertebralPeriodScore(img, r.Landmarks[VertebraA], r.Landmarks[VertebraB])
+	a, b := r.Landmarks[VertebraA], r.Landmarks[VertebraB]
+	s := VertebralPeriodScore(img, a, b)
 	r.VertebralPeriod = &s
 	if g := guardVertebralPeriod(s); g != GuardNone {
 		r.Withhold(g, "")
+		return
+	}
+	c := CountSpan(img, a, b)
+	r.VertebralSpan = &c
+	if c.OffSix() {
+		r.Withhold(GuardVertebralSpanNotSix, fmt.Sprintf("A-B covers about %.1f vertebrae of %.0f px", c.Vertebrae, c.PeriodPixels))
 	}
 }
 

@@ -39,6 +39,10 @@ const (
 	// landmarks: Predict checks it last, on results that would return a
 	// VHS (VertebralPeriodScore <= MinVertebralPeriodScore).
 	GuardVertebralPeriodMismatch Guard = "vertebral_period_mismatch"
+	// GuardVertebralSpanNotSix (9) looks at the image too, after guard 8:
+	// the column's own period along A-B (CountSpan) counts a span more
+	// than SpanCountTolerance vertebrae away from six.
+	GuardVertebralSpanNotSix Guard = "vertebral_span_not_six"
 	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
 	// (app/capture.PredictImage), not by Decide: the image was measured as
 	// a file, but it may be a screen photographed at an angle
@@ -77,6 +81,7 @@ var guardDescriptions = map[Guard]string{
 	GuardVLASOutOfRange:          "the VLAS is outside the clinically possible range",
 	GuardSpreadTooHigh:           "the five models disagree too much",
 	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
+	GuardVertebralSpanNotSix:     "Vertebra A-B does not cover six of the image's vertebrae",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",

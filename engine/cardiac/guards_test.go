@@ -397,7 +397,7 @@ func TestGuardDescriptions(t *testing.T) {
 	all := []Guard{GuardRadiographUncertain, GuardLandmarksNotFound, GuardVertebraDegenerate, GuardVLASPeakLow, GuardVLASDispersed,
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
-		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardPossibleScreenPhoto,
+		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardVertebralSpanNotSix, GuardPossibleScreenPhoto,
 		GuardScreenPhotoQuality, GuardScreenPhotoUnstable}
 	seen := map[Guard]bool{}
 	for _, g := range all {

@@ -7,6 +7,7 @@ import (
 	"image/jpeg"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"vetlens/engine/imageproc"
@@ -194,6 +195,11 @@ func TestEngineReportsPeriodGuard(t *testing.T) {
 	l := placement{px: spine.period}.apply(dog.landmarks())
 	col := column{w: 1400, h: 1000, origin: l[VertebraA], dirDeg: 0, period: spine.period, noise: 0.05}
 	withColumn := col.gray(5)
+	// The same span over a column whose vertebrae are 52 px (A-B covers
+	// 5.2 of them: B on T8) or 40 px (6.75: B on T10) long.
+	longer, shorter := col, col
+	longer.period, shorter.period = 52, 40
+	fiveVertebrae, sevenVertebrae := longer.gray(5), shorter.gray(5)
 	flat := image.NewGray(withColumn.Bounds())
 	for i := range flat.Pix {
 		flat.Pix[i] = 100
@@ -215,6 +221,8 @@ func TestEngineReportsPeriodGuard(t *testing.T) {
 		measured bool
 	}{
 		{"column of vertebrae", withColumn, l, CodeHighConfidence, GuardNone, true},
+		{"A-B covers 5.2 vertebrae", fiveVertebrae, l, CodeNoLandmarks, GuardVertebralSpanNotSix, true},
+		{"A-B covers 6.75 vertebrae", sevenVertebrae, l, CodeNoLandmarks, GuardVertebralSpanNotSix, true},
 		{"no column", flat, l, CodeNoLandmarks, GuardVertebralPeriodMismatch, true},
 		{"A-B reversed: guard 1 first", flat, reversed, CodeNoLandmarks, GuardVertebraeNotAlongSpine, false},
 	}
@@ -227,17 +235,95 @@ func TestEngineReportsPeriodGuard(t *testing.T) {
 		if (r.VertebralPeriod != nil) != tc.measured {
 			t.Errorf("%s: vertebral period %v, want measured %v", tc.name, r.VertebralPeriod, tc.measured)
 		}
+		// Guard 9 counts the span only where guard 8 passed, and says so.
+		if counted := tc.guard == GuardNone || tc.guard == GuardVertebralSpanNotSix; (r.VertebralSpan != nil) != counted {
+			t.Errorf("%s: span count %+v, want counted %v", tc.name, r.VertebralSpan, counted)
+		}
+		if tc.guard == GuardVertebralSpanNotSix && !strings.HasPrefix(r.GuardDetail, "A-B covers about ") {
+			t.Errorf("%s: guard detail %q", tc.name, r.GuardDetail)
+		}
 		checkConsistent(t, r)
 	}
 }
 
 // BenchmarkVertebralPeriodScore is guard 8 alone on a 1024x1024 image
 // with A-B spanning 600 px.
-func BenchmarkVertebralPeriodScore(b *testing.B) {
+// benchColumn is the benchmarks' 1024x1024 image, one vertebra every
+// 100 px, and a six-vertebra span along its column.
+func benchColumn() (image.Image, Point, Point) {
 	c := column{w: 1024, h: 1024, origin: Point{150, 300}, dirDeg: 8, period: 100, noise: 0.05}
-	img := c.gray(6)
-	pa, pb := c.point(0), c.point(600)
+	return c.gray(6), c.point(0), c.point(600)
+}
+
+func BenchmarkVertebralPeriodScore(b *testing.B) {
+	img, pa, pb := benchColumn()
 	for b.Loop() {
 		VertebralPeriodScore(img, pa, pb)
+	}
+}
+
+// TestMeasureColumnPeriod: along spans of 4 to 12 vertebrae of the
+// synthetic column, the measured period is the column's (45 px) within
+// 2 %, so the span's vertebrae are counted; beside the column, on flat or
+// noise images and for degenerate spans nothing is measured.
+func TestMeasureColumnPeriod(t *testing.T) {
+	img := spine.gray(5)
+	start := 3 * spine.period
+	a := spine.point(start)
+	span := func(vertebrae float64) Point { return spine.point(start + vertebrae*spine.period) }
+	lung := func(p Point) Point {
+		d := spine.dir()
+		return Point{p.X - 4*spine.period*d.Y, p.Y + 4*spine.period*d.X}
+	}
+	flat := image.NewGray(image.Rect(0, 0, 900, 700))
+	for i := range flat.Pix {
+		flat.Pix[i] = 90
+	}
+	noise := column{w: 900, h: 700, period: 1e9, noise: 0.15}.gray(2)
+	for _, n := range []float64{4, 5, 5.5, 6, 6.5, 7, 9, 12} {
+		c, ok := MeasureColumnPeriod(img, a, span(n))
+		if !ok {
+			t.Errorf("%g vertebrae: no period measured", n)
+			continue
+		}
+		if math.Abs(c.Pixels/spine.period-1) > 0.02 || c.Score <= 0 || c.Score > 1 {
+			t.Errorf("%g vertebrae: period %.2f px (score %.3f), want %g px within 2 %%", n, c.Pixels, c.Score, spine.period)
+		}
+		if got := c.Vertebrae(n * spine.period); math.Abs(got-n) > 0.02*n {
+			t.Errorf("%g vertebrae: counted %.2f", n, got)
+		}
+		if c2, _ := MeasureColumnPeriod(img, span(n), a); math.Abs(c2.Pixels-c.Pixels) > 0.02*spine.period {
+			t.Errorf("%g vertebrae: B to A measures %.2f px, A to B %.2f px", n, c2.Pixels, c.Pixels)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		img  image.Image
+		a, b Point
+	}{
+		{"in the lung", img, lung(a), lung(span(6))},
+		{"flat image", flat, a, span(6)},
+		{"span of 3 px", img, a, Point{a.X + 3, a.Y}},
+		{"NaN point", img, Point{math.NaN(), 1}, span(6)},
+		{"far outside", img, Point{-5000, -5000}, Point{-4000, -5200}},
+	} {
+		if c, ok := MeasureColumnPeriod(tc.img, tc.a, tc.b); ok && c.Score > MinVertebralPeriodScore {
+			t.Errorf("%s: period %.2f px at score %.3f, want none or a score at most %v", tc.name, c.Pixels, c.Score, MinVertebralPeriodScore)
+		}
+	}
+	if c, ok := MeasureColumnPeriod(noise, a, span(6)); ok && c.Score > MinVertebralPeriodScore {
+		t.Errorf("noise image: period %.2f px at score %.3f", c.Pixels, c.Score)
+	}
+	if got := (ColumnPeriod{}).Vertebrae(100); !math.IsNaN(got) {
+		t.Errorf("unmeasured period counts %v vertebrae, want NaN", got)
+	}
+}
+
+// BenchmarkMeasureColumnPeriod: the vertebral span check's cost on a
+// 1024x1024 image (Review runs it on every change of the landmarks).
+func BenchmarkMeasureColumnPeriod(b *testing.B) {
+	img, pa, pb := benchColumn()
+	for b.Loop() {
+		MeasureColumnPeriod(img, pa, pb)
 	}
 }

@@ -1,0 +1,40 @@
+package app
+
+import (
+	"fmt"
+	"image"
+
+	"vetlens/engine/cardiac"
+)
+
+// SpanCheck is the vertebral span check of one Vertebra A-B span: the
+// image's own count of the vertebrae it covers (cardiac.CountSpan, the
+// count guard 9 withholds a model's VHS on), worded for the clinician.
+// VHS counts in vertebrae from T4's cranial to T9's caudal endplate, so a
+// span a vertebra too short or too long moves VHS by about a sixth of its
+// value (1.7 v at VHS 10), whoever placed the points.
+type SpanCheck struct{ cardiac.SpanCount }
+
+// Warning is the clinician's note for a span that is not six vertebrae,
+// "" otherwise.
+func (s SpanCheck) Warning() string {
+	if !s.OffSix() {
+		return ""
+	}
+	return fmt.Sprintf("Vertebra A-B covers about %.1f vertebrae by the image's own vertebral length (%.0f px), not six: check that A is on T4's cranial endplate and B on T9's caudal endplate.",
+		s.Vertebrae, s.PeriodPixels)
+}
+
+// Summary is one line on the check for the measurement's details.
+func (s SpanCheck) Summary() string {
+	if !s.Measured {
+		return "Vertebral span: the image's vertebral length could not be measured along Vertebra A-B, so the span was not counted."
+	}
+	return fmt.Sprintf("Vertebral span: A-B covers about %.1f vertebrae of %.0f px, the column's own repeat along it (six expected).", s.Vertebrae, s.PeriodPixels)
+}
+
+// CheckVertebralSpan counts the vertebrae between landmarks l's Vertebra
+// A and B on img, the image they were placed on (pixels).
+func CheckVertebralSpan(img image.Image, l cardiac.Landmarks) SpanCheck {
+	return SpanCheck{cardiac.CountSpan(img, l[cardiac.VertebraA], l[cardiac.VertebraB])}
+}
