@@ -55,7 +55,7 @@ const (
 // outside the image, a flat image, non-finite points).
 func VertebralPeriodScore(img image.Image, a, b Point) float64 {
 	best := -1.0
-	ok := bandAutocorrelations(img, a, b, periodLagHiV, func(ac []float64, lag func(float64) int) {
+	ok := bandAutocorrelations(img, a, b, periodLagHiV, func(ac []float64, lag func(float64) int, _ float64) {
 		at := maxOf(ac[lag(periodLagLoV) : lag(periodLagHiV)+1])
 		short := maxOf(ac[lag(periodShortLoV) : lag(periodShortHiV)+1])
 		s := 0.0
@@ -73,11 +73,12 @@ func VertebralPeriodScore(img image.Image, a, b Point) float64 {
 // bandAutocorrelations samples the grey image along the 13 bands parallel
 // to a-b that VertebralPeriodScore describes, with v = |a-b|/6, and calls
 // f with each scorable band's detrended, normalised autocorrelation ac
-// (ac[k] at a lag of k samples, k up to hiLagV v) and lag, which turns a
-// lag in v into samples. It returns false, calling nothing, for a span
+// (ac[k] at a lag of k samples, k up to hiLagV v), lag, which turns a lag
+// in v into samples, and step, the samples' spacing in pixels. It returns
+// false, calling nothing, for a span
 // under periodMinSpanPx; a span whose points are not finite or whose
 // bands all fall outside the image calls nothing and returns true.
-func bandAutocorrelations(img image.Image, a, b Point, hiLagV float64, f func(ac []float64, lag func(float64) int)) bool {
+func bandAutocorrelations(img image.Image, a, b Point, hiLagV float64, f func(ac []float64, lag func(float64) int, step float64)) bool {
 	if !isFinite(a.X) || !isFinite(a.Y) || !isFinite(b.X) || !isFinite(b.Y) {
 		return true
 	}
@@ -155,7 +156,7 @@ func bandAutocorrelations(img image.Image, a, b Point, hiLagV float64, f func(ac
 			}
 			ac[k] = c / ss
 		}
-		f(ac, lag)
+		f(ac, lag, step)
 	}
 	return true
 }
@@ -353,8 +354,7 @@ func (c ColumnPeriod) Vertebrae(px float64) float64 {
 // generator's (docs/cardiac.md, "The column's period").
 func MeasureColumnPeriod(img image.Image, a, b Point) (c ColumnPeriod, ok bool) {
 	best := 0.0
-	step := math.Max(norm(sub(b, a))/6/periodStepPerV, periodMinStepPx)
-	bandAutocorrelations(img, a, b, columnLagHiV+0.1, func(ac []float64, lag func(float64) int) {
+	bandAutocorrelations(img, a, b, columnLagHiV+0.1, func(ac []float64, lag func(float64) int, step float64) {
 		lo, hi := max(lag(columnLagLoV), 1), min(lag(columnLagHiV), len(ac)-2)
 		for k := lo; k <= hi; k++ {
 			if !(ac[k] > ac[k-1] && ac[k] >= ac[k+1] && ac[k] > best) {
