@@ -513,3 +513,36 @@ func TestReviewCountsTheVertebralSpan(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewWarnsOfAModelSpanOffSix: a model measurement whose Vertebra
+// B sits a vertebra short of T9 (withheld by guard 9) gets the span
+// note under the values, as well as the guard in the status.
+func TestReviewWarnsOfAModelSpanOffSix(t *testing.T) {
+	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
+	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
+	short := truth
+	short[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*5/6, Y: a.Y + (b.Y-a.Y)*5/6}
+	f, err := os.Open(phantom1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, _ := newTestUI(t, false)
+	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeNoLandmarks, Guard: cardiac.GuardVertebralSpanNotSix,
+		GuardDetail: "A-B covers about 4.9 vertebrae of 52 px", Landmarks: short, ModelLandmarks: []cardiac.Landmarks{short, short}}
+	u.ShowMeasurement(&app.Measurement{Result: res, Image: img, ModelVersion: "m-1"}, "test image")
+	r := u.review
+	if !strings.Contains(r.status.Text, "Vertebra A-B does not cover six of the image's vertebrae (A-B covers about 4.9 vertebrae of 52 px)") {
+		t.Errorf("status %q", r.status.Text)
+	}
+	if !strings.Contains(r.conf.Text, "covers about 4.9 vertebrae") || !strings.Contains(r.conf.Text, "not six") {
+		t.Errorf("note under the values %q", r.conf.Text)
+	}
+	if !strings.Contains(r.details.Text, "Vertebral span: A-B covers about 4.9 vertebrae") {
+		t.Errorf("details %q", r.details.Text)
+	}
+}
