@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"vetlens/app/repo"
+	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/internal/dogheart"
 )
 
@@ -25,6 +27,13 @@ type DatasetSummary struct {
 	// Skipped counts corrections without a kept image or 7 landmarks
 	// (export), or labels that are not MATLAB v5 files (import).
 	Skipped int
+	// SpanCounted counts imported cases whose Vertebra A-B span (the
+	// label's E-F points) the image let count with its own vertebral
+	// length (cardiac.CountSpan, guard 9's count); SpanNotSix names, by
+	// pool case, those whose span is not six vertebrae: labels that may
+	// not mark T4's cranial and T9's caudal endplates (import).
+	SpanCounted int
+	SpanNotSix  []string
 }
 
 // PatientHash is the salted hash that stands for a patient id in an
@@ -180,9 +189,37 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 		p.Case, p.ImageSHA256 = name, hexh
 		side.Cases = append(side.Cases, p)
 		sum.Written++
+		countLabelSpan(&sum, pool, name, img)
 	}
 	if err := dogheart.WriteSidecar(pool, side); err != nil {
 		return sum, fmt.Errorf("import dataset: pool: %w", err)
 	}
 	return sum, nil
+}
+
+// countLabelSpan counts the vertebrae between an imported case's
+// Vertebra A and B with the image's own vertebral length and records the
+// result in sum. An image that does not decode or a label that does not
+// read is not counted: the import itself only copies them.
+func countLabelSpan(sum *DatasetSummary, pool, name string, png []byte) {
+	img, _, err := imageproc.Decode(png)
+	if err != nil {
+		return
+	}
+	six, err := dogheart.ReadLabel(pool, name)
+	if err != nil {
+		return
+	}
+	var l cardiac.Landmarks
+	for i, k := range dogheart.SpecOrder {
+		l[k] = cardiac.Point{X: six[i][0], Y: six[i][1]}
+	}
+	c := CheckVertebralSpan(img, l)
+	if !c.Measured {
+		return
+	}
+	sum.SpanCounted++
+	if c.OffSix() {
+		sum.SpanNotSix = append(sum.SpanNotSix, name)
+	}
 }

@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"image"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"vetlens/app"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
+	"vetlens/internal/dogheart"
 )
 
 // testPhantoms reads the engine's test phantoms (both generators) with
@@ -130,4 +133,79 @@ func TestCheckVertebralSpan(t *testing.T) {
 func along(l cardiac.Landmarks, f float64) cardiac.Point {
 	a, b := l[cardiac.VertebraA], l[cardiac.VertebraB]
 	return cardiac.Point{X: a.X + f*(b.X-a.X), Y: a.Y + f*(b.Y-a.Y)}
+}
+
+// TestImportDatasetCountsSpans: importing a DogHeart folder counts each
+// label's Vertebra A-B span with the image's own vertebral length and
+// names the cases whose span is not six vertebrae; an image without a
+// column is imported but not counted.
+func TestImportDatasetCountsSpans(t *testing.T) {
+	src := t.TempDir()
+	var noColumn string
+	var shortB cardiac.Point
+	for _, p := range testPhantoms(t) {
+		if !strings.Contains(p.File, "xraysim_1_") && !strings.Contains(p.File, "xraysim_3_") {
+			continue
+		}
+		raw, err := os.ReadFile(p.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := imageproc.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		l := p.L
+		stem := "exact"
+		if strings.Contains(p.File, "xraysim_3_") {
+			stem, l[cardiac.VertebraB] = "b-on-t8", along(l, 5.0/6)
+			shortB = l[cardiac.VertebraB]
+		}
+		if err := dogheart.WriteCase(src, stem, buf.Bytes(), six(l)); err != nil {
+			t.Fatal(err)
+		}
+		if noColumn == "" { // the same labels on a flat grey image
+			flat := image.NewGray(img.Bounds())
+			for i := range flat.Pix {
+				flat.Pix[i] = 120
+			}
+			buf.Reset()
+			if err := png.Encode(&buf, flat); err != nil {
+				t.Fatal(err)
+			}
+			noColumn = "flat"
+			if err := dogheart.WriteCase(src, noColumn, buf.Bytes(), six(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pool := t.TempDir()
+	sum, err := app.ImportDataset(t.Context(), src, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Written != 3 || sum.SpanCounted != 2 || len(sum.SpanNotSix) != 1 {
+		t.Fatalf("summary %+v, want 3 written, 2 counted, 1 not six", sum)
+	}
+	// The case named is the one with B on T8.
+	got, err := dogheart.ReadLabel(pool, sum.SpanNotSix[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := (cardiac.Point{X: got[5][0], Y: got[5][1]}); b.Dist(shortB) > 1e-3 {
+		t.Errorf("case %s named, with B at %v; the case with B on T8 has it at %v", sum.SpanNotSix[0], b, shortB)
+	}
+}
+
+// six is l as DogHeart's six_points (VLAS dropped).
+func six(l cardiac.Landmarks) [6][2]float64 {
+	var s [6][2]float64
+	for i, k := range dogheart.SpecOrder {
+		s[i] = [2]float64{l[k].X, l[k].Y}
+	}
+	return s
 }

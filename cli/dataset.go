@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"vetlens/app"
@@ -54,6 +55,11 @@ func Dataset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "imported %d cases into %s (%d already in the pool, %d with a label that is not a MATLAB v5 file skipped)\n",
 			sum.Written, PoolDir(*dataDir), sum.Duplicates, sum.Skipped)
+		fmt.Fprintf(stdout, "vertebral span: %d of the %d imported labels counted with the image's own vertebral length; %d do not cover six vertebrae\n",
+			sum.SpanCounted, sum.Written, len(sum.SpanNotSix))
+		if n := len(sum.SpanNotSix); n > 0 {
+			fmt.Fprintf(stdout, "  check that their E-F points mark T4's cranial and T9's caudal endplates (pool cases %s)\n", listCases(sum.SpanNotSix, 10))
+		}
 		return ExitOK
 	}
 	salt, err := dogheart.LoadOrCreateSalt(saltPath(*dataDir))
@@ -75,4 +81,12 @@ func Dataset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "exported %d cases to %s (%d edited, %d manual; %d corrections without a kept image skipped)\n",
 		sum.Written, dir, sum.Edited, sum.Manual, sum.Skipped)
 	return ExitOK
+}
+
+// listCases joins the first limit names, saying how many more there are.
+func listCases(names []string, limit int) string {
+	if len(names) <= limit {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:limit], ", "), len(names)-limit)
 }

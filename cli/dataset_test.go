@@ -182,7 +182,7 @@ func TestDatasetExportImport(t *testing.T) {
 
 	// Import: the export, then again (all duplicates), then a plain
 	// DogHeart copy without the sidecar (duplicates by image).
-	if msg := runDataset(t, "import", "--data-dir", data, out); !strings.Contains(msg, "imported 2 cases") {
+	if msg := runDataset(t, "import", "--data-dir", data, out); !strings.Contains(msg, "imported 2 cases") || !strings.Contains(msg, "vertebral span: ") || !strings.Contains(msg, "of the 2 imported labels counted with the image's own vertebral length") {
 		t.Errorf("import: %q", msg)
 	}
 	if msg := runDataset(t, "import", "--data-dir", data, out2); !strings.Contains(msg, "imported 0 cases") || !strings.Contains(msg, "2 already") {
