@@ -607,8 +607,10 @@ type ReportDetails struct {
 // owner, the findings in plain words against the patient's species or
 // breed range (named with its source), the kind of measurement (model,
 // corrected or manual) with the model's values beside the clinician's,
-// the model's confidence for model values only, and the annotated image
-// with numbered landmarks and their legend. There is no report for an
+// the model's confidence for model values only, the vertebral span check
+// of the landmarks in effect (where the image let it count them), and the
+// annotated image with numbered landmarks and their legend. There is no
+// report for an
 // image the model rejected, unless the clinician confirmed it is a
 // radiograph and placed the landmarks, nor for a measurement without a
 // VHS (KindInvalid). req is not otherwise checked: the report shows what
@@ -661,6 +663,13 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	}
 	if lm != nil {
 		rep.Clinician, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
+	}
+	switch {
+	case m.Image == nil:
+	case lm != nil:
+		rep.Span = CheckVertebralSpan(m.Image, *lm).ReportLine()
+	case m.HasModelLandmarks():
+		rep.Span = CheckVertebralSpan(m.Image, r.Landmarks).ReportLine()
 	}
 	return rep, nil
 }

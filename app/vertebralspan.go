@@ -33,6 +33,18 @@ func (s SpanCheck) Summary() string {
 	return fmt.Sprintf("Vertebral span: A-B covers about %.1f vertebrae of %.0f px, the column's own repeat along it (six expected).", s.Vertebrae, s.PeriodPixels)
 }
 
+// ReportLine is the check as the PDF report states it, "" where the
+// span was not counted.
+func (s SpanCheck) ReportLine() string {
+	switch {
+	case !s.Measured:
+		return ""
+	case s.OffSix():
+		return fmt.Sprintf("Vertebral span checked against the image: about %.1f vertebrae from A to B, not six; Vertebra A or B may be on the wrong vertebra.", s.Vertebrae)
+	}
+	return fmt.Sprintf("Vertebral span checked against the image: about %.1f vertebrae from A to B (six expected).", s.Vertebrae)
+}
+
 // CheckVertebralSpan counts the vertebrae between landmarks l's Vertebra
 // A and B on img, the image they were placed on (pixels).
 func CheckVertebralSpan(img image.Image, l cardiac.Landmarks) SpanCheck {

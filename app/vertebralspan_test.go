@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
@@ -208,4 +209,54 @@ func six(l cardiac.Landmarks) [6][2]float64 {
 		s[i] = [2]float64{l[k].X, l[k].Y}
 	}
 	return s
+}
+
+// TestDesktopReportStatesTheSpanCheck: the PDF report of a hand placement
+// states the span check of the clinician's points: six on the exact
+// span, not six with B on T8; an image without a column states none.
+func TestDesktopReportStatesTheSpanCheck(t *testing.T) {
+	var p struct {
+		File string
+		L    cardiac.Landmarks
+	}
+	for _, q := range testPhantoms(t) {
+		if strings.Contains(q.File, "xraysim_1_") {
+			p = q
+		}
+	}
+	raw, err := os.ReadFile(p.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := imageproc.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := p.L
+	short[cardiac.VertebraB] = along(p.L, 5.0/6)
+	flat := image.NewGray(img.Bounds())
+	for i := range flat.Pix {
+		flat.Pix[i] = 120
+	}
+	for _, tc := range []struct {
+		name string
+		img  image.Image
+		l    cardiac.Landmarks
+		want string // "" for no line
+	}{
+		{"exact", img, p.L, "about 5.8 vertebrae from A to B (six expected)"},
+		{"B on T8", img, short, "about 4.9 vertebrae from A to B, not six"},
+		{"no column", flat, p.L, ""},
+	} {
+		b := img.Bounds()
+		m := &app.Measurement{Result: &cardiac.Result{Width: b.Dx(), Height: b.Dy(), Code: cardiac.CodeNoLandmarks}, Image: tc.img, ModelVersion: "m-1"}
+		l := tc.l
+		rep, err := app.DesktopReport(app.SaveRequest{Measurement: m, Landmarks: &l, Kind: app.MeasurementManual, PatientID: "Rex"}, time.Now(), app.ReportDetails{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.want == "" && rep.Span != "" || !strings.Contains(rep.Span, tc.want) {
+			t.Errorf("%s: span line %q, want %q", tc.name, rep.Span, tc.want)
+		}
+	}
 }

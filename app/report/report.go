@@ -66,6 +66,9 @@ type Report struct {
 	Confidence string
 	// Result is the model's result in words.
 	Result string
+	// Span is the vertebral span check of the landmarks in effect in
+	// words (app.SpanCheck.ReportLine); empty leaves the line out.
+	Span string
 	// Reading is the plain-words reading.
 	Reading string
 	// ModelVersion is the cardiac model version.
@@ -443,6 +446,9 @@ func WritePDF(w io.Writer, r Report) error {
 	}
 	if r.Result != "" {
 		detail = append(detail, r.Result)
+	}
+	if r.Span != "" {
+		detail = append(detail, strings.TrimSuffix(r.Span, "."))
 	}
 	if len(detail) > 0 {
 		for _, l := range p.wrap(regular, 10, textW, strings.Join(detail, ".    ")) {

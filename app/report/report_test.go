@@ -297,13 +297,15 @@ func TestWritePDF(t *testing.T) {
 			r: Report{PatientID: "Bjørn-犬", Date: date, Image: stripes(120, 400, color.Gray{128}), VHS: f(9.5), Clinician: true, ModelVHS: f(9.91),
 				Kind: "Model landmarks corrected by clinician", Result: "Result 4", ModelVersion: "m", VHSRange: "8.5-10.5", VLASRange: "< 2.5"},
 			want:    []string{"Patient ID: Bjørn-犬", "VLAS not measured", "Measurement: Model landmarks corrected by clinician. The model measured VHS 9.91, VLAS not measured."},
-			notWant: []string{"confidence"},
+			notWant: []string{"confidence", "Vertebral span"},
 		},
 		{
 			name: "placed by hand on a rejected image",
 			r: Report{PatientID: "Rex", Date: date, Image: stripes(200, 200, color.Gray{128}), VHS: f(10.2), VLAS: f(2.1), Clinician: true,
-				Kind: "Placed by hand by clinician", Result: "Result 6: Image rejected, not a valid radiograph", ModelVersion: "m", VHSRange: "8.5-10.5", VLASRange: "< 2.5"},
-			want:    []string{"Measurement: Placed by hand by clinician. The model gave no values for this image.", "VHS 10.20", "VLAS 2.10", "Result 6"},
+				Kind: "Placed by hand by clinician", Result: "Result 6: Image rejected, not a valid radiograph", ModelVersion: "m", VHSRange: "8.5-10.5", VLASRange: "< 2.5",
+				Span: "Vertebral span checked against the image: about 5.1 vertebrae from A to B, not six; Vertebra A or B may be on the wrong vertebra."},
+			want: []string{"Measurement: Placed by hand by clinician. The model gave no values for this image.", "VHS 10.20", "VLAS 2.10", "Result 6",
+				"Vertebral span checked against the image: about 5.1 vertebrae from A to B, not six"},
 			notWant: []string{"The model measured"},
 		},
 		{
