@@ -18,12 +18,17 @@ import (
 	"vetlens/internal/dogheart"
 )
 
+// testPhantom is one of the engine's test phantoms: its file, decoded
+// image and exact landmarks.
+type testPhantom struct {
+	File string
+	Img  image.Image
+	L    cardiac.Landmarks
+}
+
 // testPhantoms reads the engine's test phantoms (both generators) with
 // their exact landmarks.
-func testPhantoms(t *testing.T) []struct {
-	File string
-	L    cardiac.Landmarks
-} {
+func testPhantoms(t *testing.T) []testPhantom {
 	t.Helper()
 	dir := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms")
 	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
@@ -39,20 +44,23 @@ func testPhantoms(t *testing.T) []struct {
 	if err := json.Unmarshal(b, &truth); err != nil {
 		t.Fatal(err)
 	}
-	var out []struct {
-		File string
-		L    cardiac.Landmarks
-	}
+	var out []testPhantom
 	for _, p := range truth.Phantoms {
 		var l cardiac.Landmarks
 		for i, name := range cardiac.ClassNames {
 			xy := p.Landmarks[name]
 			l[i] = cardiac.Point{X: xy[0], Y: xy[1]}
 		}
-		out = append(out, struct {
-			File string
-			L    cardiac.Landmarks
-		}{filepath.Join(dir, p.File), l})
+		file := filepath.Join(dir, p.File)
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := imageproc.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, testPhantom{file, img, l})
 	}
 	if len(out) < 12 {
 		t.Fatalf("%d test phantoms, want both generators' 6 each", len(out))
@@ -88,24 +96,12 @@ func TestCheckVertebralSpan(t *testing.T) {
 		}, 0, false, 12},
 	}
 	phantoms := testPhantoms(t)
-	imgs := make([]image.Image, len(phantoms))
-	for i, p := range phantoms {
-		b, err := os.ReadFile(p.File)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := imageproc.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		imgs[i] = img
-	}
 	for _, tc := range cases {
 		hits := 0
-		for i, p := range phantoms {
+		for _, p := range phantoms {
 			l := p.L
 			tc.move(&l)
-			s := app.CheckVertebralSpan(imgs[i], l)
+			s := app.CheckVertebralSpan(p.Img, l)
 			ok := false
 			switch {
 			case tc.wantN == 0:
@@ -148,14 +144,7 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 		if !strings.Contains(p.File, "xraysim_1_") && !strings.Contains(p.File, "xraysim_3_") {
 			continue
 		}
-		raw, err := os.ReadFile(p.File)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := imageproc.Decode(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := p.Img
 		var buf bytes.Buffer
 		if err := png.Encode(&buf, img); err != nil {
 			t.Fatal(err)
@@ -170,12 +159,8 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 			t.Fatal(err)
 		}
 		if noColumn == "" { // the same labels on a flat grey image
-			flat := image.NewGray(img.Bounds())
-			for i := range flat.Pix {
-				flat.Pix[i] = 120
-			}
 			buf.Reset()
-			if err := png.Encode(&buf, flat); err != nil {
+			if err := png.Encode(&buf, flatLike(img)); err != nil {
 				t.Fatal(err)
 			}
 			noColumn = "flat"
@@ -215,29 +200,15 @@ func six(l cardiac.Landmarks) [6][2]float64 {
 // states the span check of the clinician's points: six on the exact
 // span, not six with B on T8; an image without a column states none.
 func TestDesktopReportStatesTheSpanCheck(t *testing.T) {
-	var p struct {
-		File string
-		L    cardiac.Landmarks
-	}
+	var p testPhantom
 	for _, q := range testPhantoms(t) {
 		if strings.Contains(q.File, "xraysim_1_") {
 			p = q
 		}
 	}
-	raw, err := os.ReadFile(p.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, _, err := imageproc.Decode(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, flat := p.Img, flatLike(p.Img)
 	short := p.L
 	short[cardiac.VertebraB] = along(p.L, 5.0/6)
-	flat := image.NewGray(img.Bounds())
-	for i := range flat.Pix {
-		flat.Pix[i] = 120
-	}
 	for _, tc := range []struct {
 		name string
 		img  image.Image
@@ -259,4 +230,13 @@ func TestDesktopReportStatesTheSpanCheck(t *testing.T) {
 			t.Errorf("%s: span line %q, want %q", tc.name, rep.Span, tc.want)
 		}
 	}
+}
+
+// flatLike is a flat grey image of img's size: no vertebral column.
+func flatLike(img image.Image) *image.Gray {
+	flat := image.NewGray(img.Bounds())
+	for i := range flat.Pix {
+		flat.Pix[i] = 120
+	}
+	return flat
 }
