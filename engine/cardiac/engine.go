@@ -415,14 +415,15 @@ func (r *Result) checkImage(img image.Image) {
 	if !r.Code.HasVHS() {
 		return
 	}
+	// One pass over the column's bands serves both guards.
 	a, b := r.Landmarks[VertebraA], r.Landmarks[VertebraB]
-	s := VertebralPeriodScore(img, a, b)
+	s, period, ok := columnEvidence(img, a, b)
 	r.VertebralPeriod = &s
 	if g := guardVertebralPeriod(s); g != GuardNone {
 		r.Withhold(g, "")
 		return
 	}
-	c := CountSpan(img, a, b)
+	c := spanCount(period, ok, a.Dist(b))
 	r.VertebralSpan = &c
 	if c.OffSix() {
 		r.Withhold(GuardVertebralSpanNotSix, fmt.Sprintf("A-B covers about %.1f vertebrae of %.0f px", c.Vertebrae, c.PeriodPixels))

@@ -54,31 +54,55 @@ const (
 // span under 5 px and -1 when no band can be scored (the band mostly
 // outside the image, a flat image, non-finite points).
 func VertebralPeriodScore(img image.Image, a, b Point) float64 {
-	best := -1.0
-	ok := bandAutocorrelations(img, a, b, periodLagHiV, func(ac []float64, lag func(float64) int, _ float64) {
+	score, _, _ := columnEvidence(img, a, b)
+	return score
+}
+
+// columnEvidence samples the column's bands along a-b once and returns
+// both what guard 8 and guard 9 read from them: VertebralPeriodScore and
+// MeasureColumnPeriod's period (ok as MeasureColumnPeriod says).
+func columnEvidence(img image.Image, a, b Point) (score float64, c ColumnPeriod, ok bool) {
+	score = -1.0
+	best := 0.0
+	sampled := bandAutocorrelations(img, a, b, func(ac []float64, lag func(float64) int, step float64) {
+		// Guard 8's band score.
 		at := maxOf(ac[lag(periodLagLoV) : lag(periodLagHiV)+1])
 		short := maxOf(ac[lag(periodShortLoV) : lag(periodShortHiV)+1])
 		s := 0.0
 		if at > short {
 			s = at
 		}
-		best = math.Max(best, s)
+		score = math.Max(score, s)
+		// The period: the highest local maximum at 0.3-1.6 v so far.
+		lo, hi := max(lag(columnLagLoV), 1), min(lag(columnLagHiV), len(ac)-2)
+		for k := lo; k <= hi; k++ {
+			if !(ac[k] > ac[k-1] && ac[k] >= ac[k+1] && ac[k] > best) {
+				continue
+			}
+			best = ac[k]
+			off := 0.0
+			if den := ac[k-1] - 2*ac[k] + ac[k+1]; den < 0 {
+				off = 0.5 * (ac[k-1] - ac[k+1]) / den
+			}
+			c, ok = ColumnPeriod{Pixels: (float64(k) + off) * step, Score: ac[k]}, true
+		}
 	})
-	if !ok {
-		return 0
+	if !sampled {
+		return 0, ColumnPeriod{}, false
 	}
-	return best
+	return score, c, ok
 }
 
 // bandAutocorrelations samples the grey image along the 13 bands parallel
 // to a-b that VertebralPeriodScore describes, with v = |a-b|/6, and calls
 // f with each scorable band's detrended, normalised autocorrelation ac
-// (ac[k] at a lag of k samples, k up to hiLagV v), lag, which turns a lag
-// in v into samples, and step, the samples' spacing in pixels. It returns
-// false, calling nothing, for a span
-// under periodMinSpanPx; a span whose points are not finite or whose
-// bands all fall outside the image calls nothing and returns true.
-func bandAutocorrelations(img image.Image, a, b Point, hiLagV float64, f func(ac []float64, lag func(float64) int, step float64)) bool {
+// (ac[k] at a lag of k samples, k up to columnLagHiV + 0.1 v: one sample
+// beyond the longest lag either guard reads), lag, which turns a lag in v
+// into samples, and step, the samples' spacing in pixels. It returns
+// false, calling nothing, for a span under periodMinSpanPx; a span whose
+// points are not finite or whose bands all fall outside the image calls
+// nothing and returns true.
+func bandAutocorrelations(img image.Image, a, b Point, f func(ac []float64, lag func(float64) int, step float64)) bool {
 	if !isFinite(a.X) || !isFinite(a.Y) || !isFinite(b.X) || !isFinite(b.Y) {
 		return true
 	}
@@ -96,7 +120,7 @@ func bandAutocorrelations(img image.Image, a, b Point, hiLagV float64, f func(ac
 	// each the mean of periodSubsamples points spread over its step.
 	count := int(math.Ceil(2 * span / step))
 	lag := func(f float64) int { return int(math.RoundToEven(f * v / step)) }
-	hiLag := lag(hiLagV)
+	hiLag := lag(columnLagHiV + 0.1)
 	win := max(3, int(math.RoundToEven(periodTrendV*v/step)))
 	prof := make([]float64, count)
 	valid := make([]bool, count)
@@ -304,10 +328,16 @@ func (s SpanCount) OffSix() bool { return s.Measured && !s.Six() }
 // (MeasureColumnPeriod; pixels of img).
 func CountSpan(img image.Image, a, b Point) SpanCount {
 	c, ok := MeasureColumnPeriod(img, a, b)
+	return spanCount(c, ok, a.Dist(b))
+}
+
+// spanCount is CountSpan's count of a span of length px from the
+// column's period c (measured when ok).
+func spanCount(c ColumnPeriod, ok bool, px float64) SpanCount {
 	if !ok || c.Score < MinSpanCountScore {
 		return SpanCount{}
 	}
-	return SpanCount{Measured: true, PeriodPixels: c.Pixels, Vertebrae: c.Vertebrae(a.Dist(b))}
+	return SpanCount{Measured: true, PeriodPixels: c.Pixels, Vertebrae: c.Vertebrae(px)}
 }
 
 // The column's own period (MeasureColumnPeriod) is sought at lags from
@@ -353,20 +383,6 @@ func (c ColumnPeriod) Vertebrae(px float64) float64 {
 // periods: 5.87 on the simulator's exact landmarks and 6.10 on the first
 // generator's (docs/cardiac.md, "The column's period").
 func MeasureColumnPeriod(img image.Image, a, b Point) (c ColumnPeriod, ok bool) {
-	best := 0.0
-	bandAutocorrelations(img, a, b, columnLagHiV+0.1, func(ac []float64, lag func(float64) int, step float64) {
-		lo, hi := max(lag(columnLagLoV), 1), min(lag(columnLagHiV), len(ac)-2)
-		for k := lo; k <= hi; k++ {
-			if !(ac[k] > ac[k-1] && ac[k] >= ac[k+1] && ac[k] > best) {
-				continue
-			}
-			best = ac[k]
-			off := 0.0
-			if den := ac[k-1] - 2*ac[k] + ac[k+1]; den < 0 {
-				off = 0.5 * (ac[k-1] - ac[k+1]) / den
-			}
-			c, ok = ColumnPeriod{Pixels: (float64(k) + off) * step, Score: ac[k]}, true
-		}
-	})
+	_, c, ok = columnEvidence(img, a, b)
 	return c, ok
 }
