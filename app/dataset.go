@@ -189,7 +189,7 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 		p.Case, p.ImageSHA256 = name, hexh
 		side.Cases = append(side.Cases, p)
 		sum.Written++
-		countLabelSpan(&sum, pool, name, img)
+		countLabelSpan(&sum, name, img, label)
 	}
 	if err := dogheart.WriteSidecar(pool, side); err != nil {
 		return sum, fmt.Errorf("import dataset: pool: %w", err)
@@ -197,16 +197,17 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 	return sum, nil
 }
 
-// countLabelSpan counts the vertebrae between an imported case's
-// Vertebra A and B with the image's own vertebral length and records the
-// result in sum. An image that does not decode or a label that does not
-// read is not counted: the import itself only copies them.
-func countLabelSpan(sum *DatasetSummary, pool, name string, png []byte) {
+// countLabelSpan counts the vertebrae between imported case name's
+// Vertebra A and B (its image and label file's bytes) with the image's
+// own vertebral length and records the result in sum. An image that does
+// not decode or a label that does not read is not counted: the import
+// itself only copies them.
+func countLabelSpan(sum *DatasetSummary, name string, png, label []byte) {
 	img, _, err := imageproc.Decode(png)
 	if err != nil {
 		return
 	}
-	six, err := dogheart.ReadLabel(pool, name)
+	six, err := dogheart.ParseLabel(label)
 	if err != nil {
 		return
 	}

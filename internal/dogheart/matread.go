@@ -172,20 +172,29 @@ func numbers(typ uint32, b []byte) ([]float64, error) {
 	return out, nil
 }
 
-// ReadLabel reads dir/Labels/stem.mat's six_points (6x2, or 12 values
-// read in row order as the trainers' reshape(6, 2) does).
+// ReadLabel reads dir/Labels/stem.mat's six_points (ParseLabel).
 func ReadLabel(dir, stem string) ([6][2]float64, error) {
-	var six [6][2]float64
 	b, err := os.ReadFile(filepath.Join(dir, "Labels", stem+".mat"))
 	if err != nil {
-		return six, fmt.Errorf("dogheart: %w", err)
+		return [6][2]float64{}, fmt.Errorf("dogheart: %w", err)
 	}
-	m, err := ReadMat(b, "six_points")
+	six, err := ParseLabel(b)
 	if err != nil {
 		return six, fmt.Errorf("dogheart: %s: %w", stem, err)
 	}
+	return six, nil
+}
+
+// ParseLabel reads a label file's six_points (6x2, or 12 values read in
+// row order as the trainers' reshape(6, 2) does).
+func ParseLabel(b []byte) ([6][2]float64, error) {
+	var six [6][2]float64
+	m, err := ReadMat(b, "six_points")
+	if err != nil {
+		return six, err
+	}
 	if len(m.Data) != 12 {
-		return six, fmt.Errorf("dogheart: %s: six_points is %dx%d, want 6x2", stem, m.Rows, m.Cols)
+		return six, fmt.Errorf("six_points is %dx%d, want 6x2", m.Rows, m.Cols)
 	}
 	for i := range six {
 		six[i] = [2]float64{m.Data[2*i], m.Data[2*i+1]}
