@@ -664,12 +664,8 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	if lm != nil {
 		rep.Clinician, rep.ModelVHS, rep.ModelVLAS = true, r.VHS, r.VLAS
 	}
-	switch {
-	case m.Image == nil:
-	case lm != nil:
-		rep.Span = CheckVertebralSpan(m.Image, *lm).ReportLine()
-	case m.HasModelLandmarks():
-		rep.Span = CheckVertebralSpan(m.Image, r.Landmarks).ReportLine()
+	if s := m.SpanCheck(lm); s != nil {
+		rep.Span = s.ReportLine()
 	}
 	return rep, nil
 }

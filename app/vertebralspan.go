@@ -50,3 +50,22 @@ func (s SpanCheck) ReportLine() string {
 func CheckVertebralSpan(img image.Image, l cardiac.Landmarks) SpanCheck {
 	return SpanCheck{cardiac.CountSpan(img, l[cardiac.VertebraA], l[cardiac.VertebraB])}
 }
+
+// SpanCheck is the vertebral span check of the landmarks in effect on
+// m.Image: clinician's when given (moved or placed by hand), else the
+// model's where it found them; nil without an image or landmarks.
+func (m *Measurement) SpanCheck(clinician *cardiac.Landmarks) *SpanCheck {
+	var l cardiac.Landmarks
+	switch {
+	case m.Image == nil:
+		return nil
+	case clinician != nil:
+		l = *clinician
+	case m.HasModelLandmarks():
+		l = m.Result.Landmarks
+	default:
+		return nil
+	}
+	s := CheckVertebralSpan(m.Image, l)
+	return &s
+}

@@ -323,23 +323,15 @@ func (r *review) saveKey() string {
 	return fmt.Sprintf("%s|%s|%v|%d", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed())
 }
 
-// spanCheck is the vertebral span check (app.CheckVertebralSpan) of the
-// landmarks in effect: the clinician's once all 7 are placed, else the
-// model's where it found them; nil where there are none.
+// spanCheck is the vertebral span check of the landmarks in effect
+// (app.Measurement.SpanCheck): the clinician's once all 7 are placed,
+// the model's while the model's are shown; nil while a placement is
+// unfinished or where there are none.
 func (r *review) spanCheck() *app.SpanCheck {
-	var l cardiac.Landmarks
-	switch {
-	case r.m.Image == nil:
-		return nil
-	case r.kind.Clinician() && r.view.Complete():
-		l = r.view.Landmarks()
-	case r.kind == app.MeasurementModel && r.m.HasModelLandmarks():
-		l = r.m.Result.Landmarks
-	default:
+	if r.kind.Clinician() && !r.view.Complete() {
 		return nil
 	}
-	s := app.CheckVertebralSpan(r.m.Image, l)
-	return &s
+	return r.m.SpanCheck(r.clinicianLandmarks())
 }
 
 // setDetails fills the Details expander: the statistics behind the
