@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 
 	"vetlens/app/repo"
-	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/internal/dogheart"
 )
@@ -211,11 +210,7 @@ func countLabelSpan(sum *DatasetSummary, name string, png, label []byte) {
 	if err != nil {
 		return
 	}
-	var l cardiac.Landmarks
-	for i, k := range dogheart.SpecOrder {
-		l[k] = cardiac.Point{X: six[i][0], Y: six[i][1]}
-	}
-	c := CheckVertebralSpan(img, l)
+	c := CheckVertebralSpan(img, dogheart.Landmarks(six))
 	if !c.Measured {
 		return
 	}

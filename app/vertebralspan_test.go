@@ -155,7 +155,7 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 			stem, l[cardiac.VertebraB] = "b-on-t8", along(l, 5.0/6)
 			shortB = l[cardiac.VertebraB]
 		}
-		if err := dogheart.WriteCase(src, stem, buf.Bytes(), six(l)); err != nil {
+		if err := dogheart.WriteCase(src, stem, buf.Bytes(), dogheart.SixPoints(l)); err != nil {
 			t.Fatal(err)
 		}
 		if noColumn == "" { // the same labels on a flat grey image
@@ -164,7 +164,7 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 				t.Fatal(err)
 			}
 			noColumn = "flat"
-			if err := dogheart.WriteCase(src, noColumn, buf.Bytes(), six(l)); err != nil {
+			if err := dogheart.WriteCase(src, noColumn, buf.Bytes(), dogheart.SixPoints(l)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -185,15 +185,6 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 	if b := (cardiac.Point{X: got[5][0], Y: got[5][1]}); b.Dist(shortB) > 1e-3 {
 		t.Errorf("case %s named, with B at %v; the case with B on T8 has it at %v", sum.SpanNotSix[0], b, shortB)
 	}
-}
-
-// six is l as DogHeart's six_points (VLAS dropped).
-func six(l cardiac.Landmarks) [6][2]float64 {
-	var s [6][2]float64
-	for i, k := range dogheart.SpecOrder {
-		s[i] = [2]float64{l[k].X, l[k].Y}
-	}
-	return s
 }
 
 // TestDesktopReportStatesTheSpanCheck: the PDF report of a hand placement

@@ -50,9 +50,7 @@ func LoadPool(dir string) ([]Case, error) {
 		if c.Kind == "" {
 			c.Kind = "dogheart"
 		}
-		for i, k := range dogheart.SpecOrder {
-			c.Truth[k] = cardiac.Point{X: six[i][0], Y: six[i][1]}
-		}
+		c.Truth = dogheart.Landmarks(six)
 		if p.VLASPoint != nil {
 			c.Truth[cardiac.VLASPoint] = cardiac.Point{X: p.VLASPoint[0], Y: p.VLASPoint[1]}
 			c.HasVLAS = true

@@ -180,11 +180,7 @@ func WritePool(t *testing.T, pool string, n, perPatient int, truth Truth) {
 		l := Plausible(float64(w), float64(i%7))
 		truth[w] = l
 		stem := fmt.Sprintf("case-%03d", i)
-		var six [6][2]float64
-		for j, k := range dogheart.SpecOrder {
-			six[j] = [2]float64{l[k].X, l[k].Y}
-		}
-		if err := dogheart.WriteCase(pool, stem, blankPNG(t, w, 300), six); err != nil {
+		if err := dogheart.WriteCase(pool, stem, blankPNG(t, w, 300), dogheart.SixPoints(l)); err != nil {
 			t.Fatal(err)
 		}
 		vp := [2]float64{l[cardiac.VLASPoint].X, l[cardiac.VLASPoint].Y}
