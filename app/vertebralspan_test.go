@@ -2,65 +2,32 @@ package app_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"image"
 	"image/png"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/imageproc"
+	"vetlens/engine/cardiac/cardiactest"
 	"vetlens/internal/dogheart"
 )
 
-// testPhantom is one of the engine's test phantoms: its file, decoded
-// image and exact landmarks.
+// testPhantom is one of the engine's test phantoms, decoded.
 type testPhantom struct {
-	File string
-	Img  image.Image
-	L    cardiac.Landmarks
+	cardiactest.Phantom
+	Img image.Image
 }
 
-// testPhantoms reads the engine's test phantoms (both generators) with
-// their exact landmarks.
+// testPhantoms reads the engine's test phantoms (both generators) and
+// decodes each once.
 func testPhantoms(t *testing.T) []testPhantom {
 	t.Helper()
-	dir := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms")
-	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var truth struct {
-		Phantoms []struct {
-			File      string
-			Landmarks map[string][2]float64
-		}
-	}
-	if err := json.Unmarshal(b, &truth); err != nil {
-		t.Fatal(err)
-	}
 	var out []testPhantom
-	for _, p := range truth.Phantoms {
-		var l cardiac.Landmarks
-		for i, name := range cardiac.ClassNames {
-			xy := p.Landmarks[name]
-			l[i] = cardiac.Point{X: xy[0], Y: xy[1]}
-		}
-		file := filepath.Join(dir, p.File)
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := imageproc.Decode(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, testPhantom{file, img, l})
+	for _, p := range cardiactest.Phantoms(t) {
+		out = append(out, testPhantom{p, p.Image(t)})
 	}
 	if len(out) < 12 {
 		t.Fatalf("%d test phantoms, want both generators' 6 each", len(out))
@@ -99,7 +66,7 @@ func TestCheckVertebralSpan(t *testing.T) {
 	for _, tc := range cases {
 		hits := 0
 		for _, p := range phantoms {
-			l := p.L
+			l := p.Landmarks
 			tc.move(&l)
 			s := app.CheckVertebralSpan(p.Img, l)
 			ok := false
@@ -110,12 +77,12 @@ func TestCheckVertebralSpan(t *testing.T) {
 				ok = s.Measured && math.Abs(s.Vertebrae-tc.wantN) < 0.45 && s.OffSix() == tc.flag && s.Six() == !tc.flag
 			}
 			if s.OffSix() != (s.Warning() != "") {
-				t.Errorf("%s, %s: OffSix %v but warning %q", tc.name, p.File, s.OffSix(), s.Warning())
+				t.Errorf("%s, %s: OffSix %v but warning %q", tc.name, p.Name, s.OffSix(), s.Warning())
 			}
 			if s.OffSix() && !strings.Contains(s.Warning(), "not six") {
-				t.Errorf("%s, %s: warning %q does not say the span is not six", tc.name, p.File, s.Warning())
+				t.Errorf("%s, %s: warning %q does not say the span is not six", tc.name, p.Name, s.Warning())
 			}
-			t.Logf("%s, %s: %+v", tc.name, filepath.Base(p.File), s)
+			t.Logf("%s, %s: %+v", tc.name, p.Name, s)
 			if ok {
 				hits++
 			}
@@ -141,7 +108,7 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 	var noColumn string
 	var shortB cardiac.Point
 	for _, p := range testPhantoms(t) {
-		if !strings.Contains(p.File, "xraysim_1_") && !strings.Contains(p.File, "xraysim_3_") {
+		if !strings.Contains(p.Name, "xraysim_1_") && !strings.Contains(p.Name, "xraysim_3_") {
 			continue
 		}
 		img := p.Img
@@ -149,9 +116,9 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 		if err := png.Encode(&buf, img); err != nil {
 			t.Fatal(err)
 		}
-		l := p.L
+		l := p.Landmarks
 		stem := "exact"
-		if strings.Contains(p.File, "xraysim_3_") {
+		if strings.Contains(p.Name, "xraysim_3_") {
 			stem, l[cardiac.VertebraB] = "b-on-t8", along(l, 5.0/6)
 			shortB = l[cardiac.VertebraB]
 		}
@@ -193,22 +160,22 @@ func TestImportDatasetCountsSpans(t *testing.T) {
 func TestDesktopReportStatesTheSpanCheck(t *testing.T) {
 	var p testPhantom
 	for _, q := range testPhantoms(t) {
-		if strings.Contains(q.File, "xraysim_1_") {
+		if strings.Contains(q.Name, "xraysim_1_") {
 			p = q
 		}
 	}
 	img, flat := p.Img, flatLike(p.Img)
-	short := p.L
-	short[cardiac.VertebraB] = along(p.L, 5.0/6)
+	short := p.Landmarks
+	short[cardiac.VertebraB] = along(p.Landmarks, 5.0/6)
 	for _, tc := range []struct {
 		name string
 		img  image.Image
 		l    cardiac.Landmarks
 		want string // "" for no line
 	}{
-		{"exact", img, p.L, "about 5.8 vertebrae from A to B (six expected)"},
+		{"exact", img, p.Landmarks, "about 5.8 vertebrae from A to B (six expected)"},
 		{"B on T8", img, short, "about 4.9 vertebrae from A to B, not six"},
-		{"no column", flat, p.L, ""},
+		{"no column", flat, p.Landmarks, ""},
 	} {
 		b := img.Bounds()
 		m := &app.Measurement{Result: &cardiac.Result{Width: b.Dx(), Height: b.Dy(), Code: cardiac.CodeNoLandmarks}, Image: tc.img, ModelVersion: "m-1"}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"image"
 	"math"
@@ -18,44 +17,18 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiactest"
 	"vetlens/engine/pop"
 )
 
-var phantom1 = filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
+// phantom1 is the first simulator test phantom's file.
+var phantom1 = filepath.Join(cardiactest.Dir(), "xraysim_1_640x480.png")
 
-// phantomTruth reads the true landmarks and VHS of a test phantom.
-func phantomTruth(t *testing.T, file string) (cardiac.Landmarks, float64) {
+// phantomTruth is a test phantom's exact landmarks and VHS.
+func phantomTruth(t *testing.T, name string) (cardiac.Landmarks, float64) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "truth.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var truth struct {
-		Phantoms []struct {
-			File      string
-			VHS       float64
-			Landmarks map[string][2]float64
-		}
-	}
-	if err := json.Unmarshal(b, &truth); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range truth.Phantoms {
-		if p.File != file {
-			continue
-		}
-		var l cardiac.Landmarks
-		for i, name := range cardiac.ClassNames {
-			xy, ok := p.Landmarks[name]
-			if !ok {
-				t.Fatalf("truth for %s lacks %s", file, name)
-			}
-			l[i] = cardiac.Point{X: xy[0], Y: xy[1]}
-		}
-		return l, p.VHS
-	}
-	t.Fatalf("no truth for %s", file)
-	return cardiac.Landmarks{}, 0
+	p := cardiactest.Find(t, name)
+	return p.Landmarks, p.VHS
 }
 
 // tapImage taps the window's canvas where image point p is drawn in the

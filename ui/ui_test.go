@@ -108,7 +108,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	u, w, done := newTestUI(t, true)
 	r := u.review
 	u.SelectTab("Review")
-	if err := u.OpenFile(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")); err != nil {
+	if err := u.OpenFile(phantom1); err != nil {
 		t.Fatal(err)
 	}
 	wait(t, done)
@@ -404,7 +404,7 @@ func checkGlyphs(t *testing.T, texts ...string) {
 
 func TestDropFiles(t *testing.T) {
 	u, _, done := newTestUI(t, true)
-	u.Dropped([]fyne.URI{storage.NewFileURI(filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png"))})
+	u.Dropped([]fyne.URI{storage.NewFileURI(phantom1)})
 	wait(t, done)
 	if u.tabs.Selected().Text != "Review" || u.ReviewMeasurement() == nil {
 		t.Fatalf("dropped image not measured: tab %q", u.tabs.Selected().Text)
