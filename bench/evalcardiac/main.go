@@ -19,26 +19,12 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/bench/internal/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
 )
-
-type item struct {
-	File       string                `json:"file"`
-	Radiograph bool                  `json:"radiograph"`
-	Width      int                   `json:"width"`
-	Height     int                   `json:"height"`
-	VHS        float64               `json:"vhs"`
-	VLAS       float64               `json:"vlas"`
-	Landmarks  map[string][2]float64 `json:"landmarks"`
-}
-
-type truthFile struct {
-	Generator string `json:"generator"`
-	Items     []item `json:"items"`
-}
 
 // Summary is what the evaluation found; it is printed as JSON and rendered
 // into the model card.
@@ -114,17 +100,6 @@ func quantile(x []float64, q float64) float64 {
 	return s[int(math.Min(float64(len(s)-1), math.Floor(q*float64(len(s)))))]
 }
 
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	t := 0.0
-	for _, v := range x {
-		t += v
-	}
-	return t / float64(len(x))
-}
-
 func main() {
 	data := flag.String("data", "testdata/heldout", "held-out folder with truth.json")
 	models := flag.String("models", "", "models directory (default: the usual resolution)")
@@ -147,13 +122,9 @@ func main() {
 }
 
 func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options) error {
-	b, err := os.ReadFile(filepath.Join(data, "truth.json"))
+	tf, err := heldout.ReadTruth(data)
 	if err != nil {
-		return fmt.Errorf("read held-out truth: %w", err)
-	}
-	var tf truthFile
-	if err := json.Unmarshal(b, &tf); err != nil {
-		return fmt.Errorf("parse held-out truth: %w", err)
+		return err
 	}
 	if err := ort.Init(lib, config.ORTLibraryCandidates()...); err != nil {
 		return err
@@ -195,7 +166,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		rejected := res.Code == cardiac.CodeRejected
 		if !it.Radiograph {
 			if dumpEnc != nil {
-				if err := dumpEnc.Encode(dumpLine{File: it.File, Negative: true, Code: int(res.Code),
+				if err := dumpEnc.Encode(heldout.DumpLine{File: it.File, Negative: true, Code: int(res.Code),
 					PRadiograph: res.ClassifierConfidence}); err != nil {
 					return fmt.Errorf("dump: %w", err)
 				}
@@ -209,7 +180,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Radiographs++
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
-			line := dumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
+			line := heldout.DumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
 				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
 				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod}
 			if line.VertebralPeriod == nil && !rejected {
@@ -241,12 +212,11 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		}
 		diag := math.Hypot(float64(it.Width), float64(it.Height))
 		for k, name := range cardiac.ClassNames {
-			tp, ok := it.Landmarks[name]
+			tp, ok := it.Point(name)
 			if !ok {
 				continue
 			}
-			p := res.Landmarks[k]
-			pct := 100 * math.Hypot(p.X-tp[0], p.Y-tp[1]) / diag
+			pct := 100 * res.Landmarks[k].Dist(tp) / diag
 			lmErr = append(lmErr, pct)
 			perLandmark[name] = append(perLandmark[name], pct)
 		}
@@ -259,13 +229,13 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 	}
 	for k, a := range s.ByConfidence {
 		a.MedianVHSErr = num(median(a.errs))
-		a.MeanVHSErr = num(mean(a.errs))
+		a.MeanVHSErr = num(heldout.Mean(a.errs))
 		a.MedianSpread = num(median(a.spreads))
 		s.ByConfidence[k] = a
 	}
 	s.VHSMeasured, s.VLASMeasured = len(vhsErr), len(vlasErr)
-	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(mean(vhsErr)), num(median(vhsErr)), num(quantile(vhsErr, 0.95))
-	s.VLASMAE = num(mean(vlasErr))
+	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(heldout.Mean(vhsErr)), num(median(vhsErr)), num(quantile(vhsErr, 0.95))
+	s.VLASMAE = num(heldout.Mean(vlasErr))
 	if s.VHSMeasured > 0 {
 		s.ClassAccuracy = num(float64(correctClass) / float64(s.VHSMeasured))
 	}
@@ -290,30 +260,6 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		return writeCard(card, section, tf.Generator, s)
 	}
 	return nil
-}
-
-// dumpLine is one image's truth and result, for calibrating thresholds.
-// Negatives (not radiographs) carry only their file, code and p_radiograph.
-type dumpLine struct {
-	File     string  `json:"file"`
-	Negative bool    `json:"negative,omitempty"`
-	VHS      float64 `json:"vhs"`
-	VLAS     float64 `json:"vlas"`
-	Code     int     `json:"code"`
-	Guard    string  `json:"guard,omitempty"`
-	// PRadiograph is the validity classifier's output (rejected below
-	// cardiac.ValidityThreshold).
-	PRadiograph float64           `json:"p_radiograph"`
-	PredVHS     *float64          `json:"pred_vhs"`
-	PredVLAS    *float64          `json:"pred_vlas"`
-	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
-	Landmarks   cardiac.Landmarks `json:"landmarks"`
-	// Members are each ensemble member's landmarks (none when rejected).
-	Members []cardiac.Landmarks `json:"members,omitempty"`
-	// VertebralPeriod is guard 8's score along the reported Vertebra A-B
-	// for every radiograph not rejected, also where another guard
-	// withheld the VHS first and the engine did not measure it.
-	VertebralPeriod *float64 `json:"vertebral_period,omitempty"`
 }
 
 // periodScore decodes the image and scores it along the landmarks' A-B.

@@ -11,8 +11,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -20,23 +18,10 @@ import (
 	"path/filepath"
 	"slices"
 
+	"vetlens/bench/internal/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 )
-
-type item struct {
-	File       string                `json:"file"`
-	Radiograph bool                  `json:"radiograph"`
-	Landmarks  map[string][2]float64 `json:"landmarks"`
-}
-
-type dumpLine struct {
-	File      string            `json:"file"`
-	Code      int               `json:"code"`
-	VHS       float64           `json:"vhs"`
-	PredVHS   *float64          `json:"pred_vhs"`
-	Landmarks cardiac.Landmarks `json:"landmarks"`
-}
 
 // span is one A-B span to count: its true number of vertebrae (spans of
 // the exact landmarks are 6 by definition) and what was measured on it.
@@ -63,34 +48,14 @@ func main() {
 }
 
 func run(data, dump string, tol float64) error {
-	b, err := os.ReadFile(filepath.Join(data, "truth.json"))
+	tf, err := heldout.ReadTruth(data)
 	if err != nil {
-		return fmt.Errorf("read truth: %w", err)
+		return err
 	}
-	var tf struct {
-		Items []item `json:"items"`
-	}
-	if err := json.Unmarshal(b, &tf); err != nil {
-		return fmt.Errorf("parse truth: %w", err)
-	}
-	model := map[string]dumpLine{}
+	model := map[string]heldout.DumpLine{}
 	if dump != "" {
-		f, err := os.Open(dump)
-		if err != nil {
-			return fmt.Errorf("open dump: %w", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			var d dumpLine
-			if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-				return fmt.Errorf("parse dump: %w", err)
-			}
-			model[d.File] = d
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("read dump: %w", err)
+		if model, err = heldout.ReadDump(dump); err != nil {
+			return err
 		}
 	}
 	var spans []span
@@ -106,8 +71,8 @@ func run(data, dump string, tol float64) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.File, err)
 		}
-		a := cardiac.Point{X: it.Landmarks["Vertebra A"][0], Y: it.Landmarks["Vertebra A"][1]}
-		bb := cardiac.Point{X: it.Landmarks["Vertebra B"][0], Y: it.Landmarks["Vertebra B"][1]}
+		a, _ := it.Point(cardiac.ClassNames[cardiac.VertebraA])
+		bb, _ := it.Point(cardiac.ClassNames[cardiac.VertebraB])
 		along := func(f float64) cardiac.Point { return cardiac.Point{X: a.X + f*(bb.X-a.X), Y: a.Y + f*(bb.Y-a.Y)} }
 		count := func(kind string, truth float64, p, q cardiac.Point) span {
 			c, ok := cardiac.MeasureColumnPeriod(img, p, q)
@@ -213,7 +178,7 @@ func returned(spans []span, tol float64) {
 		}
 	}
 	fmt.Printf("  results with a VHS (min score %.1f): %d warned, VHS MAE %.3f (max %.2f); %d not, VHS MAE %.3f (max %.2f)\n",
-		cardiac.MinSpanCountScore, len(warned), mean(warned), maxOf(warned), len(quiet), mean(quiet), maxOf(quiet))
+		cardiac.MinSpanCountScore, len(warned), heldout.Mean(warned), maxOf(warned), len(quiet), heldout.Mean(quiet), maxOf(quiet))
 }
 
 func maxOf(x []float64) float64 {
@@ -224,17 +189,6 @@ func maxOf(x []float64) float64 {
 		}
 	}
 	return m
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }
 
 func pct(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }

@@ -1,0 +1,114 @@
+// Package heldout reads the evaluation tools' shared files: a held-out
+// folder's truth.json (as models/train/heldout.py writes it) and the
+// per-image dump that `bench/evalcardiac --dump` writes and
+// `bench/spancheck --dump` and models/train/calibrate_spread.py read.
+package heldout
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"vetlens/engine/cardiac"
+)
+
+// Item is one image of a held-out folder with its truth.
+type Item struct {
+	File       string                `json:"file"`
+	Radiograph bool                  `json:"radiograph"`
+	Width      int                   `json:"width"`
+	Height     int                   `json:"height"`
+	VHS        float64               `json:"vhs"`
+	VLAS       float64               `json:"vlas"`
+	Landmarks  map[string][2]float64 `json:"landmarks"`
+}
+
+// Point is the truth's landmark called name (cardiac.ClassNames).
+func (it Item) Point(name string) (cardiac.Point, bool) {
+	p, ok := it.Landmarks[name]
+	return cardiac.Point{X: p[0], Y: p[1]}, ok
+}
+
+// Truth is a held-out folder's truth.json.
+type Truth struct {
+	// Generator names the world the images come from (written into the
+	// model card's eval block).
+	Generator string `json:"generator"`
+	Items     []Item `json:"items"`
+}
+
+// ReadTruth reads dir/truth.json.
+func ReadTruth(dir string) (Truth, error) {
+	var t Truth
+	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	if err != nil {
+		return t, fmt.Errorf("read held-out truth: %w", err)
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("parse held-out truth %s: %w", dir, err)
+	}
+	return t, nil
+}
+
+// DumpLine is one image's truth and result, for calibrating thresholds.
+// Negatives (not radiographs) carry only their file, code and
+// p_radiograph.
+type DumpLine struct {
+	File     string  `json:"file"`
+	Negative bool    `json:"negative,omitempty"`
+	VHS      float64 `json:"vhs"`
+	VLAS     float64 `json:"vlas"`
+	Code     int     `json:"code"`
+	Guard    string  `json:"guard,omitempty"`
+	// PRadiograph is the validity classifier's output (rejected below
+	// cardiac.ValidityThreshold).
+	PRadiograph float64           `json:"p_radiograph"`
+	PredVHS     *float64          `json:"pred_vhs"`
+	PredVLAS    *float64          `json:"pred_vlas"`
+	Spread      *float64          `json:"spread"` // null when not finite (a rejected image has none)
+	Landmarks   cardiac.Landmarks `json:"landmarks"`
+	// Members are each ensemble member's landmarks (none when rejected).
+	Members []cardiac.Landmarks `json:"members,omitempty"`
+	// VertebralPeriod is guard 8's score along the reported Vertebra A-B
+	// for every radiograph not rejected, also where another guard
+	// withheld the VHS first and the engine did not measure it.
+	VertebralPeriod *float64 `json:"vertebral_period,omitempty"`
+}
+
+// ReadDump reads a dump (one JSON DumpLine a line) by file name.
+func ReadDump(path string) (map[string]DumpLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dump: %w", err)
+	}
+	defer f.Close()
+	out := map[string]DumpLine{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var d DumpLine
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return nil, fmt.Errorf("parse dump %s line %d: %w", path, n, err)
+		}
+		out[d.File] = d
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read dump %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Mean is the mean of x, NaN when x is empty.
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
