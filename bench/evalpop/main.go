@@ -29,6 +29,7 @@ import (
 
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
 	"vetlens/internal/config"
@@ -259,8 +260,12 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 							return err
 						}
 					}
-					if v, code, ok := m.vhsCode(ctx, rb, true); ok {
-						kept, err := m.answered(ctx, a, rb, v)
+					rimg, _, err := imageproc.Decode(rb)
+					if err != nil {
+						return fmt.Errorf("%s: decode rectified photo: %w", it.File, err)
+					}
+					if v, code, ok := m.vhsCodeImage(ctx, rimg, true); ok {
+						kept, err := m.answered(ctx, a, rimg, v)
 						if err != nil {
 							return err
 						}

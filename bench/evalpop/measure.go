@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,21 +47,26 @@ func (m *measurer) vhs(ctx context.Context, b []byte, screenPhoto bool) (float64
 
 // vhsCode is vhs with the result code the engine gave.
 func (m *measurer) vhsCode(ctx context.Context, b []byte, screenPhoto bool) (float64, cardiac.Code, bool) {
-	r, err := m.eng.PredictBytes(ctx, b, cardiac.PredictOptions{SkipRefinement: screenPhoto})
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return 0, 0, false
+	}
+	return m.vhsCodeImage(ctx, img, screenPhoto)
+}
+
+// vhsCodeImage is vhsCode on a decoded image.
+func (m *measurer) vhsCodeImage(ctx context.Context, img image.Image, screenPhoto bool) (float64, cardiac.Code, bool) {
+	r, err := m.eng.Predict(ctx, img, cardiac.PredictOptions{SkipRefinement: screenPhoto})
 	if err != nil || r.VHS == nil {
 		return 0, 0, false
 	}
 	return *r.VHS, r.Code, true
 }
 
-// answered reports whether a single screen photo (analysis a, encoded
-// rectified image b measured as a VHS of vhs) keeps its number as
-// /v3/predict answers it: capture.ScreenPhotoProblem names no problem.
-func (m *measurer) answered(ctx context.Context, a *pop.Analysis, b []byte, vhs float64) (bool, error) {
-	img, _, err := imageproc.Decode(b)
-	if err != nil {
-		return false, fmt.Errorf("decode rectified photo: %w", err)
-	}
+// answered reports whether a single screen photo (analysis a, rectified
+// image img measured as a VHS of vhs) keeps its number as /v3/predict
+// answers it: capture.ScreenPhotoProblem names no problem.
+func (m *measurer) answered(ctx context.Context, a *pop.Analysis, img image.Image, vhs float64) (bool, error) {
 	g, _, err := capture.ScreenPhotoProblem(ctx, m.eng, a, img, vhs, cardiac.PredictOptions{SkipRefinement: true})
 	return g == cardiac.GuardNone, err
 }
