@@ -81,6 +81,12 @@ type Single struct {
 	// when a screen photo was corrected, else the decoded input; nil for
 	// code 7 (nothing was measured).
 	Measured image.Image
+	// Screenshot is, when the input was rejected as a whole and the
+	// displayed image inside it (a viewer's screenshot, or a radiograph
+	// in a border; pop.ScreenshotViewport) was measured in its place,
+	// that image's rectangle in Measured's pixels; empty otherwise. The positions still refer to Measured, the
+	// whole input.
+	Screenshot image.Rectangle
 }
 
 // MirrorProblem measures img mirrored (cardiac.PredictOptions.Mirror) and
@@ -164,12 +170,66 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 	if err != nil {
 		return nil, fmt.Errorf("decode image: %w", err)
 	}
-	r, err := p.Predict(ctx, img, o)
+	s, err := predictFile(ctx, p, an, img, o)
 	if err != nil {
 		return nil, err
 	}
 	if an.PossibleScreen {
-		r.Withhold(cardiac.GuardPossibleScreenPhoto, "")
+		s.Result.Withhold(cardiac.GuardPossibleScreenPhoto, "")
 	}
-	return &Single{Result: r, Analysis: an, Measured: img}, nil
+	return s, nil
+}
+
+// predictFile measures a file that is not a screen photo: the whole
+// file, and, only if the validity model rejects that, the displayed image
+// inside it where there is one (pop.ScreenshotViewport: a viewer's
+// screenshot, or a radiograph pasted on a page or padded), since the
+// radiograph, not the toolbars, panels or page around it, is what the
+// validity model and the landmark models are for. The displayed image's
+// result replaces the rejection unless it is rejected too; it is moved
+// into the whole file's pixels (cardiac.Result.Offset) and
+// Single.Screenshot says which rectangle was measured.
+func predictFile(ctx context.Context, p Predictor, an *pop.Analysis, img image.Image, o cardiac.PredictOptions) (*Single, error) {
+	r, err := p.Predict(ctx, img, o)
+	if err != nil {
+		return nil, err
+	}
+	whole := &Single{Result: r, Analysis: an, Measured: img}
+	if !r.Rejected {
+		return whole, nil
+	}
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return whole, nil
+	}
+	rect, ok := pop.ScreenshotViewport(img)
+	if !ok {
+		return whole, nil
+	}
+	s, err := predictViewport(ctx, p, an, img, sub.SubImage(rect), rect, o)
+	if err != nil || s.Result.Rejected {
+		return whole, err
+	}
+	return s, nil
+}
+
+// predictViewport measures the displayed image part (at rect in img) and
+// returns the result in img's pixels, rendered on img when o asks.
+func predictViewport(ctx context.Context, p Predictor, an *pop.Analysis, img, part image.Image, rect image.Rectangle, o cardiac.PredictOptions) (*Single, error) {
+	po := o
+	po.Render = false
+	r, err := p.Predict(ctx, part, po)
+	if err != nil {
+		return nil, fmt.Errorf("predict on the displayed image of a screenshot: %w", err)
+	}
+	b := img.Bounds()
+	r.Offset(rect.Min.Sub(b.Min), b.Dx(), b.Dy())
+	if o.Render && !r.Rejected {
+		if r.Rendered, err = cardiac.RenderJPEG(img, r); err != nil {
+			return nil, fmt.Errorf("render screenshot result: %w", err)
+		}
+	}
+	return &Single{Result: r, Analysis: an, Measured: img, Screenshot: rect.Sub(b.Min)}, nil
 }

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
 	"image/png"
+	"math"
 	"testing"
 
 	"vetlens/api"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiactest"
 	"vetlens/engine/pop"
 )
 
@@ -113,5 +118,117 @@ func TestPredictImageWithholdsPossibleScreenPhotos(t *testing.T) {
 		if s.Measured == nil {
 			t.Fatal("the withheld measurement lost its image: the landmarks cannot be reviewed")
 		}
+	}
+}
+
+// displayRejecting is a validity double for screenshots: it rejects every
+// image wider than maxW (the whole window, chrome and all) and measures
+// any other (code 1, VHS 10, landmark k at (10+k, 20+k) in its own
+// pixels). It records whether it was asked to render.
+type displayRejecting struct {
+	maxW     int
+	calls    int
+	rendered int
+}
+
+func (p *displayRejecting) ModelVersion() string { return "test" }
+
+func (p *displayRejecting) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+	p.calls++
+	if o.Render {
+		p.rendered++
+	}
+	b := img.Bounds()
+	r := &cardiac.Result{Width: b.Dx(), Height: b.Dy(), Spread: math.NaN()}
+	if b.Dx() > p.maxW {
+		r.Code, r.Rejected = cardiac.CodeRejected, true
+		return r, nil
+	}
+	v, l := 10.0, 2.0
+	r.Code, r.VHS, r.VLAS, r.LandmarksDetected, r.Spread = cardiac.CodeHighConfidence, &v, &l, true, 0.004
+	for k := range r.Landmarks {
+		r.Landmarks[k] = cardiac.Point{X: float64(10 + k), Y: float64(20 + k)}
+	}
+	r.ModelLandmarks = []cardiac.Landmarks{r.Landmarks}
+	return r, nil
+}
+
+// TestPredictImageMeasuresTheDisplayedImageOfARejectedScreenshot: a
+// viewer's screenshot that the validity model rejects as a whole is
+// measured on the radiograph displayed inside it, with the positions in
+// the screenshot's pixels and the annotated image drawn on the whole
+// screenshot; a file it accepts, a rejected file with no displayed image
+// and a screenshot whose displayed image is rejected too keep the whole
+// file's answer.
+func TestPredictImageMeasuresTheDisplayedImageOfARejectedScreenshot(t *testing.T) {
+	ph := cardiactest.Find(t, "xraysim_1_640x480.png").Image(t)
+	pb := ph.Bounds()
+	at := image.Pt(230, 90)
+	shot := image.NewRGBA(image.Rect(0, 0, pb.Dx()+300, pb.Dy()+140))
+	draw.Draw(shot, shot.Bounds(), image.NewUniform(color.RGBA{30, 32, 36, 255}), image.Point{}, draw.Src)
+	draw.Draw(shot, image.Rect(0, 0, shot.Bounds().Dx(), 40), image.NewUniform(color.RGBA{56, 58, 64, 255}), image.Point{}, draw.Src)
+	for k := range 4 {
+		draw.Draw(shot, image.Rect(10, 60+k*100, 200, 140+k*100), image.NewUniform(color.RGBA{72, 74, 80, 255}), image.Point{}, draw.Src)
+	}
+	draw.Draw(shot, pb.Sub(pb.Min).Add(at), ph, pb.Min, draw.Src)
+	noise := image.NewGray(image.Rect(0, 0, 300, 200))
+	for i := range noise.Pix {
+		noise.Pix[i] = uint8(i * 7919 % 251)
+	}
+	encode := func(m image.Image) []byte {
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	cases := []struct {
+		name       string
+		in         []byte
+		maxW       int
+		wantCode   cardiac.Code
+		screenshot bool
+	}{
+		{"a rejected screenshot is measured on its displayed image", encode(shot), pb.Dx(), cardiac.CodeHighConfidence, true},
+		{"an accepted screenshot is measured whole", encode(shot), shot.Bounds().Dx(), cardiac.CodeHighConfidence, false},
+		{"a rejected file with nothing displayed in it stays rejected", encode(noise), 100, cardiac.CodeRejected, false},
+		{"a screenshot whose displayed image is rejected too stays rejected", encode(shot), pb.Dx() / 2, cardiac.CodeRejected, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &displayRejecting{maxW: tc.maxW}
+			s, err := PredictImage(context.Background(), p, possibleAnalyzer{}, tc.in, cardiac.PredictOptions{Render: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Result
+			whole := s.Measured.Bounds()
+			if r.Code != tc.wantCode || r.Width != whole.Dx() || r.Height != whole.Dy() {
+				t.Fatalf("code %d, size %dx%d; want code %d on the whole %v", r.Code, r.Width, r.Height, tc.wantCode, whole)
+			}
+			if !tc.screenshot {
+				if !s.Screenshot.Empty() {
+					t.Fatalf("Screenshot %v; want none", s.Screenshot)
+				}
+				return
+			}
+			want := pb.Sub(pb.Min).Add(at)
+			if !s.Screenshot.In(want.Inset(-3)) || s.Screenshot.Dx() < want.Dx()-12 || s.Screenshot.Dy() < want.Dy()-12 {
+				t.Fatalf("measured %v; the displayed image is %v", s.Screenshot, want)
+			}
+			for k, l := range r.Landmarks {
+				w := cardiac.Point{X: float64(s.Screenshot.Min.X + 10 + k), Y: float64(s.Screenshot.Min.Y + 20 + k)}
+				if l != w || r.ModelLandmarks[0][k] != w {
+					t.Fatalf("landmark %d at %v (member %v); want %v in the screenshot's pixels", k, l, r.ModelLandmarks[0][k], w)
+				}
+			}
+			if p.calls != 2 || p.rendered != 1 {
+				t.Fatalf("%d predictions, %d asked to render; want the whole (rendered) then the displayed image (not)", p.calls, p.rendered)
+			}
+			cfg, err := jpeg.DecodeConfig(bytes.NewReader(r.Rendered))
+			if err != nil || cfg.Width != whole.Dx() || cfg.Height != whole.Dy() {
+				t.Fatalf("rendered %dx%d (%v); want the whole screenshot %v", cfg.Width, cfg.Height, err, whole)
+			}
+		})
 	}
 }

@@ -263,6 +263,28 @@ type Result struct {
 	Rendered []byte
 }
 
+// Offset makes a result measured on a sub-image describe the whole
+// image: every position moves by d (the sub-image's corner in the whole
+// image's pixels, counted from its bounds' corner) and Width, Height
+// become the whole image's w, h. Distances, VHS and VLAS do not change.
+// app/capture measures the displayed image of a viewer screenshot this
+// way. Rendered is left as it was; render again on the whole image.
+func (r *Result) Offset(d image.Point, w, h int) {
+	move := func(l *Landmarks) {
+		for k := range l {
+			l[k].X += float64(d.X)
+			l[k].Y += float64(d.Y)
+		}
+	}
+	if !r.Rejected {
+		move(&r.Landmarks)
+		for i := range r.ModelLandmarks {
+			move(&r.ModelLandmarks[i])
+		}
+	}
+	r.Width, r.Height = w, h
+}
+
 // MarkPoPCorrectionFailed turns the result into code 7 (picture-of-picture
 // detected, perspective correction failed): PopDetected is set and VHS and
 // VLAS are withdrawn, so the result is not billable. The PoP pipeline calls
