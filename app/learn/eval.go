@@ -2,7 +2,6 @@ package learn
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/internal/dogheart"
+	"vetlens/internal/heldout"
 )
 
 // Case is one pool case with the clinician's truth.
@@ -142,20 +142,9 @@ func poolEvalCases(pool string, cases []Case) []evalCase {
 // phantomEvalCases reads the phantom regression set's truth.json (the
 // radiographs; negatives are left out).
 func phantomEvalCases(dir string) ([]evalCase, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	t, err := heldout.ReadTruth(dir)
 	if err != nil {
 		return nil, describe("phantom set", err)
-	}
-	var t struct {
-		Items []struct {
-			File       string                `json:"file"`
-			Radiograph bool                  `json:"radiograph"`
-			VHS        float64               `json:"vhs"`
-			Landmarks  map[string][2]float64 `json:"landmarks"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, describe("phantom set truth.json", err)
 	}
 	var out []evalCase
 	for _, it := range t.Items {
@@ -164,10 +153,7 @@ func phantomEvalCases(dir string) ([]evalCase, error) {
 		}
 		e := evalCase{path: filepath.Join(dir, it.File), vhs: it.VHS}
 		for k, name := range cardiac.ClassNames {
-			if p, ok := it.Landmarks[name]; ok {
-				e.truth[k] = cardiac.Point{X: p[0], Y: p[1]}
-				e.has[k] = true
-			}
+			e.truth[k], e.has[k] = it.Point(name)
 		}
 		out = append(out, e)
 	}

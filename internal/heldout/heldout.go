@@ -1,5 +1,7 @@
-// Package heldout reads the evaluation tools' shared files: a held-out
-// folder's truth.json (as models/train/heldout.py writes it) and the
+// Package heldout reads the held-out folder format that
+// models/train/heldout.py writes (truth.json beside the images): the
+// evaluation tools (bench/evalcardiac, bench/spancheck) and the learning
+// loop's phantom regression set (app/learn) read it here; and the
 // per-image dump that `bench/evalcardiac --dump` writes and
 // `bench/spancheck --dump` and models/train/calibrate_spread.py read.
 package heldout
