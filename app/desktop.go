@@ -610,8 +610,7 @@ type ReportDetails struct {
 // the model's confidence for model values only, the vertebral span check
 // of the landmarks in effect (where the image let it count them), and the
 // annotated image with numbered landmarks and their legend. There is no
-// report for an
-// image the model rejected, unless the clinician confirmed it is a
+// report for an image the model rejected, unless the clinician confirmed it is a
 // radiograph and placed the landmarks, nor for a measurement without a
 // VHS (KindInvalid). req is not otherwise checked: the report shows what
 // is on screen, saved or not.

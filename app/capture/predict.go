@@ -84,8 +84,8 @@ type Single struct {
 	// Screenshot is, when the input was rejected as a whole and the
 	// displayed image inside it (a viewer's screenshot, or a radiograph
 	// in a border; pop.ScreenshotViewport) was measured in its place,
-	// that image's rectangle in Measured's pixels; empty otherwise. The positions still refer to Measured, the
-	// whole input.
+	// that image's rectangle in Measured's pixels; empty otherwise. The
+	// positions still refer to Measured, the whole input.
 	Screenshot image.Rectangle
 }
 

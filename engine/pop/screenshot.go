@@ -256,8 +256,8 @@ func percentile(c []int, p float64) float64 {
 	return float64(nz[min(len(nz)-1, int(p*float64(len(nz))))])
 }
 
-// longestRun is the longest [lo, hi) with every c[i] >= min(threshold)
-// and above zero.
+// longestRun is the longest [lo, hi) with every c[i] above zero and at
+// least threshold.
 func longestRun(c []int, threshold float64) (lo, hi int) {
 	start := -1
 	for i := 0; i <= len(c); i++ {
@@ -307,8 +307,9 @@ func greyBin(v float32) int { return min(max(int(float64(v)/chromeTol+0.5), 0), 
 func growToChrome(at func(x, y int) float32, w, h int, r image.Rectangle, flat []bool) image.Rectangle {
 	// ofImage reports whether the line at a (a row when horiz) over
 	// [lo, hi) belongs to the image.
+	var v []float32 // one line's greys, reused
 	ofImage := func(horiz bool, a, lo, hi int) bool {
-		v := make([]float32, 0, hi-lo)
+		v = v[:0]
 		for i := lo; i < hi; i++ {
 			if horiz {
 				v = append(v, at(i, a))
@@ -340,13 +341,13 @@ func growToChrome(at func(x, y int) float32, w, h int, r image.Rectangle, flat [
 
 // modeGrey is the grey most of v lie within chromeTol of (the median,
 // which is that grey whenever more than half do) and the share that do.
+// It sorts v in place.
 func modeGrey(v []float32) (float32, float64) {
 	if len(v) == 0 {
 		return 0, 0
 	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	c := s[len(s)/2]
+	slices.Sort(v)
+	c := v[len(v)/2]
 	n := 0
 	for _, x := range v {
 		if math.Abs(float64(x-c)) <= chromeTol {
