@@ -106,22 +106,27 @@ func main() {
 	card := flag.String("card", "", "model card to update between the eval markers")
 	lib := flag.String("ort-lib", "", "ONNX Runtime library")
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
+	noLevel := flag.Bool("no-level", false, "measure every image as it is, without levelling a tilted spine; not with --card")
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
 	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, guard, spread, p_radiograph, vertebral period score; negatives flagged) to this file")
 	flag.Parse()
+	if *noLevel && *card != "" {
+		fmt.Fprintln(os.Stderr, "evalcardiac: --no-level measures something other than the product; not with --card")
+		os.Exit(2)
+	}
 	if *firstStage && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --first-stage measures a pipeline that is not shipped; it cannot update the card")
 		os.Exit(2)
 	}
 	opts := cardiac.DefaultOptions()
 	opts.FirstStageOnly = *firstStage
-	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts); err != nil {
+	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts, cardiac.PredictOptions{NoLevel: *noLevel}); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options) error {
+func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options, po cardiac.PredictOptions) error {
 	tf, err := heldout.ReadTruth(data)
 	if err != nil {
 		return err
@@ -154,7 +159,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 			return err
 		}
 		t0 := time.Now()
-		res, err := eng.PredictBytes(ctx, img, cardiac.PredictOptions{})
+		res, err := eng.PredictBytes(ctx, img, po)
 		ms := float64(time.Since(t0).Microseconds()) / 1000
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.File, err)
@@ -180,7 +185,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options)
 		s.Radiographs++
 		s.Codes[int(res.Code)]++
 		if dumpEnc != nil {
-			line := heldout.DumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard),
+			line := heldout.DumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard), LevelledDeg: res.LevelledDeg,
 				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
 				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod}
 			if line.VertebralPeriod == nil && !rejected {

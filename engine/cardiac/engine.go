@@ -205,6 +205,9 @@ type PredictOptions struct {
 	// trained to follow it, so a different answer says they are unsure
 	// of the image (app/capture checks single screen photos this way).
 	Mirror bool
+	// NoLevel measures the image as it is, however tilted its spine
+	// (for evaluating what levelling adds; level.go).
+	NoLevel bool
 }
 
 // Result is one image's measurement. Positions are in pixels of the
@@ -261,6 +264,13 @@ type Result struct {
 	// Rendered is the annotated JPEG when PredictOptions.Render was set
 	// and the image was not rejected.
 	Rendered []byte
+
+	// LevelledDeg is the turn (degrees counter-clockwise on screen) under
+	// which the landmarks were measured because the spine was tilted
+	// (level.go); 0 when the image was measured as it is. Positions are
+	// in the image's own pixels either way. Not part of the spec's
+	// response body.
+	LevelledDeg float64
 }
 
 // Offset makes a result measured on a sub-image describe the whole
@@ -330,12 +340,19 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if err != nil {
 		return nil, err
 	}
+	levelled := 0.0
+	if !o.NoLevel {
+		if models, peaks, levelled, err = e.level(ctx, img, models, peaks); err != nil {
+			return nil, err
+		}
+	}
 	if len(e.refine) > 0 && !o.SkipRefinement {
 		if models, peaks, err = e.refineStage(ctx, img, models, peaks); err != nil {
 			return nil, err
 		}
 	}
 	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
+	r.LevelledDeg = levelled
 	r.checkImage(img)
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)

@@ -78,6 +78,9 @@ type DumpLine struct {
 	// for every radiograph not rejected, also where another guard
 	// withheld the VHS first and the engine did not measure it.
 	VertebralPeriod *float64 `json:"vertebral_period,omitempty"`
+	// LevelledDeg is the turn the engine measured the image under to
+	// level a tilted spine (cardiac.Result.LevelledDeg; 0: as it is).
+	LevelledDeg float64 `json:"levelled_deg,omitempty"`
 }
 
 // ReadDump reads a dump (one JSON DumpLine a line) by file name.
