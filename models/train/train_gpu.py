@@ -98,9 +98,22 @@ def member(a):
     perm = torch.from_numpy(np.random.default_rng(a.seed).permutation(n)).to(dev)
     nval = max(8, n // 50)
     val, tr = perm[:nval], perm[nval:]
-    net = build(a.width, dev, pretrained=not a.init)
+    if a.init and a.init_onnx:
+        raise SystemExit("member: --init and --init-onnx exclude each other")
+    net = build(a.width, dev, pretrained=not (a.init or a.init_onnx))
     if a.init:
         net.load_state_dict(torch.load(a.init, map_location=dev)["state"])
+    if a.init_onnx:
+        # The export folded every BatchNorm into its convolution: the
+        # statistics stay fixed (freeze_bn) so the net starts out computing
+        # exactly what the shipped model computes.
+        T.init_from_onnx(net, a.init_onnx)
+        net.to(dev)
+
+    def train_mode():
+        net.train()
+        if a.init_onnx:
+            T.freeze_bn(net)
     enc = list(net.enc.parameters())
     ids = {id(p) for p in enc}
     dec = [p for p in net.parameters() if id(p) not in ids]
@@ -109,7 +122,7 @@ def member(a):
     g = torch.Generator(device=dev).manual_seed(a.seed)
     t0 = time.time()
     deadline = a.deadline if a.deadline else t0 + a.minutes * 60
-    warm = 0.04 if a.init else 0.08
+    warm = 0.04 if (a.init or a.init_onnx) else 0.08
 
     def lr_at(pr):
         if pr < warm:
@@ -127,17 +140,18 @@ def member(a):
         err = float((np.sqrt(((c - y) ** 2).sum(-1)) * mk).sum() / mk.sum() * a.size)
         for name, (dx, dy, _) in devsets:
             dev_err[name] = float(vhs_errors(predict([net], dx)[0], dy.cpu().numpy()).mean())
-        net.train()
+        train_mode()
 
     def save():
         state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
         torch.save({"state": state, "size": a.size, "width": a.width, "seed": a.seed, "arch": "mnv2",
-                    "frozen_bn": False, "step": step, "total": step, "val_err_px": err,
+                    "frozen_bn": bool(a.init_onnx), "init_onnx": a.init_onnx or "", "max_rot_deg": a.max_rot,
+                    "step": step, "total": step, "val_err_px": err,
                     "minutes": round((time.time() - t0) / 60, 2), "recipe": a.recipe,
                     "extra_aug": a.extra, "zoom_out": a.zoom_out, "dev_vhs_mae": dict(dev_err),
                     "trunk_frozen_upto": -1}, a.out)
 
-    net.train()
+    train_mode()
     print(f"member {a.out}: {len(tr)} training images, {nval} validation, "
           f"{(deadline - t0) / 60:.1f} min on {dev}", flush=True)
     while True:
@@ -151,7 +165,7 @@ def member(a):
         x = X[idx].float().unsqueeze(1) / 255.0
         y, m = Y[idx], M[idx]
         x, y = T.augment(x, y, g)
-        x, y = T.strong_augment(x, y, g, a.zoom_out, a.extra)
+        x, y = T.strong_augment(x, y, g, a.zoom_out, a.extra, a.max_rot)
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
             logits = net(x.contiguous(memory_format=torch.channels_last))
         p, c, _ = T.decode(logits.float())
@@ -227,6 +241,9 @@ def main():
     m.add_argument("--seed", type=int, required=True)
     m.add_argument("--out", required=True)
     m.add_argument("--init", help="continue from this checkpoint")
+    m.add_argument("--init-onnx", help="continue from this exported member (e.g. ../cardiac_landmark_1.onnx), "
+                                       "BatchNorm statistics fixed")
+    m.add_argument("--max-rot", type=float, default=14.0, help="largest in-plane rotation of the augmentation, degrees")
     m.add_argument("--recipe", default="", help="a name recorded in the checkpoint")
     m.add_argument("--size", type=int, default=224)
     m.add_argument("--width", type=int, default=32)

@@ -9,7 +9,9 @@
 #   2. one process per member, all on the one GPU, until END (Unix time);
 #      each RECIPE is "name|seed base|train_gpu.py member flags", five
 #      members each; with INIT_DIR set, member k of recipe NAME continues
-#      from INIT_DIR/NAME_k.pt;
+#      from INIT_DIR/NAME_k.pt; with INIT_ONNX_DIR set, from the exported
+#      INIT_ONNX_DIR/cardiac_landmark_k.onnx (e.g. the shipped ../, no
+#      ImageNet weights needed);
 #   3. every recipe's ensemble measured on both development sets, and its
 #      checkpoints packed (fp16) into OUT/NAME.pt to carry back, with the
 #      members' logs and the measurement in OUT/NAME_log.txt.
@@ -56,6 +58,7 @@ for r in "$@"; do
   for k in 1 2 3 4 5; do
     init=()
     [ -n "${INIT_DIR:-}" ] && init=(--init "$INIT_DIR/${name}_$k.pt")
+    [ -n "${INIT_ONNX_DIR:-}" ] && init=(--init-onnx "$INIT_ONNX_DIR/cardiac_landmark_$k.onnx")
     # shellcheck disable=SC2086
     $PY train_gpu.py member --data "$TRAIN" "${EXTRA[@]}" --dev "$D/dev_xs.npz" "$D/dev_ph.npz" --seed $((base + k)) \
       --deadline "$END" --recipe "$name" --out "$D/ck/${name}_$k.pt" "${init[@]}" $flags \

@@ -238,7 +238,7 @@ def _box_blur(x, k):
     return F.avg_pool2d(F.pad(x, (k // 2,) * 4, mode="replicate"), k, 1)
 
 
-def strong_augment(x, y, g, zoom_out=0.0, extra=False):
+def strong_augment(x, y, g, zoom_out=0.0, extra=False, max_rot_deg=14.0):
     """Domain randomisation for synthetic-to-real transfer, on the letterboxed
     batch: random affine (rotation, scale, shift; landmarks follow; with
     probability zoom_out the picture shrinks into a border), loss of
@@ -248,10 +248,12 @@ def strong_augment(x, y, g, zoom_out=0.0, extra=False):
     extra widens it towards what clinical images carry: tighter crops
     (zoom in up to 1.5x), the large-radius local contrast enhancement of DR
     post-processing, random tone curves, uneven exposure (a linear ramp) and
-    faint grid lines. x, y and the generator g share a device."""
+    faint grid lines. max_rot_deg bounds the in-plane rotation (the
+    engine levels spines tilted further, docs/cardiac.md "Levelling a
+    tilted spine"). x, y and the generator g share a device."""
     n, _, S, _ = x.shape
     dev, dt = x.device, x.dtype
-    ang = (_rand(g, n) * 2 - 1) * math.radians(14)
+    ang = (_rand(g, n) * 2 - 1) * math.radians(max_rot_deg)
     sc = torch.exp((_rand(g, n) * 2 - 1) * 0.18)
     if extra:
         sc = torch.where(_rand(g, n) < 0.3, torch.exp(_rand(g, n) * 0.4), sc)

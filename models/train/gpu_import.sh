@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Turn what gpu_once.sh handed back (DIR with g_1.pt .. g_5.pt) into the
+# five landmark members in MODELS (default: the shipped models/): unpack to
+# fp32 checkpoints, export each to ONNX with its sidecar and reference
+# outputs (export_landmarks.py), and rewrite the manifest's checksums.
+# Measure before committing: `make eval` figures come from the Go engine.
+#   models/train/gpu_import.sh DIR [MODELS]
+set -euo pipefail
+DIR=$(cd "${1:?usage: gpu_import.sh DIR [MODELS]}" && pwd)
+MODELS=$(cd "${2:-$(dirname "$0")/..}" && pwd)
+cd "$(dirname "$0")"
+PY=${PY:-/usr/bin/python3}
+CK=$(mktemp -d)
+trap 'rm -rf "$CK"' EXIT
+cks=()
+for k in 1 2 3 4 5; do
+  $PY train_gpu.py unpack "$DIR/g_$k.pt" "$CK"
+  cks+=("$CK/g_$k.pt")
+done
+$PY export_landmarks.py --models "$MODELS" "${cks[@]}"
+$PY make_manifest.py "$MODELS"
