@@ -47,11 +47,16 @@ func RotateGray(img image.Image, deg float64, maxSide int) *Rotated {
 		cx: float64(w) / 2, cy: float64(h) / 2,
 		rcx: float64(ow) * ff / 2, rcy: float64(oh) * ff / 2,
 	}
+	// Output pixel (i, j) samples the shrunk plane at (u0 + i*c, v0 + i*s)
+	// along its row: the turn is affine, so each row steps evenly.
 	for j := range oh {
 		row := r.Image.Pix[j*r.Image.Stride:][:ow]
+		x, y := r.ToOriginal(0.5, float64(j)+0.5)
+		u, v := x/ff-0.5, y/ff-0.5
 		for i := range row {
-			x, y := r.ToOriginal(float64(i)+0.5, float64(j)+0.5)
-			row[i] = bilinear(src, gw, gh, x/ff-0.5, y/ff-0.5)
+			row[i] = bilinear(src, gw, gh, u, v)
+			u += c
+			v += s
 		}
 	}
 	return r
@@ -105,14 +110,24 @@ func bilinear(p []float32, gw, gh int, u, v float64) uint8 {
 	x0, y0 := math.Floor(u), math.Floor(v)
 	ax, ay := float32(u-x0), float32(v-y0)
 	i, j := int(x0), int(y0)
-	at := func(x, y int) float32 {
-		if x < 0 || y < 0 || x >= gw || y >= gh {
+	var a, b, c, d float32 // (i, j), (i+1, j), (i, j+1), (i+1, j+1)
+	if i >= 0 && j >= 0 && i+1 < gw && j+1 < gh {
+		k := j*gw + i
+		a, b, c, d = p[k], p[k+1], p[k+gw], p[k+gw+1]
+	} else {
+		if i < -1 || j < -1 || i >= gw || j >= gh {
 			return 0
 		}
-		return p[y*gw+x]
+		at := func(x, y int) float32 {
+			if x < 0 || y < 0 || x >= gw || y >= gh {
+				return 0
+			}
+			return p[y*gw+x]
+		}
+		a, b, c, d = at(i, j), at(i+1, j), at(i, j+1), at(i+1, j+1)
 	}
-	top := at(i, j)*(1-ax) + at(i+1, j)*ax
-	bot := at(i, j+1)*(1-ax) + at(i+1, j+1)*ax
-	val := top*(1-ay) + bot*ay
+	top := a + (b-a)*ax
+	bot := c + (d-c)*ax
+	val := top + (bot-top)*ay
 	return uint8(min(255, max(0, val+0.5)))
 }
