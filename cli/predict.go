@@ -106,6 +106,10 @@ func Predict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// Measured, but the rendered file could not be written.
 			fmt.Fprintf(stderr, "vetlens predict: %s: %v\n", file, err)
 		}
+		if r.LevelledDeg != 0 {
+			// The spec's body has no field for it either.
+			fmt.Fprintf(stderr, "vetlens predict: %s: spine tilted; measured turned by %.0f degrees\n", file, r.LevelledDeg)
+		}
 		if r.Guard != cardiac.GuardNone {
 			// Why VHS or VLAS was withheld; the spec's body has no field for it.
 			detail := ""

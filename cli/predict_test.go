@@ -20,6 +20,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/internal/dicomtest"
@@ -235,6 +236,35 @@ func TestPredictCLIExplainsWithheld(t *testing.T) {
 		t.Logf("%s: result %v vhs %v", filepath.Base(file), rc, b["vhs"])
 	}
 	t.Logf("stderr: %s", stderr)
+}
+
+// TestPredictCLISaysItLevelled: a held-out phantom turned 25 degrees is
+// measured levelled, and stderr says so; the phantom as it is is not.
+func TestPredictCLISaysItLevelled(t *testing.T) {
+	models := testModelsDir(t)
+	src := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := image.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tilted := filepath.Join(t.TempDir(), "tilted.jpg")
+	writeImage(t, tilted, imageproc.RotateGray(img, 25, 0).Image)
+
+	code, _, stderr := run(t, "--models", models, src, tilted)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	if !strings.Contains(stderr, tilted+": spine tilted; measured turned by -") {
+		t.Errorf("no levelling note for the tilted phantom: %q", stderr)
+	}
+	if strings.Contains(stderr, src+": spine tilted") {
+		t.Errorf("the upright phantom was levelled: %q", stderr)
+	}
 }
 
 func TestPredictCLIUsage(t *testing.T) {

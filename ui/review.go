@@ -200,6 +200,9 @@ func (r *review) show(m *app.Measurement) {
 	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
 		text += " A photograph of a screen: the perspective was corrected before measuring."
 	}
+	if res.LevelledDeg != 0 {
+		text += fmt.Sprintf(" The spine was tilted about %.0f degrees: the landmarks were placed on the image turned level.", math.Abs(res.LevelledDeg))
+	}
 	if b := m.Base; b != nil {
 		text = fmt.Sprintf("Reopened the measurement of %s (%s). Correct the landmarks and save: the earlier version is kept, linked to the correction.",
 			b.Time.Local().Format("2006-01-02 15:04"), b.Kind)

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiactest"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/pop"
 )
 
@@ -443,6 +445,38 @@ func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 	}
 	if r.m == nil || r.m.Result.Code != cardiac.CodeNoLandmarks || !r.m.HasModelLandmarks() {
 		t.Fatalf("measurement %+v", r.m)
+	}
+}
+
+// TestReviewSaysItLevelled: a radiograph whose spine is tilted 25 degrees
+// is measured on the image turned level, and Review says so.
+func TestReviewSaysItLevelled(t *testing.T) {
+	f, err := os.Open(phantom1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := image.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tilted := filepath.Join(t.TempDir(), "tilted.png")
+	out, err := os.Create(tilted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(out, imageproc.RotateGray(img, -25, 0).Image); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	u, _ := openInReview(t, tilted)
+	r := u.review
+	if r.m.Result.LevelledDeg == 0 {
+		t.Fatalf("not levelled: %q", r.status.Text)
+	}
+	want := fmt.Sprintf("The spine was tilted about %.0f degrees: the landmarks were placed on the image turned level.", math.Abs(r.m.Result.LevelledDeg))
+	if !strings.Contains(r.status.Text, want) {
+		t.Errorf("status %q lacks %q", r.status.Text, want)
 	}
 }
 
