@@ -24,9 +24,12 @@ const (
 	// (positive: B lower than A): the median over the simulator's
 	// validation radiographs with the head put on the left.
 	CanonicalSpineDeg = 1.5
-	// MinLevelDeg is the smallest tilt that is levelled; a smaller one is
-	// well inside what the models trained on.
-	MinLevelDeg = 10.0
+	// MinLevelDeg is the smallest tilt that is levelled: the 90th
+	// percentile of the tilts training showed the models (the simulator's
+	// anatomy and rotation with the augmentation's turns, 15 degrees); a
+	// smaller tilt is inside what they learned, and turning the image
+	// costs resolution (the grown canvas).
+	MinLevelDeg = 15.0
 	// MaxLevelDirectionSDDeg is the largest standard deviation of the
 	// members' own A-B directions under which their mean direction is
 	// trusted enough to turn the image by it.
