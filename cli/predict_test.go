@@ -20,7 +20,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"vetlens/engine/cardiac"
-	"vetlens/engine/imageproc"
+	"vetlens/engine/cardiac/cardiactest"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/internal/dicomtest"
@@ -242,18 +242,8 @@ func TestPredictCLIExplainsWithheld(t *testing.T) {
 // measured levelled, and stderr says so; the phantom as it is is not.
 func TestPredictCLISaysItLevelled(t *testing.T) {
 	models := testModelsDir(t)
-	src := filepath.Join("..", "engine", "cardiac", "testdata", "phantoms", "xraysim_1_640x480.png")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, _, err := image.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tilted := filepath.Join(t.TempDir(), "tilted.jpg")
-	writeImage(t, tilted, imageproc.RotateGray(img, 25, 0).Image)
+	p := cardiactest.Find(t, "xraysim_1_640x480.png")
+	src, tilted := p.Path, p.Tilted(t, 25)
 
 	code, _, stderr := run(t, "--models", models, src, tilted)
 	if code != 0 {

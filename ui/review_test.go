@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"image"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiactest"
-	"vetlens/engine/imageproc"
 	"vetlens/engine/pop"
 )
 
@@ -451,24 +449,7 @@ func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 // TestReviewSaysItLevelled: a radiograph whose spine is tilted 25 degrees
 // is measured on the image turned level, and Review says so.
 func TestReviewSaysItLevelled(t *testing.T) {
-	f, err := os.Open(phantom1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, _, err := image.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tilted := filepath.Join(t.TempDir(), "tilted.png")
-	out, err := os.Create(tilted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := png.Encode(out, imageproc.RotateGray(img, -25, 0).Image); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
+	tilted := cardiactest.Find(t, "xraysim_1_640x480.png").Tilted(t, -25)
 	u, _ := openInReview(t, tilted)
 	r := u.review
 	if r.m.Result.LevelledDeg == 0 {

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"vetlens/engine/cardiac"
@@ -71,6 +73,27 @@ func (p Phantom) Image(t testing.TB) image.Image {
 		t.Fatalf("%s: %v", p.Name, err)
 	}
 	return img
+}
+
+// Tilted writes p turned deg degrees counter-clockwise on screen
+// (imageproc.RotateGray at full resolution, on a grown canvas) as a PNG
+// in a temporary folder of t's and returns its path: a radiograph whose
+// spine is tilted beyond what the models trained on.
+func (p Phantom) Tilted(t testing.TB, deg float64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("tilted_%+.0f_%s.png", deg, strings.TrimSuffix(p.Name, filepath.Ext(p.Name))))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, imageproc.RotateGray(p.Image(t), deg, 0).Image); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func read(dir string) ([]Phantom, error) {
