@@ -8,8 +8,9 @@ import (
 // Rotated is a grey copy of an image turned about its centre onto a
 // canvas grown to hold all of it (the corners filled black), at a
 // resolution reduced by the largest whole factor that keeps its longer
-// side at least the maxSide asked for. ToOriginal and FromOriginal map points between
-// it and the original image, both in continuous pixel units (0..W).
+// side at least the maxSide asked for. ToOriginal and FromOriginal map
+// points between it and the original image, both in continuous pixel
+// units (0..W).
 type Rotated struct {
 	Image *image.Gray
 

@@ -107,8 +107,7 @@ def member(a):
         # The export folded every BatchNorm into its convolution: the
         # statistics stay fixed (freeze_bn) so the net starts out computing
         # exactly what the shipped model computes.
-        T.init_from_onnx(net, a.init_onnx)
-        net.to(dev)
+        T.init_from_onnx(net, a.init_onnx)  # copies into net's tensors, on dev
 
     def train_mode():
         net.train()
