@@ -44,9 +44,9 @@ def to_letterbox_coords(pts_px, w, h, S):
 def _phantom_sample(args):
     seed, S, heldout, gen = args
     rng = np.random.default_rng(seed + 7)
-    if gen == "xraysim":
+    if gen in xraysim.WORLDS:
         # The simulator picks a size and aspect that fit its field of view.
-        im, truth, meta = xraysim.generate(seed, heldout=heldout, long_side=int(rng.integers(240, 420)))
+        im, truth, meta = xraysim.generate(seed, heldout=heldout, long_side=int(rng.integers(240, 420)), world=gen)
         w, h = im.size
     else:
         long_side = int(rng.integers(256, 600))
@@ -60,8 +60,9 @@ def _phantom_sample(args):
 
 def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom", compress=True):
     """Generate n letterboxed radiographs into an .npz with images, landmarks
-    and mask; generator is "xraysim" (the physically based simulator) or
-    "phantom" (the first, painted generator). compress=False writes faster
+    and mask; generator is one of xraysim.WORLDS (the physically based
+    simulator, "xraysim2" its second world) or "phantom" (the first, painted
+    generator). compress=False writes faster
     (for a set used once, on a machine with many cores)."""
     with Pool(workers) as pool:
         res = pool.map(_phantom_sample, [(seed0 + i, S, heldout, generator) for i in range(n)], chunksize=16)
@@ -183,7 +184,7 @@ if __name__ == "__main__":
     ap.add_argument("--size", type=int, required=True)
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
+    ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
     ap.add_argument("--no-compress", action="store_true", help="write an uncompressed .npz (faster)")
     ap.add_argument("out")
     a = ap.parse_args()

@@ -12,15 +12,17 @@
 #   models/train/gpu_import.sh FILES_AT
 #
 # Timeline from the script's start (BUDGET seconds, default 530):
-#   1. every core generates NTRAIN (default 4000) simulator radiographs and
-#      the two development sets of NDEV (default 300) images each, the
-#      simulator's held-out presentations and the first generator's
-#      phantoms (train_gpu.sh; about 0.4 CPU s an image, so about 2 minutes
-#      on 16 cores);
+#   1. every core generates NTRAIN (default 3000) simulator radiographs,
+#      NWORLD2 (default 1500) of the simulator's second world (xraysim.py
+#      "xraysim2", see docs/cardiac.md "The simulator's second world") and
+#      the three development sets of NDEV (default 300) images each: the
+#      simulator's held-out presentations in both worlds and the first
+#      generator's phantoms (train_gpu.sh; about 0.4 CPU s an image, so
+#      about 2 minutes on 16 cores);
 #   2. five members side by side, each from cardiac_landmark_K.onnx with
 #      its BatchNorm statistics fixed, with FLAGS (default: rotations to 30
 #      degrees, zoom-out 0.3, peak learning rate 5e-4), until BUDGET - 60 s;
-#   3. the ensemble measured on both development sets (OUT/g_log.txt), and
+#   3. the ensemble measured on the development sets (OUT/g_log.txt), and
 #      each member packed (fp16, about 3 MB) into OUT/g_K.pt (all five in one
 #      file come to 15 MB, close to the limit): the workplace
 #      returns at most 8 files of 16 MiB.
@@ -30,10 +32,10 @@ BUDGET=${BUDGET:-530}
 T0=$(date +%s)
 cd "$(dirname "$0")"
 PY=${PY:-python3}
-export PY NDEV=${NDEV:-300} DATA_DIR=${DATA_DIR:-/tmp/vetlens-gpu}
+export PY NDEV=${NDEV:-300} NWORLD2=${NWORLD2:-1500} DATA_DIR=${DATA_DIR:-/tmp/vetlens-gpu}
 FLAGS=${FLAGS:---max-rot 30 --zoom-out 0.3 --max-lr 5e-4}
 END=$((T0 + BUDGET - 60))
-INIT_ONNX_DIR=$(cd .. && pwd) ./train_gpu.sh "$OUT" "$END" "${NTRAIN:-4000}" 1 "g|900|$FLAGS"
+INIT_ONNX_DIR=$(cd .. && pwd) ./train_gpu.sh "$OUT" "$END" "${NTRAIN:-3000}" 1 "g|900|$FLAGS"
 rm -f "$OUT/g.pt" # the per-member files below carry the same
 for k in 1 2 3 4 5; do
   $PY train_gpu.py pack --out "$OUT/g_$k.pt" "$DATA_DIR/ck/g_$k.pt"

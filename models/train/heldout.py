@@ -32,11 +32,11 @@ def _pos(args):
     i, out, base, gen = args
     seed = base + i
     r = np.random.default_rng(seed + 11)
-    if gen == "xraysim":
+    if gen in xraysim.WORLDS:
         if i % 4 == 0:
-            im, truth, meta = xraysim.generate(seed, 1024, 1024, heldout=True)
+            im, truth, meta = xraysim.generate(seed, 1024, 1024, heldout=True, world=gen)
         else:
-            im, truth, meta = xraysim.generate(seed, heldout=True, long_side=int(r.integers(300, 1400)))
+            im, truth, meta = xraysim.generate(seed, heldout=True, long_side=int(r.integers(300, 1400)), world=gen)
         w, h = im.size
     else:
         if i % 4 == 0:
@@ -59,7 +59,7 @@ def _pos(args):
 def _neg(args):
     i, out, base, gen = args
     kind = "other"
-    if gen == "xraysim" and i % 4 == 0:
+    if gen in xraysim.WORLDS and i % 4 == 0:
         im, kind = xraysim.other_view(base + i)
     else:
         im = negatives.generate(base + i)
@@ -74,11 +74,11 @@ def main():
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--negatives", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--generator", choices=["xraysim", "phantom"], default="xraysim")
+    ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
     ap.add_argument("--validation", action="store_true",
                     help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
     a = ap.parse_args()
-    base = xraysim.HELDOUT_SEED_BASE if a.generator == "xraysim" else phantom.HELDOUT_SEED_BASE
+    base = xraysim.HELDOUT_SEED_BASE if a.generator in xraysim.WORLDS else phantom.HELDOUT_SEED_BASE
     pos_base = base + (5_000_000 if a.validation else 0)
     neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0)
     os.makedirs(a.out, exist_ok=True)
@@ -87,6 +87,8 @@ def main():
         items += p.map(_neg, [(i, a.out, neg_base, a.generator) for i in range(a.negatives)], chunksize=8)
     desc = {"xraysim": "xraysim.py (physically based simulator), held-out seeds from %d and presentations never "
                        "used in training" % pos_base,
+            "xraysim2": "xraysim.py world 2 (the simulator with the anatomy and DR processing of WORLD2, never used "
+                        "in training the shipped models), held-out seeds from %d" % pos_base,
             "phantom": "phantom.py (the first 2D generator, never used in training), HELDOUT ranges, seeds from %d"
                        % pos_base}[a.generator]
     with open(os.path.join(a.out, "truth.json"), "w") as f:

@@ -20,7 +20,12 @@
 # the TV, light-viewer and dark-room families left out as in PoP training)
 # into a DogHeart pool and mixes them into every member's training data;
 # EXTRA_DATA names further letterboxed .npz files to mix in (dataset.py
-# --dogheart turns a clinic's DogHeart folder into one).
+# --dogheart turns a clinic's DogHeart folder into one). NWORLD2=N (default
+# 0) also renders N radiographs of the simulator's second world
+# (xraysim.py world "xraysim2": flatter vertebral bodies with rib heads and
+# pedicles over the discs, epaxial muscles, stronger DR range compression;
+# training seeds from SEED0 + 5,000,000) into the training mix, and adds a
+# third development set of NDEV world-2 images (seeds 27,500,000+).
 # Usage: train_gpu.sh OUT END NTRAIN SEED0 RECIPE...
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -37,8 +42,17 @@ TRAIN=$D/xs_${NTRAIN}_$SEED0.npz
 [ -f "$D/dev_xs.npz" ] || $PY dataset.py --generator xraysim --heldout --n "$NDEV" --seed 27000000 --size 224 --workers "$W" --no-compress "$D/dev_xs.npz" &
 [ -f "$D/dev_ph.npz" ] || $PY dataset.py --generator phantom --heldout --n "$NDEV" --seed 17000000 --size 224 --workers "$W" --no-compress "$D/dev_ph.npz" &
 PHOTOS=${PHOTOS:-0}
+NWORLD2=${NWORLD2:-0}
+DEVS=("$D/dev_xs.npz" "$D/dev_ph.npz")
+if [ "$NWORLD2" -gt 0 ]; then
+  W2=$D/x2_${NWORLD2}_$SEED0.npz
+  [ -f "$W2" ] || $PY dataset.py --generator xraysim2 --n "$NWORLD2" --seed $((SEED0 + 5000000)) --size 224 --workers "$W" --no-compress "$W2" &
+  [ -f "$D/dev_x2.npz" ] || $PY dataset.py --generator xraysim2 --heldout --n "$NDEV" --seed 27500000 --size 224 --workers "$W" --no-compress "$D/dev_x2.npz" &
+  DEVS+=("$D/dev_x2.npz")
+fi
 # shellcheck disable=SC2206 # EXTRA_DATA is a space-separated list
 EXTRA=(${EXTRA_DATA:-})
+[ "$NWORLD2" -gt 0 ] && EXTRA+=("$W2")
 if [ "$PHOTOS" -gt 0 ]; then
   PNPZ=$D/photos_$PHOTOS.npz
   if [ ! -f "$PNPZ" ]; then
@@ -60,7 +74,7 @@ for r in "$@"; do
     [ -n "${INIT_DIR:-}" ] && init=(--init "$INIT_DIR/${name}_$k.pt")
     [ -n "${INIT_ONNX_DIR:-}" ] && init=(--init-onnx "$INIT_ONNX_DIR/cardiac_landmark_$k.onnx")
     # shellcheck disable=SC2086
-    $PY train_gpu.py member --data "$TRAIN" "${EXTRA[@]}" --dev "$D/dev_xs.npz" "$D/dev_ph.npz" --seed $((base + k)) \
+    $PY train_gpu.py member --data "$TRAIN" "${EXTRA[@]}" --dev "${DEVS[@]}" --seed $((base + k)) \
       --deadline "$END" --recipe "$name" --out "$D/ck/${name}_$k.pt" "${init[@]}" $flags \
       >"$D/logs/${name}_$k.log" 2>&1 &
   done
@@ -68,6 +82,6 @@ done
 wait
 for name in "${names[@]}"; do
   for k in 1 2 3 4 5; do echo "== member $k"; tail -n 30 "$D/logs/${name}_$k.log"; done >"$OUT/${name}_log.txt"
-  $PY train_gpu.py eval "$D"/ck/"${name}"_{1,2,3,4,5}.pt --dev "$D/dev_xs.npz" "$D/dev_ph.npz" | tee -a "$OUT/${name}_log.txt"
+  $PY train_gpu.py eval "$D"/ck/"${name}"_{1,2,3,4,5}.pt --dev "${DEVS[@]}" | tee -a "$OUT/${name}_log.txt"
   $PY train_gpu.py pack --out "$OUT/$name.pt" "$D"/ck/"${name}"_{1,2,3,4,5}.pt
 done

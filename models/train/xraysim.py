@@ -68,6 +68,16 @@ HELDOUT_SEED_BASE = 20_000_000
 TRAIN_TINTS = ("grey", "blue", "sepia")
 HELDOUT_ONLY_TINTS = ("green",)
 
+# Worlds: "xraysim" is the simulator the shipped models trained on;
+# "xraysim2" draws the same patient with what a look at real lateral
+# radiographs beside the phantoms asked for: vertebral bodies longer than
+# tall with thinner discs, pedicles and rib heads over the discs
+# (_world2_vertebra), epaxial muscles (_world2_epaxial), less quantum noise
+# and stronger DR range compression (image_chain). A seed gives the same
+# patient, pose and presentation in both worlds; world 2's own draws come
+# from a second stream (_world_rng), so world 1's images are unchanged.
+WORLDS = ("xraysim", "xraysim2")
+
 def _rot(axis, ang):
     """3x3 rotation about a coordinate axis (0=x, 1=y, 2=z)."""
     c, s = math.cos(ang), math.sin(ang)
@@ -86,7 +96,7 @@ def _rot(axis, ang):
 class Patient:
     """Random anatomy of one dog or cat; all lengths in vertebral units."""
 
-    def __init__(self, r, heldout=False):
+    def __init__(self, r, heldout=False, r2=None):
         self.r = r
         kind = r.choice(["normal", "deep", "barrel", "toy", "giant", "cat"], p=[0.3, 0.18, 0.16, 0.1, 0.1, 0.16])
         self.kind = kind
@@ -96,7 +106,7 @@ class Patient:
                  "giant": (8.4, 10.0), "cat": (6.8, 8.2)}[kind]
         width = {"normal": (0.55, 0.7), "deep": (0.42, 0.55), "barrel": (0.75, 0.95), "toy": (0.6, 0.8),
                  "giant": (0.5, 0.65), "cat": (0.5, 0.62)}[kind]
-        self.depth = r.uniform(*depth)
+        self.depth = depth_drawn = r.uniform(*depth)
         self.half_w = self.depth * r.uniform(*width)
         self.vlen = 1.0 + r.normal(0, 0.025, 16)
         self.body_h = r.uniform(0.6, 0.78) * (0.9 if self.cat else 1.0)
@@ -129,6 +139,21 @@ class Patient:
                    "globoid": r.uniform(0.3, 0.5)}[pattern]
         self.rot_long = math.radians(r.normal(0, 5) if r.random() < 0.7 else r.uniform(-18, 18))
         self.heldout = heldout
+        # World 2 (r2 given): its own draws come from r2, so r's stream, and
+        # with it everything else about the patient, stays as in world 1.
+        self.r2 = r2
+        if r2 is not None:
+            # Thoracic vertebral bodies are longer than tall (centrum height
+            # about half to two thirds of its length with the disc).
+            self.body_h = r2.uniform(0.46, 0.62) * (0.92 if self.cat else 1.0)
+            # The heart rests on the sternum: its apex reaches the ventral
+            # thorax (a little lung between them in deep chests, none where
+            # it is enlarged), so the chest's depth follows the heart's
+            # height (the carina sits about 1.5 v below the column).
+            reach = 1.5 + self.L * math.cos(self.tilt)
+            gap = r2.uniform(0.3, 1.4) if kind == "deep" else r2.uniform(-0.2, 0.8)
+            self.depth = max(reach + gap, 6.0)
+            self.half_w *= self.depth / depth_drawn  # the same chest shape, scaled
         self._spine()
 
     # -- spine --------------------------------------------------------------
@@ -342,6 +367,35 @@ def _shell(scene, p0, p1, r, mu_cort, mu_canc, cort=0.25):
     scene.cylinder(np.asarray(p0) + e, np.asarray(p1) - e, r * (1 - cort), mu_canc - mu_cort)
 
 
+def _world2_vertebra(scene, pt, x0, x1, rad, mid, cort, canc):
+    """World 2's additions to one vertebra: the pedicles and laminae that
+    join body to arch (bone over the dorsal half of the body and the top of
+    the canal), and the rib heads of both sides, which articulate across the
+    disc space, so that a disc is no clean dark gap through the column and
+    the column does not read as a train of separate boxes."""
+    r2 = pt.r2
+    ln = x1 - x0
+    scene.ellipsoid(mid + [0, -rad * 0.9, 0], [0.4 * ln, rad * 0.45, r2.uniform(0.35, 0.5)], canc * 0.7)
+    for side in (-1, 1):
+        head = pt.body_axis_point(x0, r2.uniform(0.55, 0.8))
+        scene.ellipsoid(head + [0, 0, side * r2.uniform(0.35, 0.55)],
+                        [r2.uniform(0.12, 0.2), r2.uniform(0.12, 0.18), 0.14], cort * 0.8)
+
+
+def _world2_epaxial(scene, pt, st, fat):
+    """World 2's epaxial muscles: the thick soft tissue on both sides of the
+    spinous processes, from the neck to the loin. The torso ellipsoid thins
+    dorsally as an ellipse does; a real back is square in cross-section, so
+    the band dorsal to the vertebral bodies is as thick from side to side as
+    the chest and about as bright on the image as the heart."""
+    r2 = pt.r2
+    top = float(pt.spine_y(6.5)) - pt.body_h
+    h = r2.uniform(0.9, 1.5)
+    for xc, ax in ((r2.uniform(5.0, 8.0), r2.uniform(11, 14)), (r2.uniform(-3.0, 0.0), r2.uniform(3, 5))):
+        scene.ellipsoid([xc, top - h * 0.85, 0.0], [ax, h, pt.half_w * r2.uniform(0.5, 0.75)],
+                        (st - fat) + st * r2.uniform(0.25, 0.5), name="epaxial")
+
+
 def build(pt, r, mu):
     """Return (scene, heart parts in body frame, carina, cvc line, meta)."""
     st, fat, cort, canc, lung = mu["soft"], mu["fat"], mu["cort"], mu["canc"], mu["lung"]
@@ -406,6 +460,8 @@ def build(pt, r, mu):
     for k in range(len(bx) - 1):
         x0, x1 = bx[k], bx[k + 1]
         gap = r.uniform(0.12, 0.18) * (x1 - x0)
+        if pt.r2 is not None:  # discs are thinner than a sixth of the length
+            gap = pt.r2.uniform(0.06, 0.11) * (x1 - x0)
         a = pt.body_axis_point(x0 + gap / 2, 0.5)
         b = pt.body_axis_point(x1 - gap / 2, 0.5)
         if k >= len(bx) - 4:  # lumbar bodies are longer
@@ -426,6 +482,11 @@ def build(pt, r, mu):
         scene.ellipsoid(spc, [0.5 * hgt, 0.14, r.uniform(0.14, 0.24)], cort, Rb=np.column_stack([sp_dir, [-sp_dir[1], sp_dir[0], 0], [0, 0, 1]]))
         # Transverse/rib-head bulk superimposed on the body.
         scene.ellipsoid(mid + [0, -0.1, 0], [0.2, 0.18, 0.7], canc * 0.6)
+        if pt.r2 is not None:
+            _world2_vertebra(scene, pt, x0, x1, rad, mid, cort, canc)
+
+    if pt.r2 is not None:
+        _world2_epaxial(scene, pt, st, fat)
 
     # Ribs 1..13, both sides.
     rib_r = r.uniform(0.08, 0.13) * (0.85 if pt.cat else 1.0)
@@ -651,8 +712,14 @@ def _gblur(a, sigma):
     return ndimage.gaussian_filter(a, sigma, mode="nearest") if sigma > 0.05 else a
 
 
-def image_chain(A, r, s):
-    """Attenuation line integrals -> processed DR image in 0..1 (bone bright)."""
+def image_chain(A, r, s, r2=None):
+    """Attenuation line integrals -> processed DR image in 0..1 (bone bright).
+
+    With r2 (world 2): more dose (less quantum noise) and the strong
+    dynamic-range compression of clinical DR processing (the image minus a
+    share of its own large-scale mean), which lifts the lungs and flattens
+    the body so that the thorax fills the grey range the way exported
+    clinical images do."""
     H, W = A.shape
     A = np.clip(A, 0, None)
     # Heel effect: intensity falls ~10-25 % across the anode-cathode axis.
@@ -670,12 +737,19 @@ def image_chain(A, r, s):
         I = I * (gl[None, :] if len(gl) == W else gl[:, None])
     # Quantum noise (Poisson, Gaussian approximation) then detector blur.
     n0 = r.uniform(300, 6000)
+    if r2 is not None:
+        n0 = r2.uniform(1500, 20000)
     I = I + np.sqrt(np.clip(I, 1e-6, None) / n0) * r.standard_normal(I.shape)
     I = _gblur(I, r.uniform(0.3, 1.2))
     # DR post-processing: log, window on the body, multi-scale enhancement, LUT.
     P = -np.log(np.clip(I, 1e-4, None))
     lo, hi = np.percentile(P, [r.uniform(0.5, 8), r.uniform(98.5, 99.95)])
     P = (P - lo) / max(hi - lo, 1e-3)
+    if r2 is not None:
+        k = r2.uniform(0.25, 0.7)
+        P = P - k * (_gblur(P, max(H, W) * r2.uniform(0.04, 0.1)) - float(np.mean(P)))
+        lo2, hi2 = np.percentile(P, [r2.uniform(0.5, 5), r2.uniform(99, 99.95)])
+        P = (P - lo2) / max(hi2 - lo2, 1e-3)
     for sig, amt in ((r.uniform(1, 2.5), r.uniform(0, 0.5)), (r.uniform(4, 10), r.uniform(0, 0.6)),
                      (r.uniform(15, 40), r.uniform(0, 0.9))):
         sig = sig * max(H, W) / 512
@@ -838,11 +912,11 @@ def _field_of_view(pt, r, pts_body):
     return x0, y0, x1, y1
 
 
-def _draw_patient(r, heldout):
+def _draw_patient(r, heldout, r2=None):
     """Draw a patient until its heart is plausible (VHS 6-15, VLAS 0.8-4.5):
     (patient, coefficients, scene, landmarks in view-frame units, vhs, vlas)."""
     for _ in range(30):
-        pt = Patient(r, heldout)
+        pt = Patient(r, heldout, r2)
         mu = attenuation_coefficients(r)
         mu["lung"] = mu["soft"] * (0.32 - 0.14 * pt.resp)
         scene, parts, carina, meta = build(pt, r, mu)
@@ -869,16 +943,24 @@ def anatomy(seed, heldout=False):
     return pts, {"vhs": vhs, "vlas": vlas, "kind": pt.kind, "pattern": pt.pattern}
 
 
-def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None):
+def _world_rng(seed, world):
+    """World 2's own random stream for seed (None in world 1)."""
+    if world not in WORLDS:
+        raise ValueError(f"xraysim: unknown world {world!r} (one of {WORLDS})")
+    return np.random.default_rng([int(seed), 2]) if world == "xraysim2" else None
+
+
+def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None, world="xraysim"):
     """One simulated radiograph: (PIL image, truth dict in pixels, meta).
 
     With w and h the output has exactly that size; otherwise the simulator
     picks an aspect that fits its field of view, with the given long side
     (or a random one from 280 to 900 px). The image mode is "L" for grey presentations and "RGB" for
-    tinted ones. Truth landmarks are in output pixels.
+    tinted ones. Truth landmarks are in output pixels. world is one of WORLDS.
     """
     r = np.random.default_rng(seed)
-    pt, mu, scene, pts, vhs, vlas = _draw_patient(r, heldout)
+    r2 = _world_rng(seed, world)
+    pt, mu, scene, pts, vhs, vlas = _draw_patient(r, heldout, r2)
     x0, y0, x1, y1 = _field_of_view(pt, r, pts)
     sized = (w, h) if w is not None and h is not None else None
     if sized is None:
@@ -890,7 +972,7 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
     cx, cy = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
     X0, Y0 = cx - w / (2 * s), cy - h / (2 * s)
     A = project(scene, X0, Y0, s, h, w, mu["lung"])
-    g = image_chain(A, r, s)
+    g = image_chain(A, r, s, r2)
     truth = {k: np.array([(p[0] - X0) * s, (p[1] - Y0) * s]) for k, p in pts.items()}
     g, truth = _geometric(g, truth, r, flip)
     g = _collimate(g, r) if r.random() < 0.3 else g
@@ -898,7 +980,7 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
     meta = {"vhs": vhs, "vlas": vlas, "seed": int(seed), "width": im.size[0], "height": im.size[1],
             "kind": pt.kind, "pattern": pt.pattern, "kvp": round(mu["kvp"], 1),
             "rot_long_deg": round(math.degrees(pt.rot_long), 1), "presentation": presentation,
-            "generator": GENERATOR}
+            "generator": world}
     return im, {k: np.asarray(v, float) for k, v in truth.items()}, meta
 
 

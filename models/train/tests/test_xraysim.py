@@ -60,6 +60,46 @@ class ChordTest(unittest.TestCase):
         self.assertLess(px(heart_centre), px(body) + 10)  # the vertebral body adds bone along the ray
 
 
+class WorldTest(unittest.TestCase):
+    """World 2 draws the same patient with its own anatomy and processing."""
+
+    def test_same_patient_and_pose_other_vertebrae(self):
+        for seed in range(6):
+            _, t1, m1 = xraysim.generate(seed, 320, 240)
+            im2, t2, m2 = xraysim.generate(seed, 320, 240, world="xraysim2")
+            self.assertEqual(m2["generator"], "xraysim2")
+            self.assertEqual(m1["generator"], "xraysim")
+            self.assertEqual((m1["kind"], m1["pattern"], m1["presentation"]), (m2["kind"], m2["pattern"], m2["presentation"]))
+            # The same heart over the same spine: VHS stays within a few per
+            # cent (the deeper or shallower chest moves only the frame).
+            self.assertAlmostEqual(m1["vhs"], m2["vhs"], delta=0.04 * m1["vhs"], msg=seed)
+            vhs, _ = xraysim.measure(t2)
+            self.assertAlmostEqual(vhs, m2["vhs"], delta=0.05 * m2["vhs"])
+
+    def test_world2_image_differs_and_world1_unchanged_by_it(self):
+        a, _, _ = xraysim.generate(3, 200, 160)
+        b, _, _ = xraysim.generate(3, 200, 160, world="xraysim2")
+        c, _, _ = xraysim.generate(3, 200, 160)
+        self.assertFalse(np.array_equal(np.asarray(a), np.asarray(b)))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+
+    def test_flatter_vertebral_bodies(self):
+        r1 = [xraysim.Patient(np.random.default_rng(s)).body_h for s in range(30)]
+        r2 = [xraysim.Patient(np.random.default_rng(s), r2=np.random.default_rng([s, 2])).body_h for s in range(30)]
+        self.assertLessEqual(max(r2), 0.62)
+        self.assertLess(np.mean(r2), np.mean(r1) - 0.1)
+
+    def test_heart_reaches_the_sternum(self):
+        for s in range(30):
+            pt = xraysim.Patient(np.random.default_rng(s), r2=np.random.default_rng([s, 2]))
+            gap = pt.depth - (1.5 + pt.L * math.cos(pt.tilt))
+            self.assertTrue(-0.2 <= gap <= 1.4 or pt.depth == 6.0, (s, pt.kind, gap))
+
+    def test_unknown_world(self):
+        with self.assertRaises(ValueError):
+            xraysim.generate(1, 64, 64, world="xraysim9")
+
+
 class GenerateTest(unittest.TestCase):
     def test_truth_inside_and_plausible(self):
         for seed in range(12):
