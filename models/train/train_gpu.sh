@@ -23,7 +23,8 @@
 # --dogheart turns a clinic's DogHeart folder into one). NWORLD2=N (default
 # 0) also renders N radiographs of the simulator's second world
 # (xraysim.py world "xraysim2": flatter vertebral bodies with rib heads and
-# pedicles over the discs, epaxial muscles, stronger DR range compression;
+# pedicles over the discs, epaxial muscles, the heart on the sternum with
+# bulges on its border, busier lungs, stronger DR range compression;
 # training seeds from SEED0 + 5,000,000) into the training mix, and adds a
 # third development set of NDEV world-2 images (seeds 27,500,000+).
 # Usage: train_gpu.sh OUT END NTRAIN SEED0 RECIPE...

@@ -72,8 +72,10 @@ HELDOUT_ONLY_TINTS = ("green",)
 # "xraysim2" draws the same patient with what a look at real lateral
 # radiographs beside the phantoms asked for: vertebral bodies longer than
 # tall with thinner discs, pedicles and rib heads over the discs
-# (_world2_vertebra), epaxial muscles (_world2_epaxial), less quantum noise
-# and stronger DR range compression (image_chain). A seed gives the same
+# (_world2_vertebra), epaxial muscles (_world2_epaxial), the heart resting
+# on the sternum (Patient), bulges on its border (_world2_heart_bulges),
+# busier lung markings (_world2_vessels), less quantum noise and stronger
+# DR range compression (image_chain). A seed gives the same
 # patient, pose and presentation in both worlds; world 2's own draws come
 # from a second stream (_world_rng), so world 1's images are unchanged.
 WORLDS = ("xraysim", "xraysim2")
@@ -382,6 +384,41 @@ def _world2_vertebra(scene, pt, x0, x1, rad, mid, cort, canc):
                         [r2.uniform(0.12, 0.2), r2.uniform(0.12, 0.18), 0.14], cort * 0.8)
 
 
+def _world2_heart_bulges(r2, carina, axis, cran, L, S, zoff, Rb):
+    """World 2's heart outline: one to three bulges on the cranial or
+    caudal border (a rounded right ventricle, the pulmonary trunk or an
+    auricle, a flattened caudal border), so that the silhouette is no
+    union of smooth ellipsoids. They are heart parts: the landmark truth
+    follows them."""
+    out = []
+    for _ in range(int(r2.integers(1, 4))):
+        side = 1 if r2.random() < 0.6 else -1  # cranial border more often
+        # Between base and apex only, so that the apex (the silhouette's
+        # point farthest from the carina) stays the apex.
+        c = carina + axis * r2.uniform(0.2, 0.7) * L + cran * side * r2.uniform(0.3, 0.42) * S
+        rad = r2.uniform(0.1, 0.2) * S
+        out.append((c + [0, 0, zoff], np.array([rad * r2.uniform(1.0, 1.6), rad, rad]), Rb))
+    return out
+
+
+def _world2_vessels(scene, r2, hil, st, lung):
+    """World 2's lung markings: more and finer vessels reaching the
+    periphery, as the busy lung fields of real radiographs show."""
+    for _ in range(int(r2.integers(40, 120))):
+        ang = r2.uniform(-math.pi, math.pi * 0.3)
+        d = np.array([math.cos(ang), math.sin(ang) * 0.8, r2.uniform(-0.8, 0.8)])
+        d /= np.linalg.norm(d)
+        p = hil + d * r2.uniform(0.5, 1.5)
+        rad = r2.uniform(0.03, 0.1)
+        pts = [p]
+        for _ in range(int(r2.integers(5, 12))):
+            d = d + r2.normal(0, 0.3, 3)
+            d /= np.linalg.norm(d)
+            p = p + d * r2.uniform(0.4, 0.9)
+            pts.append(p)
+        scene.tube(pts, np.linspace(rad, rad * 0.3, len(pts)), (st - lung) * 0.85)
+
+
 def _world2_epaxial(scene, pt, st, fat):
     """World 2's epaxial muscles: the thick soft tissue on both sides of the
     spinous processes, from the neck to the loin. The torso ellipsoid thins
@@ -448,6 +485,8 @@ def build(pt, r, mu):
         parts.append((rac + [0, 0, zoff + 0.2], np.array([rr_ * 1.3, rr_, rr_]), Rb))
     # Base: atria/great-vessel mass just ventral of the carina.
     parts.append((carina + axis * 0.2 * L + [0, 0, zoff], np.array([0.22 * L, 0.3 * S, 0.3 * S]), Rb))
+    if pt.r2 is not None:
+        parts += _world2_heart_bulges(pt.r2, carina, axis, cran, L, S, zoff, Rb)
     for i, (c, ax, Rb_) in enumerate(parts):
         scene.ellipsoid(c, ax, 0.0, Rb=Rb_, name=f"heart{i}")
 
@@ -569,6 +608,8 @@ def build(pt, r, mu):
             p = p + d * r.uniform(0.5, 1.0)
             pts.append(p)
         scene.tube(pts, np.linspace(rad, rad * 0.35, len(pts)), (st - lung) * 0.9)
+    if pt.r2 is not None:
+        _world2_vessels(scene, pt.r2, hil, st, lung)
 
     # Scapulae and forelimbs.
     limb_dx = -r.uniform(2.5, 4.5) if pt.limbs_forward else r.uniform(-0.8, 1.2)

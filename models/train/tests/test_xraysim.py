@@ -63,16 +63,18 @@ class ChordTest(unittest.TestCase):
 class WorldTest(unittest.TestCase):
     """World 2 draws the same patient with its own anatomy and processing."""
 
-    def test_same_patient_and_pose_other_vertebrae(self):
+    def test_same_patient_and_pose(self):
         for seed in range(6):
             _, t1, m1 = xraysim.generate(seed, 320, 240)
             im2, t2, m2 = xraysim.generate(seed, 320, 240, world="xraysim2")
             self.assertEqual(m2["generator"], "xraysim2")
             self.assertEqual(m1["generator"], "xraysim")
             self.assertEqual((m1["kind"], m1["pattern"], m1["presentation"]), (m2["kind"], m2["pattern"], m2["presentation"]))
-            # The same heart over the same spine: VHS stays within a few per
-            # cent (the deeper or shallower chest moves only the frame).
-            self.assertAlmostEqual(m1["vhs"], m2["vhs"], delta=0.04 * m1["vhs"], msg=seed)
+            # The same heart over the same spine, with world 2's bulges on
+            # its border: they add to the silhouette, so VHS grows a little
+            # or stays (the deeper or shallower chest moves only the frame).
+            self.assertGreater(m2["vhs"], 0.97 * m1["vhs"], seed)
+            self.assertLess(m2["vhs"], 1.15 * m1["vhs"], seed)
             vhs, _ = xraysim.measure(t2)
             self.assertAlmostEqual(vhs, m2["vhs"], delta=0.05 * m2["vhs"])
 
