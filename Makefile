@@ -215,6 +215,10 @@ eval-cardiac:
 	# levels the spine (docs/cardiac.md, "Levelling a tilted spine").
 	cd models/train && $(PY) tilt.py ../../testdata/heldout ../../testdata/heldout-tilt
 	$(GO) run ./bench/evalcardiac --data testdata/heldout-tilt --card models/CARDIAC_MODEL_CARD.md --section eval-tilt
+	# The simulator's second world (docs/cardiac.md, "The simulator's
+	# second world"): the held-out patients drawn with world 2's anatomy.
+	cd models/train && $(PY) heldout.py --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
+	$(GO) run ./bench/evalcardiac --data testdata/heldout-world2 --card models/CARDIAC_MODEL_CARD.md --section eval-world2
 
 # PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)

@@ -296,7 +296,11 @@ func writeCard(path, section, generator string, s Summary) error {
 	fmt.Fprintf(&w, "| VHS median / 95th percentile abs. error | %.3f / %.3f | |\n", s.VHSMedianAE, s.VHSP95AE)
 	fmt.Fprintf(&w, "| VLAS MAE (vertebrae), %d measured | %.3f | <= 0.2 |\n", s.VLASMeasured, s.VLASMAE)
 	fmt.Fprintf(&w, "| small / normal / large (<8.2, 8.2-10, >10) accuracy | %.1f %% | >= 95 %% |\n", 100*s.ClassAccuracy)
-	fmt.Fprintf(&w, "| negatives rejected | %.1f %% | >= 98 %% |\n", 100*s.NegativesRejected)
+	if s.Negatives > 0 {
+		fmt.Fprintf(&w, "| negatives rejected | %.1f %% | >= 98 %% |\n", 100*s.NegativesRejected)
+	} else { // a set of radiographs alone says nothing about negatives
+		w.WriteString("| negatives rejected | (no negatives in this set) | >= 98 % |\n")
+	}
 	fmt.Fprintf(&w, "| radiographs falsely rejected | %.1f %% | <= 1 %% |\n", 100*s.RadiographsRejected)
 	fmt.Fprintf(&w, "| median landmark error (%% of image diagonal) | %.2f %% | |\n", s.LandmarkErrPctMedian)
 	for _, name := range cardiac.ClassNames {

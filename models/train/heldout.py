@@ -87,8 +87,8 @@ def main():
         items += p.map(_neg, [(i, a.out, neg_base, a.generator) for i in range(a.negatives)], chunksize=8)
     desc = {"xraysim": "xraysim.py (physically based simulator), held-out seeds from %d and presentations never "
                        "used in training" % pos_base,
-            "xraysim2": "xraysim.py world 2 (the simulator with the anatomy and DR processing of WORLD2, never used "
-                        "in training the shipped models), held-out seeds from %d" % pos_base,
+            "xraysim2": "xraysim.py world 2 (xraysim2: the simulator's second anatomy and DR processing), "
+                        "held-out seeds from %d" % pos_base,
             "phantom": "phantom.py (the first 2D generator, never used in training), HELDOUT ranges, seeds from %d"
                        % pos_base}[a.generator]
     with open(os.path.join(a.out, "truth.json"), "w") as f:
