@@ -17,6 +17,9 @@ renders presence negatives in every presentation the generators make:
            ramps, tight crops, thin borders, coloured measurement lines)
   phantom  phantom.py radiographs (training ranges, seeds 2,100,000+) with
            the same presentations
+  xraysim2 --world2 N radiographs of the simulator's second world
+           (xraysim.py world "xraysim2", seeds 2,400,000+): its epaxial band
+           and sternum gave tinted files screen-like candidates (docs/pop.md)
   screenshot  a viewer's screen content saved as a file, no monitor, no
            camera (pop_variety.content: full screen, dark viewer, hanging
            protocol, windowed; the light viewer stays left out, as in the
@@ -30,7 +33,10 @@ kind (str N).
 
 The new renders are cached (--cache) so a second run costs seconds.
 
-Usage: pop_plain.py OUT.npz --n 2000 [--renders 240] [--phantoms 120] [--seed0 2000000]
+The cache remembers how it was made (renders, phantoms, world-2 renders,
+seed0) and is rendered again when asked for something else.
+
+Usage: pop_plain.py OUT.npz --n 2000 [--renders 240] [--phantoms 120] [--world2 0] [--seed0 2000000]
 """
 import argparse
 import io
@@ -48,6 +54,7 @@ import xraysim
 WORK, SIDE = 512, 160
 XRAYSIM_SEED0 = 2_000_000  # training seeds: below xraysim.HELDOUT_SEED_BASE
 PHANTOM_SEED0 = 2_100_000  # below phantom.HELDOUT_SEED_BASE
+WORLD2_OFFSET = 400_000  # world-2 renders start at seed0 + this
 SCREENSHOT_LAYOUTS = ("fullscreen", "viewer_dark", "multi", "windowed")
 
 _anat = None  # list of (grey uint8 array, truth dict) shared by the workers
@@ -56,8 +63,9 @@ _anat = None  # list of (grey uint8 array, truth dict) shared by the workers
 def _render(job):
     gen, seed = job
     r = np.random.default_rng(seed + 7)
-    if gen == "xraysim":
-        im, truth, _ = xraysim.generate(seed, long_side=int(r.integers(300, 1400)), present_opts={"tint": "grey", "lightbox": False})
+    if gen in xraysim.WORLDS:
+        im, truth, _ = xraysim.generate(seed, long_side=int(r.integers(300, 1400)),
+                                        present_opts={"tint": "grey", "lightbox": False}, world=gen)
     else:
         im, truth, _ = phantom.generate(seed)
         s = int(r.integers(300, 1400)) / max(im.size)
@@ -66,20 +74,26 @@ def _render(job):
     return np.asarray(im.convert("L")), {k: np.asarray(v, float)[:2] for k, v in truth.items()}
 
 
-def load_anatomy(cache, renders, phantoms, pool_path, seed0, workers):
+def load_anatomy(cache, renders, phantoms, pool_path, seed0, workers, world2=0):
     """Grey radiographs with landmark truth: cached renders plus the PoP
     radiograph pool (no truth kept there: heart points are placed in its
     middle, which only matters for where a reader's line is drawn)."""
+    spec = np.array([renders, phantoms, world2, seed0])
+    items = None
     if os.path.exists(cache):
         z = np.load(cache, allow_pickle=True)
-        items = list(zip(z["imgs"], z["truth"]))
-    else:
+        # A cache from before the spec was kept holds renders and phantoms only.
+        made = z["spec"] if "spec" in z else np.array([len(z["imgs"]) - phantoms, phantoms, 0, seed0])
+        if np.array_equal(made, spec):
+            items = list(zip(z["imgs"], z["truth"]))
+    if items is None:
         jobs = [("xraysim", seed0 + i) for i in range(renders)]
         jobs += [("phantom", PHANTOM_SEED0 + (seed0 - XRAYSIM_SEED0) + i) for i in range(phantoms)]
+        jobs += [("xraysim2", seed0 + WORLD2_OFFSET + i) for i in range(world2)]
         with Pool(workers) as p:
             items = p.map(_render, jobs, chunksize=4)
         np.savez_compressed(cache, imgs=np.array([a for a, _ in items], dtype=object),
-                            truth=np.array([t for _, t in items], dtype=object), allow_pickle=True)
+                            truth=np.array([t for _, t in items], dtype=object), spec=spec, allow_pickle=True)
     if pool_path and os.path.exists(pool_path):
         for a in np.load(pool_path, allow_pickle=True)["imgs"]:
             h, w = a.shape
@@ -198,14 +212,15 @@ def main():
     ap.add_argument("--seed0", type=int, default=XRAYSIM_SEED0, help="first xraysim render seed (training seeds only)")
     ap.add_argument("--renders", type=int, default=240, help="new xraysim radiographs")
     ap.add_argument("--phantoms", type=int, default=120, help="phantom.py radiographs")
+    ap.add_argument("--world2", type=int, default=0, help="radiographs of the simulator's second world (xraysim2)")
     ap.add_argument("--cache", default="data/pop_plain_renders.npz")
     ap.add_argument("--pool-path", default="data/pop_pool.npz", help="the PoP radiograph pool (pop_traindata.py)")
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
-    if a.seed0 + a.renders > xraysim.HELDOUT_SEED_BASE:
+    if max(a.seed0 + a.renders, a.seed0 + WORLD2_OFFSET + a.world2) > xraysim.HELDOUT_SEED_BASE:
         raise SystemExit(f"--seed0 {a.seed0}: xraysim seeds from {xraysim.HELDOUT_SEED_BASE} are held out")
     os.makedirs(os.path.dirname(os.path.abspath(a.cache)), exist_ok=True)
-    items = load_anatomy(a.cache, a.renders, a.phantoms, a.pool_path, a.seed0, a.workers)
+    items = load_anatomy(a.cache, a.renders, a.phantoms, a.pool_path, a.seed0, a.workers, a.world2)
     with Pool(a.workers, initializer=_init, initargs=(items,)) as p:
         res = p.map(sample, [a.seed0 + 600_000 + i for i in range(a.n)], chunksize=16)
     x = np.stack([r[0] for r in res]).astype(np.uint8)

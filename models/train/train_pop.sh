@@ -45,7 +45,9 @@ wait $a $b
 # Fourth round (models .3): the presence model continued with 1,600
 # plain-file negatives (pop_plain.py: radiograph files in every
 # presentation of xraysim and phantom.py, viewer screenshots), lr 1e-3.
-[ -f data/pop_plain.npz ] || $PY pop_plain.py data/pop_plain.npz --n 1600 --renders 24 --phantoms 24 --workers 4
+# Since session 17 also radiographs of the simulator's second world
+# (--world2: its tinted files were taken for screen photos, docs/pop.md).
+[ -f data/pop_plain.npz ] || $PY pop_plain.py data/pop_plain.npz --n 1600 --renders 24 --phantoms 24 --world2 24 --workers 4
 $PY pop_train.py --model presence --data $DATA --extra data/pop_plain.npz --minutes "$(m 12)" --lr 1e-3 \
 	--init checkpoints/pop_presence.pt --threads 2 --out ..
 /usr/bin/python3 make_manifest.py ..

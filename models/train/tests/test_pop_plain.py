@@ -14,6 +14,48 @@ import pop_variety as pv  # noqa: E402
 import xraysim  # noqa: E402
 
 
+def _fake_render(job):
+    """A stand-in for pop_plain._render: a tiny image that records the job."""
+    gen, seed = job
+    return np.full((8, 8), seed % 251, np.uint8), {"gen": gen, "seed": seed}
+
+
+def _no_render(job):
+    raise AssertionError(f"rendered {job}; the cache should have answered")
+
+
+class TestCache(unittest.TestCase):
+    def test_world2_renders_and_a_cache_that_remembers_its_spec(self):
+        with tempfile.TemporaryDirectory() as d:
+            cache = os.path.join(d, "c.npz")
+            s0 = pop_plain.XRAYSIM_SEED0
+            with mock.patch.object(pop_plain, "_render", _fake_render):
+                items = pop_plain.load_anatomy(cache, 2, 1, None, s0, 1)
+                self.assertEqual([t["gen"] for _, t in items], ["xraysim", "xraysim", "phantom"])
+                # Asked for world-2 renders too: rendered again, not the old cache.
+                items = pop_plain.load_anatomy(cache, 2, 1, None, s0, 1, world2=2)
+                self.assertEqual([t["gen"] for _, t in items][-2:], ["xraysim2", "xraysim2"])
+                self.assertEqual(items[-1][1]["seed"], s0 + pop_plain.WORLD2_OFFSET + 1)
+            with mock.patch.object(pop_plain, "_render", _no_render):
+                self.assertEqual(len(pop_plain.load_anatomy(cache, 2, 1, None, s0, 1, world2=2)), 5)
+
+    def test_world2_render(self):
+        a1, _ = pop_plain._render(("xraysim", pop_plain.XRAYSIM_SEED0 + 1))
+        a2, t2 = pop_plain._render(("xraysim2", pop_plain.XRAYSIM_SEED0 + 1))
+        self.assertEqual(a2.ndim, 2)
+        self.assertFalse(a1.shape == a2.shape and np.array_equal(a1, a2))
+        self.assertIn("heart_top", t2)
+
+    def test_refuses_heldout_world2_seeds(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(sys, "argv", ["pop_plain.py", os.path.join(d, "o.npz"), "--seed0",
+                                                str(xraysim.HELDOUT_SEED_BASE - pop_plain.WORLD2_OFFSET - 5),
+                                                "--renders", "1", "--world2", "10"]):
+            with self.assertRaises(SystemExit) as e:
+                pop_plain.main()
+            self.assertIn("held out", str(e.exception))
+
+
 class TestPlain(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
