@@ -401,22 +401,33 @@ def _world2_heart_bulges(r2, carina, axis, cran, L, S, zoff, Rb):
     return out
 
 
+def _vessel_tree(scene, r, hil, mu, count, ang, dz, start, rad, segments, turn, step, taper):
+    """Pulmonary vessels branching from the hilum: count (a range) random
+    walks, each starting in a direction at an angle in ang (radians, in the
+    view plane) with a z component up to dz, start from the hilum, of
+    radius rad narrowing to taper of it over segments steps of length step,
+    turning by turn (SD) a step; attenuation mu. Every argument but scene,
+    r, hil, mu, turn and taper is a (low, high) range drawn from r."""
+    for _ in range(int(r.integers(*count))):
+        a = r.uniform(*ang)
+        d = np.array([math.cos(a), math.sin(a) * 0.8, r.uniform(-dz, dz)])
+        d /= np.linalg.norm(d)
+        p = hil + d * r.uniform(*start)
+        rr = r.uniform(*rad)
+        pts = [p]
+        for _ in range(int(r.integers(*segments))):
+            d = d + r.normal(0, turn, 3)
+            d /= np.linalg.norm(d)
+            p = p + d * r.uniform(*step)
+            pts.append(p)
+        scene.tube(pts, np.linspace(rr, rr * taper, len(pts)), mu)
+
+
 def _world2_vessels(scene, r2, hil, st, lung):
     """World 2's lung markings: more and finer vessels reaching the
     periphery, as the busy lung fields of real radiographs show."""
-    for _ in range(int(r2.integers(40, 120))):
-        ang = r2.uniform(-math.pi, math.pi * 0.3)
-        d = np.array([math.cos(ang), math.sin(ang) * 0.8, r2.uniform(-0.8, 0.8)])
-        d /= np.linalg.norm(d)
-        p = hil + d * r2.uniform(0.5, 1.5)
-        rad = r2.uniform(0.03, 0.1)
-        pts = [p]
-        for _ in range(int(r2.integers(5, 12))):
-            d = d + r2.normal(0, 0.3, 3)
-            d /= np.linalg.norm(d)
-            p = p + d * r2.uniform(0.4, 0.9)
-            pts.append(p)
-        scene.tube(pts, np.linspace(rad, rad * 0.3, len(pts)), (st - lung) * 0.85)
+    _vessel_tree(scene, r2, hil, (st - lung) * 0.85, count=(40, 120), ang=(-math.pi, math.pi * 0.3), dz=0.8,
+                 start=(0.5, 1.5), rad=(0.03, 0.1), segments=(5, 12), turn=0.3, step=(0.4, 0.9), taper=0.3)
 
 
 def _world2_epaxial(scene, pt, st, fat):
@@ -595,19 +606,8 @@ def build(pt, r, mu):
 
     # Pulmonary vessels: branching from the hilum into the lungs.
     hil = carina + axis * 0.1 * L
-    for _ in range(int(r.integers(60, 110))):
-        ang = r.uniform(-math.pi * 0.95, math.pi * 0.25)
-        d = np.array([math.cos(ang), math.sin(ang) * 0.8, r.uniform(-0.6, 0.6)])
-        d /= np.linalg.norm(d)
-        p = hil + d * r.uniform(0.3, 1.0)
-        rad = r.uniform(0.05, 0.16)
-        pts = [p]
-        for _ in range(int(r.integers(3, 9))):
-            d = d + r.normal(0, 0.25, 3)
-            d /= np.linalg.norm(d)
-            p = p + d * r.uniform(0.5, 1.0)
-            pts.append(p)
-        scene.tube(pts, np.linspace(rad, rad * 0.35, len(pts)), (st - lung) * 0.9)
+    _vessel_tree(scene, r, hil, (st - lung) * 0.9, count=(60, 110), ang=(-math.pi * 0.95, math.pi * 0.25), dz=0.6,
+                 start=(0.3, 1.0), rad=(0.05, 0.16), segments=(3, 9), turn=0.25, step=(0.5, 1.0), taper=0.35)
     if pt.r2 is not None:
         _world2_vessels(scene, pt.r2, hil, st, lung)
 
