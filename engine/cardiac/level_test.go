@@ -5,10 +5,7 @@ import (
 	"context"
 	"image"
 	"image/jpeg"
-	_ "image/png"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,15 +65,7 @@ func TestLevelsTiltedSpine(t *testing.T) {
 		if p.Generator != "xraysim" {
 			continue
 		}
-		f, err := os.Open(filepath.Join("testdata", "phantoms", p.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := image.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := testPhantom(t, p.File)
 		truth := truthLandmarks(t, p.Landmarks)
 		for _, deg := range []float64{25, -25} {
 			n++
