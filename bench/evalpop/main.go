@@ -304,7 +304,7 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 				if !a.Corrected {
 					miss = fmt.Sprintf(" MISSED failure=%q err_if_taken=%.2f%% screen_err=%.2f%%%s", a.Failure, 100*cornerErr(a.Corners.Quad, it), 100*quadErr(a.Corners.Screen, it.Screen, it), learnedNote(a))
 				} else if a.Learned != nil {
-					miss = fmt.Sprintf(" source=%s refined=%v screen_err=%.2f%%", a.Learned.Source, a.Learned.Refined, 100*quadErr(a.Corners.Screen, it.Screen, it))
+					miss = fmt.Sprintf(" source=%s refined=%v screen_err=%.2f%% p_screen=%.3f", a.Learned.Source, a.Learned.Refined, 100*quadErr(a.Corners.Screen, it.Screen, it), a.Learned.Presence)
 				}
 				fmt.Printf("%s %s %s/%s/%s conf=%.2f viewer=%v err=%.2f%% aligned=%s q=%+v quad=%s%s%s\n", it.File, it.Mode, it.Display, it.Layout, it.Room, a.Corners.Confidence, a.Corners.Viewer, 100*e, sideDevs(a.Corners.Screen), a.Quality, quadString(a.Corners.Quad), miss, vhsNote)
 			}
@@ -536,7 +536,9 @@ func quadString(q pop.Quad) string {
 }
 
 // plainFiles analyses every file matching glob, all plain radiograph
-// files, and reports how many were taken for screen photos.
+// files, and reports how many were taken for screen photos, and for the
+// learned finder how high p_screen reaches on the colour ones (those the
+// presence model decides on). verbose prints one line per file.
 func plainFiles(an capture.PoP, glob string, verbose bool) error {
 	files, err := filepath.Glob(glob)
 	if err != nil {
@@ -545,7 +547,8 @@ func plainFiles(an capture.PoP, glob string, verbose bool) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no files match %s", glob)
 	}
-	misread := 0
+	misread, colour, possible, flagged := 0, 0, 0, 0
+	maxPresence := math.NaN()
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -557,12 +560,36 @@ func plainFiles(an capture.PoP, glob string, verbose bool) error {
 		}
 		if a.PoPDetected {
 			misread++
-			if verbose {
-				fmt.Printf("%s taken for a screen photo (chroma %.1f, confidence %.2f%s)\n", f, a.Chroma, a.Corners.Confidence, learnedNote(a))
+		}
+		if a.PossibleScreen {
+			flagged++
+		}
+		if a.Learned != nil && a.Chroma >= pop.MinChroma {
+			colour++
+			if p := a.Learned.Presence; !(p <= maxPresence) {
+				maxPresence = p
 			}
+			if a.Learned.Presence >= pop.PossiblePresence {
+				possible++
+			}
+		}
+		if verbose {
+			verdict := "file"
+			switch {
+			case a.PoPDetected:
+				verdict = "taken for a screen photo"
+			case a.PossibleScreen:
+				verdict = "file, a possible screen photo (no number)"
+			}
+			fmt.Printf("%s %s (chroma %.1f, confidence %.2f%s)\n", f, verdict, a.Chroma, a.Corners.Confidence, learnedNote(a))
 		}
 	}
 	fmt.Printf("pipeline: %s\nplain files: %d, taken for screen photos %d (correct %.1f %%)\n", an.ModelVersion(), len(files), misread, 100*float64(len(files)-misread)/float64(len(files)))
+	fmt.Printf("files flagged as possible screen photos (measured without a number): %d\n", flagged)
+	if colour > 0 {
+		fmt.Printf("colour files (chroma >= %g): %d, p_screen at most %.3f, %d at PossiblePresence %.2f or more\n",
+			float64(pop.MinChroma), colour, maxPresence, possible, pop.PossiblePresence)
+	}
 	return nil
 }
 
