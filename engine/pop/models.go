@@ -50,11 +50,13 @@ const (
 // composites (pop_variety.py, split train, seeds 30,800,000+; docs/pop.md).
 const (
 	// MinPresence is the p_screen from which a colour frame is a screen
-	// photo. Set for the .3 presence model (trained with plain-file
-	// negatives) on development data: 102 of 105 usable development
-	// screen photos reach it, and the highest p_screen of the 80
-	// validation radiograph files (testdata/validation) is 0.08.
-	MinPresence = 0.15
+	// photo. Set for the .7 presence model (trained with plain-file
+	// negatives of both simulator worlds) on development data, in the gap
+	// between the two: 102 of 105 usable development screen photos score
+	// 0.30 or more (the other three under 0.07), and the colour validation
+	// radiograph files of both worlds score under 0.16 but for one (0.57,
+	// its corners not found). docs/pop.md, "Presence model .7".
+	MinPresence = 0.2
 	// maxAgreement is the mean distance between the two corner models'
 	// screen corners, as a share of the frame diagonal, at which the
 	// corners' confidence reaches 0.
@@ -599,10 +601,11 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 // number is returned (docs/pop.md, "Possible screen photos").
 const (
 	// PossiblePresence is the p_screen from which a colour frame below
-	// MinPresence may be a screen photo. Validation radiograph files
-	// (testdata/validation, validation-phantom, validation-xs2: 125 of
-	// 360 in colour) score under it but for two (0.081, and 0.152,
-	// which is taken for a screen).
+	// MinPresence may be a screen photo. With the .7 presence model the
+	// colour validation radiograph files (heldout.py --validation: 95 of
+	// 120 of world 1, 101 of 120 of world 2) score under it but for four
+	// of world 2 (0.098, 0.139, 0.159, and 0.573, which is taken for a
+	// screen photo anyway).
 	PossiblePresence = 0.05
 	// MinPossibleTilt is the viewing tilt (degrees, Tilt of the learned
 	// quad) from which the perspective matters: 1 - cos 15 degrees is a

@@ -8,7 +8,7 @@
 #   2. the five models, two at a time, one thread each, on the CPU
 #      (pop_train.py), ONNX export with export references;
 #   3. the manifest.
-# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 50 min wall after the data)
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 80 min wall after the data)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="nice -n 19 /usr/bin/python3"
@@ -45,9 +45,14 @@ wait $a $b
 # Fourth round (models .3): the presence model continued with 1,600
 # plain-file negatives (pop_plain.py: radiograph files in every
 # presentation of xraysim and phantom.py, viewer screenshots), lr 1e-3.
-# Since session 17 also radiographs of the simulator's second world
-# (--world2: its tinted files were taken for screen photos, docs/pop.md).
-[ -f data/pop_plain.npz ] || $PY pop_plain.py data/pop_plain.npz --n 1600 --renders 24 --phantoms 24 --world2 24 --workers 4
+[ -f data/pop_plain.npz ] || $PY pop_plain.py data/pop_plain.npz --n 1600 --renders 24 --phantoms 24 --workers 4
 $PY pop_train.py --model presence --data $DATA --extra data/pop_plain.npz --minutes "$(m 12)" --lr 1e-3 \
 	--init checkpoints/pop_presence.pt --threads 2 --out ..
+# Fifth round (presence .7, session 18): continued from the .3 ONNX file
+# with 2,000 plain-file negatives that add 72 radiographs of the
+# simulator's second world (its tinted files were taken for screen
+# photos, docs/pop.md "Presence model .7"), lr 1e-3, one thread.
+[ -f data/pop_plain_w2.npz ] || $PY pop_plain.py data/pop_plain_w2.npz --n 2000 --renders 24 --phantoms 24 --world2 72 --workers 2
+$PY pop_train.py --model presence --data $DATA --extra data/pop_plain_w2.npz --minutes "$(m 22)" --lr 1e-3 \
+	--init ../pop_presence.onnx --threads 1 --out ..
 /usr/bin/python3 make_manifest.py ..
