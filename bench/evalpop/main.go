@@ -548,7 +548,7 @@ func plainFiles(an capture.PoP, glob string, verbose bool) error {
 		return fmt.Errorf("no files match %s", glob)
 	}
 	misread, colour, possible, flagged := 0, 0, 0, 0
-	maxPresence := math.NaN()
+	maxPresence := 0.0 // over the colour files; printed only when there are some
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -566,9 +566,7 @@ func plainFiles(an capture.PoP, glob string, verbose bool) error {
 		}
 		if a.Learned != nil && a.Chroma >= pop.MinChroma {
 			colour++
-			if p := a.Learned.Presence; !(p <= maxPresence) {
-				maxPresence = p
-			}
+			maxPresence = max(maxPresence, a.Learned.Presence)
 			if a.Learned.Presence >= pop.PossiblePresence {
 				possible++
 			}
