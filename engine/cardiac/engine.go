@@ -51,10 +51,11 @@ type Options struct {
 	FirstStageOnly bool
 }
 
-// DefaultOptions are the engine's default settings: the landmark models one
-// after the other, each using every core (docs/cardiac.md, "Speed and
-// memory"; BenchmarkPredict1024Modes compares the alternatives).
-func DefaultOptions() Options { return Options{IntraOpThreads: runtime.NumCPU(), Concurrency: 1} }
+// DefaultOptions are the engine's default settings: one intra-op thread per
+// model and as many landmark models at once as there are cores
+// (docs/cardiac.md, "Speed and memory"; BenchmarkPredict1024Modes and
+// BenchmarkPredict1024ModesParallel compare the alternatives).
+func DefaultOptions() Options { return Options{IntraOpThreads: 1, Concurrency: runtime.NumCPU()} }
 
 type model struct {
 	name    string

@@ -303,25 +303,62 @@ func BenchmarkPredict1024(b *testing.B) {
 
 // BenchmarkPredict1024Modes compares how the ensemble is scheduled.
 func BenchmarkPredict1024Modes(b *testing.B) {
-	testEngine(b) // initialises ONNX Runtime; skips without models
-	dir := testModelsDir(b)
-	data := bench1024(b)
 	n := runtime.NumCPU()
-	for _, o := range []Options{
+	benchModes(b, []Options{
 		{IntraOpThreads: 1, Concurrency: 0},
 		{IntraOpThreads: 1, Concurrency: n},
 		{IntraOpThreads: n, Concurrency: 1},
 		{IntraOpThreads: n, Concurrency: 0},
-	} {
+	}, benchPredict)
+}
+
+// BenchmarkPredict1024ModesParallel is BenchmarkPredict1024Modes with one
+// caller per core predicting at once (as LAN clients would): ns/op is wall
+// time per prediction at that load, so lower means more throughput.
+func BenchmarkPredict1024ModesParallel(b *testing.B) {
+	n := runtime.NumCPU()
+	benchModes(b, []Options{
+		{IntraOpThreads: 1, Concurrency: n},
+		{IntraOpThreads: n, Concurrency: 1},
+	}, benchPredictParallel)
+}
+
+// benchModes runs bench on the 1024x1024 benchmark radiograph with an
+// engine loaded with each of the options.
+func benchModes(b *testing.B, opts []Options, bench func(*testing.B, *Engine, []byte)) {
+	testEngine(b) // initialises ONNX Runtime; skips without models
+	dir := testModelsDir(b)
+	data := bench1024(b)
+	for _, o := range opts {
 		b.Run(fmt.Sprintf("threads=%d,concurrency=%d", o.IntraOpThreads, o.Concurrency), func(b *testing.B) {
 			e, err := Load(dir, o)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer e.Close()
-			benchPredict(b, e, data)
+			bench(b, e, data)
 		})
 	}
+}
+
+// benchPredictParallel predicts data with one caller per core at once.
+func benchPredictParallel(b *testing.B, e *Engine, data []byte) {
+	ctx := context.Background()
+	if _, err := e.PredictBytes(ctx, data, PredictOptions{}); err != nil { // warm up
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := e.PredictBytes(ctx, data, PredictOptions{}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 // normalized is r's ensemble landmarks divided by the image size.
