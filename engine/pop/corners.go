@@ -76,10 +76,12 @@ func detectCorners(frame gocv.Mat, prior *Quad, tol float64) (Corners, error) {
 // and searched again with a prior (the learned finder's guided search)
 // without preparing the frame twice. close releases its Mats.
 type scene struct {
-	full, small gocv.Mat
-	sg, fg      gray
-	cf          field
-	w, h        int
+	// colour is the colour frame blurred 3 x 3 (empty for a grey frame).
+	// sg, fg and cf view the Mats' memory (grayView): valid until close.
+	full, small, colour gocv.Mat
+	sg, fg              gray
+	cf                  field
+	w, h                int
 	// s is small's scale; sx, sy map small pixels to frame pixels.
 	s, sx, sy float64
 	cands     []Quad
@@ -90,7 +92,7 @@ type scene struct {
 // newScene prepares frame (8-bit BGR or grey) for detect. The caller
 // closes the scene, also on error.
 func newScene(frame gocv.Mat) (*scene, error) {
-	sc := &scene{full: gocv.NewMat(), small: gocv.NewMat(), w: frame.Cols(), h: frame.Rows()}
+	sc := &scene{full: gocv.NewMat(), small: gocv.NewMat(), colour: gocv.NewMat(), w: frame.Cols(), h: frame.Rows()}
 	if frame.Channels() == 3 {
 		gocv.CvtColor(frame, &sc.full, gocv.ColorBGRToGray)
 	} else {
@@ -105,20 +107,18 @@ func newScene(frame gocv.Mat) (*scene, error) {
 	}
 	gocv.GaussianBlur(sc.small, &sc.small, image.Point{5, 5}, 0, 0, gocv.BorderDefault)
 	var err error
-	if sc.sg, err = grayOf(sc.small); err != nil {
+	if sc.sg, err = grayView(sc.small); err != nil {
 		return sc, err
 	}
 	gocv.GaussianBlur(sc.full, &sc.full, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	if sc.fg, err = grayOf(sc.full); err != nil {
+	if sc.fg, err = grayView(sc.full); err != nil {
 		return sc, err
 	}
 	sc.sx, sc.sy = float64(W)/float64(sc.sg.w), float64(H)/float64(sc.sg.h)
 	sc.cf = sc.fg
 	if frame.Channels() == 3 {
-		cm := gocv.NewMat()
-		defer cm.Close()
-		gocv.GaussianBlur(frame, &cm, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-		c, err := colourOf(cm)
+		gocv.GaussianBlur(frame, &sc.colour, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
+		c, err := colourView(sc.colour)
 		if err != nil {
 			return sc, err
 		}
@@ -135,6 +135,7 @@ func (sc *scene) close() {
 	}
 	sc.full.Close()
 	sc.small.Close()
+	sc.colour.Close()
 }
 
 // lineCands returns the quads of straight edge segments, found on first

@@ -10,8 +10,9 @@ import (
 	"vetlens/internal/stats"
 )
 
-// gray is an 8-bit single-channel image copied out of a gocv.Mat, for the
-// per-pixel work that is simpler in Go than through cgo calls.
+// gray is an 8-bit single-channel image copied out of a gocv.Mat (grayOf)
+// or viewing its memory (grayView), for the per-pixel work that is simpler
+// in Go than through cgo calls.
 type gray struct {
 	w, h int
 	pix  []uint8
@@ -23,6 +24,30 @@ func grayOf(m gocv.Mat) (gray, error) {
 		return gray{}, fmt.Errorf("gray image: mat type %v, want CV_8UC1", m.Type())
 	}
 	return gray{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
+}
+
+// grayView is a CV_8UC1 Mat's pixels without a copy: it refers to m's
+// memory, so it is valid only while m is open and unchanged. A Mat that is
+// not continuous is copied.
+func grayView(m gocv.Mat) (gray, error) {
+	if m.Type() != gocv.MatTypeCV8UC1 {
+		return gray{}, fmt.Errorf("gray image: mat type %v, want CV_8UC1", m.Type())
+	}
+	pix, err := matPixels(m)
+	return gray{w: m.Cols(), h: m.Rows(), pix: pix}, err
+}
+
+// matPixels is m's bytes: its own memory where m is continuous, a copy
+// otherwise.
+func matPixels(m gocv.Mat) ([]uint8, error) {
+	if !m.IsContinuous() {
+		return m.ToBytes(), nil
+	}
+	pix, err := m.DataPtrUint8()
+	if err != nil {
+		return nil, fmt.Errorf("mat pixels: %w", err)
+	}
+	return pix, nil
 }
 
 // blurredGrayOf is a BGR frame in grey, blurred 3 x 3: the field the
@@ -72,7 +97,8 @@ func (g gray) nch() int { return 1 }
 
 func (g gray) values(x, y float64, v *[3]float64) { v[0] = g.sample(x, y) }
 
-// colour is an 8-bit three-channel image (BGR) copied out of a gocv.Mat.
+// colour is an 8-bit three-channel image (BGR) copied out of a gocv.Mat
+// (colourOf) or viewing its memory (colourView).
 type colour struct {
 	w, h int
 	pix  []uint8
@@ -84,6 +110,16 @@ func colourOf(m gocv.Mat) (colour, error) {
 		return colour{}, fmt.Errorf("colour image: mat type %v, want CV_8UC3", m.Type())
 	}
 	return colour{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
+}
+
+// colourView is a CV_8UC3 Mat's pixels without a copy, valid only while m
+// is open and unchanged (as grayView).
+func colourView(m gocv.Mat) (colour, error) {
+	if m.Type() != gocv.MatTypeCV8UC3 {
+		return colour{}, fmt.Errorf("colour image: mat type %v, want CV_8UC3", m.Type())
+	}
+	pix, err := matPixels(m)
+	return colour{w: m.Cols(), h: m.Rows(), pix: pix}, err
 }
 
 func (c colour) nch() int { return 3 }

@@ -281,10 +281,46 @@ func (m *Models) DetectCorners(ctx context.Context, frame gocv.Mat) (Corners, Le
 	if frame.Channels() != 3 {
 		return Corners{Width: frame.Cols(), Height: frame.Rows()}, Learned{}, fmt.Errorf("learned corners: %d channels, want BGR", frame.Channels())
 	}
+	cl := startClassical(frame)
 	work := workCopy(frame)
 	defer work.Close()
-	c, lr, _, err := m.detect(ctx, frame, work)
+	c, lr, _, err := m.detect(ctx, frame, work, cl)
 	return c, lr, err
+}
+
+// classicalRun is the classical detector working on a frame in its own
+// goroutine (startClassical), beside the models. prepared carries its
+// scene once prepared (nil if that failed), done its result; detect
+// always receives done, so the frame must stay open until detect returns.
+type classicalRun struct {
+	prepared chan *scene
+	done     chan classicalResult
+}
+
+// classicalResult is the classical detector's finding and its prepared
+// scene (for the guided search; detect closes it).
+type classicalResult struct {
+	c   Corners
+	sc  *scene
+	err error
+}
+
+// startClassical starts the classical detector on frame: first the scene
+// (the grey frame, its reduction and edge fields), then the search.
+func startClassical(frame gocv.Mat) *classicalRun {
+	r := &classicalRun{prepared: make(chan *scene, 1), done: make(chan classicalResult, 1)}
+	go func() {
+		sc, err := newScene(frame)
+		res := classicalResult{c: Corners{Width: frame.Cols(), Height: frame.Rows()}, sc: sc, err: err}
+		if err != nil {
+			r.prepared <- nil
+		} else {
+			r.prepared <- sc
+			res.c = sc.detect(nil, 0)
+		}
+		r.done <- res
+	}()
+	return r
 }
 
 // detect runs the two corner models on the working copy (their mean is
@@ -294,26 +330,19 @@ func (m *Models) DetectCorners(ctx context.Context, frame gocv.Mat) (Corners, Le
 // Corners.Confidence is p_screen times the agreement factor. It also
 // returns the displayed image's aspect (width over height) from the
 // screen's aspect and the viewport's shares (0 when unknown).
-func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
-	// The classical detector runs beside the models (its own goroutine;
-	// always joined before returning, so the frame outlives it). Its
-	// prepared scene comes back for the guided search.
-	type result struct {
-		c   Corners
-		sc  *scene
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		sc, err := newScene(frame)
-		r := result{c: Corners{Width: frame.Cols(), Height: frame.Rows()}, sc: sc, err: err}
-		if err == nil {
-			r.c = sc.detect(nil, 0)
+func (m *Models) detect(ctx context.Context, frame, work gocv.Mat, run *classicalRun) (Corners, Learned, float64, error) {
+	// The classical detector runs beside the models (run, started before
+	// the working copy was made; always joined before returning, so the
+	// frame outlives it). The learned quad's edge fit samples its scene's
+	// blurred grey frame, and its scene comes back for the guided search.
+	edges := func() (gray, bool) {
+		if sc := <-run.prepared; sc != nil {
+			return sc.fg, true
 		}
-		ch <- r
-	}()
-	c, lr, aspect, err := m.learned(ctx, frame, work)
-	cl := <-ch
+		return gray{}, false
+	}
+	c, lr, aspect, err := m.learned(ctx, frame, work, edges)
+	cl := <-run.done
 	defer cl.sc.close()
 	if err != nil {
 		return c, lr, aspect, err
@@ -391,8 +420,10 @@ func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Lea
 // photo than one at 0.99).
 func presenceWeight(p float64) float64 { return math.Min(1, p/MinPresence) }
 
-// learned is the models' own finding: see detect.
-func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
+// learned is the models' own finding: see detect. edges is the frame in
+// grey blurred 3 x 3 for the sub-pixel edge fit (false when unavailable);
+// it is called at most once.
+func (m *Models) learned(ctx context.Context, frame, work gocv.Mat, edges func() (gray, bool)) (Corners, Learned, float64, error) {
 	lr := Learned{Blurred: math.NaN(), GlareHeart: math.NaN(), Moire: math.NaN(), Source: "learned"}
 	W, H := frame.Cols(), frame.Rows()
 	out := Corners{Width: W, Height: H}
@@ -427,8 +458,10 @@ func (m *Models) learned(ctx context.Context, frame, work gocv.Mat) (Corners, Le
 	}
 	// Sub-pixel: fit the screen's edges at full resolution near the
 	// learned quad; kept only when the fit is well supported and close.
-	if rq, ok := refineLearned(frame, screen, diag); ok {
-		screen, lr.Refined = rq, true
+	if fg, ok := edges(); ok {
+		if rq, ok := refineLearned(fg, screen, diag); ok {
+			screen, lr.Refined = rq, true
+		}
 	}
 	img, aspect, err := m.displayed(ctx, frame, work, screen, W, H)
 	if err != nil {
@@ -512,15 +545,12 @@ func scaleQuadXY(q Quad, sx, sy float64) Quad {
 	return q
 }
 
-// refineLearned fits the screen's four edges at full resolution within a
-// search radius around the learned quad (1.2 % of the diagonal, then
-// 2 px) and accepts the fit when its support reaches FoundConfidence and
-// it moved the corners by less than 1 % of the diagonal on average.
-func refineLearned(frame gocv.Mat, q Quad, diag float64) (Quad, bool) {
-	fg, err := blurredGrayOf(frame)
-	if err != nil {
-		return q, false
-	}
+// refineLearned fits the screen's four edges on fg, the full-resolution
+// frame in grey blurred 3 x 3, within a search radius around the learned
+// quad (1.2 % of the diagonal, then 2 px) and accepts the fit when its
+// support reaches FoundConfidence and it moved the corners by less than
+// 1 % of the diagonal on average.
+func refineLearned(fg gray, q Quad, diag float64) (Quad, bool) {
 	r, conf := refine(fg, q, 0.012*diag, edgeStep)
 	if conf < FoundConfidence {
 		return q, false
@@ -558,9 +588,10 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 	if frame.Channels() != 3 {
 		return nil, fmt.Errorf("analyze: %d channels, want BGR", frame.Channels())
 	}
+	cl := startClassical(frame)
 	work := workCopy(frame)
 	defer work.Close()
-	c, lr, aspect, err := m.detect(ctx, frame, work)
+	c, lr, aspect, err := m.detect(ctx, frame, work, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -696,7 +727,7 @@ func snapViewport(frame gocv.Mat, screen Quad, vp Quad) Quad {
 	g := gocv.NewMat()
 	defer g.Close()
 	gocv.CvtColor(rect, &g, gocv.ColorBGRToGray)
-	r, err := grayOf(g)
+	r, err := grayView(g)
 	if err != nil {
 		return vp
 	}

@@ -259,13 +259,18 @@ func BenchmarkFrame1080Learned(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	c0 := cpuTime()
+	var times []time.Duration
 	for b.Loop() {
+		t0 := time.Now()
 		a, err := md.Analyze(ctx, m)
 		if err != nil || !a.Corrected {
 			b.Fatalf("%v %+v", err, a)
 		}
+		times = append(times, time.Since(t0))
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2])/float64(time.Millisecond), "ms-median")
 }
 
 func TestLearnedSize(t *testing.T) {

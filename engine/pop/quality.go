@@ -87,7 +87,7 @@ func Measure(rect gocv.Mat, q Quad, w, h int) (Quality, error) {
 	defer std.Close()
 	gocv.MeanStdDev(lap, &mean, &std)
 	sd := std.GetDoubleAt(0, 0)
-	gr, err := grayOf(g)
+	gr, err := grayView(g)
 	if err != nil {
 		return Quality{}, err
 	}

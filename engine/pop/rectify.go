@@ -152,7 +152,7 @@ func viewport(g gocv.Mat, q Quad) (Quad, bool) {
 		return q, false
 	}
 	defer m.Close()
-	r, err := grayOf(m)
+	r, err := grayView(m)
 	if err != nil {
 		return q, false
 	}
