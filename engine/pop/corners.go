@@ -101,7 +101,7 @@ func newScene(frame gocv.Mat) (*scene, error) {
 	W, H := sc.w, sc.h
 	sc.s = math.Min(1, workSide/float64(max(W, H)))
 	if sc.s < 1 {
-		shrinkArea(sc.full, &sc.small, image.Point{int(math.Round(float64(W) * sc.s)), int(math.Round(float64(H) * sc.s))})
+		gocv.Resize(sc.full, &sc.small, image.Point{int(math.Round(float64(W) * sc.s)), int(math.Round(float64(H) * sc.s))}, 0, 0, gocv.InterpolationArea)
 	} else {
 		sc.full.CopyTo(&sc.small)
 	}

@@ -50,30 +50,6 @@ func matPixels(m gocv.Mat) ([]uint8, error) {
 	return pix, nil
 }
 
-// shrinkArea resizes src to size by area averaging, as gocv.Resize with
-// InterpolationArea does, but halves src first (exact 2 x 2 averages,
-// OpenCV's fast integer path) for as long as size is at most half of it
-// both ways and its sides are even. That costs about half as much; the
-// averaging reaches up to one source pixel further on each side, so the
-// result is a little smoother than one area resize (a 1920x1080 camera
-// frame to 512x288: 97 % of values within one grey level, none more than
-// 8; grey to 800x450: 88 %, none more than 10; TestShrinkArea).
-func shrinkArea(src gocv.Mat, dst *gocv.Mat, size image.Point) {
-	cur, owned := src, false
-	for size.X*2 <= cur.Cols() && size.Y*2 <= cur.Rows() && cur.Cols()%2 == 0 && cur.Rows()%2 == 0 {
-		half := gocv.NewMat()
-		gocv.Resize(cur, &half, image.Point{cur.Cols() / 2, cur.Rows() / 2}, 0, 0, gocv.InterpolationArea)
-		if owned {
-			cur.Close()
-		}
-		cur, owned = half, true
-	}
-	gocv.Resize(cur, dst, size, 0, 0, gocv.InterpolationArea)
-	if owned {
-		cur.Close()
-	}
-}
-
 // blurredGrayOf is a BGR frame in grey, blurred 3 x 3: the field the
 // full-resolution edge fits sample.
 func blurredGrayOf(frame gocv.Mat) (gray, error) {

@@ -209,11 +209,11 @@ func workCopy(frame gocv.Mat) gocv.Mat {
 	s := float64(WorkSide) / float64(max(W, H))
 	w, h := max(1, int(math.Round(float64(W)*s))), max(1, int(math.Round(float64(H)*s)))
 	out := gocv.NewMat()
+	interp := gocv.InterpolationArea
 	if s > 1 {
-		gocv.Resize(frame, &out, image.Point{w, h}, 0, 0, gocv.InterpolationLinear)
-	} else {
-		shrinkArea(frame, &out, image.Point{w, h})
+		interp = gocv.InterpolationLinear
 	}
+	gocv.Resize(frame, &out, image.Point{w, h}, 0, 0, interp)
 	return out
 }
 
