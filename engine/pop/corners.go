@@ -328,6 +328,8 @@ const sideSamples = 40
 // at least minStep and, per side, the edge points found.
 func support(g field, q Quad, r, st, minStep float64) (float64, [4][]Point) {
 	var pts [4][]Point
+	var buf stepBuf
+	var gs []float64
 	n := 0
 	for i := range 4 {
 		a, b := q[i], q[(i+1)%4]
@@ -341,12 +343,10 @@ func support(g field, q Quad, r, st, minStep float64) (float64, [4][]Point) {
 			t := 0.1 + 0.8*(float64(k)+0.5)/sideSamples
 			px, py := a.X+t*(b.X-a.X), a.Y+t*(b.Y-a.Y)
 			bestO, bestG := 0.0, 0.0
-			var gs []float64
-			for o := -r; o <= r+1e-9; o += st {
-				d := step(g, px+(o-1)*nx, py+(o-1)*ny, px+(o+1)*nx, py+(o+1)*ny)
-				gs = append(gs, d)
+			gs = stepProfile(g, px, py, nx, ny, -r, r+1e-9, st, 1, gs[:0], &buf)
+			for j, d := range gs {
 				if d > bestG {
-					bestO, bestG = o, d
+					bestO, bestG = buf.offs[j], d
 				}
 			}
 			if bestG < minStep {
@@ -565,16 +565,18 @@ func ringEdge(f field, q Quad, dir float64) (Quad, float64, bool) {
 	}
 	var lines [4]line
 	var ring [3][]float64
+	var buf stepBuf
+	var ds []float64
 	measured := 0
 	for i, sd := range sides {
 		var pts []Point
 		for k := range sideSamples {
 			px, py := at(sd, k)
 			bestO, bestD := 0.0, 0.0
-			for o := sd.o0 - probeWin; o <= sd.o0+probeWin; o += st {
-				d := step(f, px+(o-probeHalf)*sd.nx, py+(o-probeHalf)*sd.ny, px+(o+probeHalf)*sd.nx, py+(o+probeHalf)*sd.ny)
+			ds = stepProfile(f, px, py, sd.nx, sd.ny, sd.o0-probeWin, sd.o0+probeWin, st, probeHalf, ds[:0], &buf)
+			for j, d := range ds {
 				if d > bestD {
-					bestO, bestD = o, d
+					bestO, bestD = buf.offs[j], d
 				}
 			}
 			if bestD >= innerStep {

@@ -142,15 +142,47 @@ func (c colour) values(x, y float64, v *[3]float64) {
 	}
 }
 
-// step is the largest per-channel absolute difference of f between two
-// points.
-func step(f field, ax, ay, bx, by float64) float64 {
-	var a, b [3]float64
-	f.values(ax, ay, &a)
-	f.values(bx, by, &b)
-	d := 0.0
-	for k := range f.nch() {
-		d = math.Max(d, math.Abs(b[k]-a[k]))
+// stepProfile appends to out the step across each offset o along the
+// normal n from p: the largest per-channel absolute difference of f
+// between p+(o-half)n and p+(o+half)n, for o from lo while o <= hi (o +=
+// st, accumulated as a loop would; buf.offs holds the offsets). A
+// sample at o+half is the sample at o'-half for o' = o+2*half: it is
+// taken once when the two offsets are the same float, so each point
+// along the normal is sampled once where the loop would sample it twice,
+// with identical results.
+func stepProfile(f field, px, py, nx, ny, lo, hi, st, half float64, out []float64, buf *stepBuf) []float64 {
+	buf.offs = buf.offs[:0]
+	for o := lo; o <= hi; o += st {
+		buf.offs = append(buf.offs, o)
 	}
-	return d
+	n := len(buf.offs)
+	if cap(buf.minus) < n {
+		buf.minus = make([][3]float64, n)
+	}
+	minus := buf.minus[:n]
+	for k, o := range buf.offs {
+		f.values(px+(o-half)*nx, py+(o-half)*ny, &minus[k])
+	}
+	shift := int(math.Round(2 * half / st))
+	nch := f.nch()
+	for k, o := range buf.offs {
+		var plus [3]float64
+		if j := k + shift; shift > 0 && j < n && buf.offs[j]-half == o+half {
+			plus = minus[j]
+		} else {
+			f.values(px+(o+half)*nx, py+(o+half)*ny, &plus)
+		}
+		d := 0.0
+		for c := range nch {
+			d = math.Max(d, math.Abs(plus[c]-minus[k][c]))
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// stepBuf holds stepProfile's scratch space between calls.
+type stepBuf struct {
+	offs  []float64
+	minus [][3]float64
 }

@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"gocv.io/x/gocv"
@@ -28,5 +30,53 @@ func TestGrayView(t *testing.T) {
 	}
 	if _, err := grayView(gocv.NewMatWithSize(2, 2, gocv.MatTypeCV8UC3)); err == nil {
 		t.Fatal("a colour Mat viewed as grey")
+	}
+}
+
+// TestStepProfile: the profile with shared samples equals sampling both
+// points of every step, for grey and colour fields, offsets that do and
+// do not line up, and reused buffers.
+func TestStepProfile(t *testing.T) {
+	g := gray{w: 7, h: 5, pix: make([]uint8, 35)}
+	c := colour{w: 7, h: 5, pix: make([]uint8, 105)}
+	for i := range g.pix {
+		g.pix[i] = uint8(i * 37 % 251)
+	}
+	for i := range c.pix {
+		c.pix[i] = uint8(i * 53 % 241)
+	}
+	direct := func(f field, px, py, nx, ny, lo, hi, st, half float64) []float64 {
+		var out []float64
+		for o := lo; o <= hi; o += st {
+			var a, b [3]float64
+			f.values(px+(o-half)*nx, py+(o-half)*ny, &a)
+			f.values(px+(o+half)*nx, py+(o+half)*ny, &b)
+			d := 0.0
+			for k := range f.nch() {
+				d = math.Max(d, math.Abs(b[k]-a[k]))
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	var buf stepBuf
+	var got []float64
+	for _, f := range []field{g, c} {
+		for _, tc := range []struct{ px, py, nx, ny, lo, hi, st, half float64 }{
+			{3.2, 2.1, 0.6, 0.8, -2.5, 2.5 + 1e-9, 0.5, 1},
+			{3.2, 2.1, 0.6, 0.8, -26.437301, 26.437301 + 1e-9, 0.5, 1},
+			{1.1, 4.7, -0.8, 0.6, 0.3, 6.3, 0.5, 1},
+			{2, 2, 1, 0, -1, 1, 0.3, 1},   // 2*half/st not whole: no sharing
+			{2, 2, 0, 1, -1, 1, 0.5, 0.1}, // shift rounds to 0: no sharing
+		} {
+			got = stepProfile(f, tc.px, tc.py, tc.nx, tc.ny, tc.lo, tc.hi, tc.st, tc.half, got[:0], &buf)
+			want := direct(f, tc.px, tc.py, tc.nx, tc.ny, tc.lo, tc.hi, tc.st, tc.half)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%T %+v:\n got %v\nwant %v", f, tc, got, want)
+			}
+			if len(buf.offs) != len(want) {
+				t.Fatalf("%d offsets for %d steps", len(buf.offs), len(want))
+			}
+		}
 	}
 }
