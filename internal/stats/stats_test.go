@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -28,5 +30,45 @@ func TestMedian(t *testing.T) {
 				t.Errorf("input modified: %v", tc.v)
 			}
 		})
+	}
+}
+
+// TestMedianMatchesSort: selection gives the sorted median on random
+// slices of every length up to 200, with many ties, negative zeros and
+// infinities, and with NaN.
+func TestMedianMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	sorted := func(v []float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		n := len(s)
+		if n%2 == 1 {
+			return s[n/2]
+		}
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	for n := 1; n <= 200; n++ {
+		for range 20 {
+			v := make([]float64, n)
+			for i := range v {
+				switch rng.IntN(10) {
+				case 0:
+					v[i] = math.Copysign(0, -1)
+				case 1:
+					v[i] = math.Inf(1 - 2*rng.IntN(2))
+				case 2, 3, 4:
+					v[i] = float64(rng.IntN(5))
+				default:
+					v[i] = rng.NormFloat64() * 100
+				}
+			}
+			if got, want := Median(v), sorted(v); got != want {
+				t.Fatalf("n=%d: Median = %v, sort gives %v (%v)", n, got, want, v)
+			}
+		}
+	}
+	v := []float64{3, math.NaN(), 1, 2}
+	if got, want := Median(v), sorted(v); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+		t.Fatalf("with NaN: %v, sort gives %v", got, want)
 	}
 }
