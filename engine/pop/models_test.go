@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"gocv.io/x/gocv"
 
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
@@ -433,5 +436,73 @@ func TestPossibleScreen(t *testing.T) {
 		if got := PossibleScreen(tc.chroma, tc.presence, tc.c, tc.fileFrame); got != tc.want {
 			t.Errorf("%s: got %v", tc.name, got)
 		}
+	}
+}
+
+// TestLearnedOddFrames: frames at the decode limits' edges (the smallest
+// side, extreme aspects) and without any structure (flat, noise, a single
+// step, a bordered plain image) go through the learned pipeline, corners
+// alone and the classical pipeline without an error, and the learned
+// pipeline takes none for a screen photo.
+func TestLearnedOddFrames(t *testing.T) {
+	md := testModels(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	grey := func(v uint8) func(x, y int) [3]uint8 { return func(x, y int) [3]uint8 { return [3]uint8{v, v, v} } }
+	for _, tc := range []struct {
+		name string
+		w, h int
+		bgr  func(x, y int) [3]uint8
+	}{
+		{"black", 64, 48, grey(0)},
+		{"white", 640, 480, grey(255)},
+		{"colour noise", 320, 240, func(x, y int) [3]uint8 {
+			return [3]uint8{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))}
+		}},
+		{"smallest side", 32, 32, func(x, y int) [3]uint8 { return [3]uint8{0, 0, uint8(8 * x)} }},
+		{"tall strip", 32, 3000, func(x, y int) [3]uint8 { return [3]uint8{9, uint8(x), uint8(y)} }},
+		{"wide strip", 3000, 32, func(x, y int) [3]uint8 { return [3]uint8{9, uint8(x), uint8(y)} }},
+		{"one step", 400, 300, func(x, y int) [3]uint8 {
+			if x < 300 && y < 200 {
+				return [3]uint8{200, 200, 200}
+			}
+			return [3]uint8{10, 10, 10}
+		}},
+		{"bordered plain image", 400, 300, func(x, y int) [3]uint8 {
+			if x < 20 || y < 20 || x >= 380 || y >= 280 {
+				return [3]uint8{30, 30, 30}
+			}
+			return [3]uint8{220, 220, 220}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := gocv.NewMatWithSize(tc.h, tc.w, gocv.MatTypeCV8UC3)
+			defer m.Close()
+			pix, err := m.DataPtrUint8()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for y := range tc.h {
+				for x := range tc.w {
+					c := tc.bgr(x, y)
+					copy(pix[3*(y*tc.w+x):], c[:])
+				}
+			}
+			a, err := md.Analyze(t.Context(), m)
+			if err != nil {
+				t.Fatalf("learned: %v", err)
+			}
+			if a.PoPDetected || a.Corrected {
+				t.Fatalf("taken for a screen photo: p_screen %.3f, corners %+v", a.Learned.Presence, a.Corners)
+			}
+			if _, _, err := md.DetectCorners(t.Context(), m); err != nil {
+				t.Fatalf("corners: %v", err)
+			}
+			// The classical pipeline (the fallback without PoP models)
+			// has no presence model: it takes even colour noise for a
+			// screen photo, so only its errors are checked.
+			if _, err := Analyze(m); err != nil {
+				t.Fatalf("classical: %v", err)
+			}
+		})
 	}
 }
