@@ -2,7 +2,6 @@ package pop
 
 import (
 	"fmt"
-	"image"
 	"math"
 
 	"gocv.io/x/gocv"
@@ -10,20 +9,12 @@ import (
 	"vetlens/internal/stats"
 )
 
-// gray is an 8-bit single-channel image copied out of a gocv.Mat (grayOf)
-// or viewing its memory (grayView), for the per-pixel work that is simpler
-// in Go than through cgo calls.
+// gray is an 8-bit single-channel image viewing a gocv.Mat's memory
+// (grayView), for the per-pixel work that is simpler in Go than through
+// cgo calls.
 type gray struct {
 	w, h int
 	pix  []uint8
-}
-
-// grayOf copies a CV_8UC1 Mat.
-func grayOf(m gocv.Mat) (gray, error) {
-	if m.Type() != gocv.MatTypeCV8UC1 {
-		return gray{}, fmt.Errorf("gray image: mat type %v, want CV_8UC1", m.Type())
-	}
-	return gray{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
 }
 
 // grayView is a CV_8UC1 Mat's pixels without a copy: it refers to m's
@@ -48,16 +39,6 @@ func matPixels(m gocv.Mat) ([]uint8, error) {
 		return nil, fmt.Errorf("mat pixels: %w", err)
 	}
 	return pix, nil
-}
-
-// blurredGrayOf is a BGR frame in grey, blurred 3 x 3: the field the
-// full-resolution edge fits sample.
-func blurredGrayOf(frame gocv.Mat) (gray, error) {
-	g := gocv.NewMat()
-	defer g.Close()
-	gocv.CvtColor(frame, &g, gocv.ColorBGRToGray)
-	gocv.GaussianBlur(g, &g, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	return grayOf(g)
 }
 
 func (g gray) at(x, y int) float64 {
@@ -97,19 +78,11 @@ func (g gray) nch() int { return 1 }
 
 func (g gray) values(x, y float64, v *[3]float64) { v[0] = g.sample(x, y) }
 
-// colour is an 8-bit three-channel image (BGR) copied out of a gocv.Mat
-// (colourOf) or viewing its memory (colourView).
+// colour is an 8-bit three-channel image (BGR) viewing a gocv.Mat's memory
+// (colourView).
 type colour struct {
 	w, h int
 	pix  []uint8
-}
-
-// colourOf copies a CV_8UC3 Mat.
-func colourOf(m gocv.Mat) (colour, error) {
-	if m.Type() != gocv.MatTypeCV8UC3 {
-		return colour{}, fmt.Errorf("colour image: mat type %v, want CV_8UC3", m.Type())
-	}
-	return colour{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
 }
 
 // colourView is a CV_8UC3 Mat's pixels without a copy, valid only while m
