@@ -143,6 +143,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./app/
 	$(GO) test -run '^$$' -fuzz '^FuzzUSGParseRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./platform/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/dicom/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/pop/
 
 # LAN API load over TLS on loopback (USG, 8 clients).
 bench-api:
