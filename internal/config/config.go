@@ -27,7 +27,8 @@ const (
 	// flight before 429.
 	DefaultMaxInFlight = 32
 	// DefaultCardiacConcurrency is how many cardiac images are measured
-	// at once across all requests (the engine uses every core per image).
+	// at once across all requests (the engine uses every core per image,
+	// one model per core).
 	DefaultCardiacConcurrency = 1
 	// DefaultMaxPoPSessions is how many PoP sessions one API key may have
 	// open before 429.
