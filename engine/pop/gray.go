@@ -28,11 +28,14 @@ func grayView(m gocv.Mat) (gray, error) {
 	return gray{w: m.Cols(), h: m.Rows(), pix: pix}, err
 }
 
-// matPixels is m's bytes: its own memory where m is continuous, a copy
-// otherwise.
+// matPixels is m's bytes: its own memory where m is continuous, otherwise
+// a copy of a continuous clone (a region of a larger Mat has gaps between
+// its rows).
 func matPixels(m gocv.Mat) ([]uint8, error) {
 	if !m.IsContinuous() {
-		return m.ToBytes(), nil
+		c := m.Clone()
+		defer c.Close()
+		return c.ToBytes(), nil
 	}
 	pix, err := m.DataPtrUint8()
 	if err != nil {

@@ -30,8 +30,23 @@ func TestGrayView(t *testing.T) {
 	if c.at(3, 2) == 200 {
 		t.Fatal("the copy changed with the Mat")
 	}
-	if _, err := grayView(gocv.NewMatWithSize(2, 2, gocv.MatTypeCV8UC3)); err == nil {
+	col := gocv.NewMatWithSize(2, 2, gocv.MatTypeCV8UC3)
+	defer col.Close()
+	if _, err := grayView(col); err == nil {
 		t.Fatal("a colour Mat viewed as grey")
+	}
+	// A region has gaps between its rows: it is copied, row by row.
+	region := m.Region(image.Rect(1, 1, 4, 3))
+	defer region.Close()
+	if region.IsContinuous() {
+		t.Fatal("the region is continuous: the test needs gaps")
+	}
+	r, err := grayView(region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.w != 3 || r.h != 2 || len(r.pix) != 6 || r.at(2, 1) != 200 {
+		t.Fatalf("region view %dx%d, %d bytes, (2, 1) = %v; want 3x2, 6, 200", r.w, r.h, len(r.pix), r.at(2, 1))
 	}
 }
 
