@@ -1,7 +1,6 @@
 package pop
 
 import (
-	"fmt"
 	"image"
 	"math"
 	"slices"
@@ -19,10 +18,7 @@ func TestGrayView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := grayOf(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := gray{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()} // a copy
 	m.SetUCharAt(2, 3, 200)
 	if v.w != 5 || v.h != 4 || v.at(3, 2) != 200 {
 		t.Fatalf("view %dx%d reads %v at (3, 2), want 5x4 and 200", v.w, v.h, v.at(3, 2))
@@ -96,30 +92,4 @@ func TestStepProfile(t *testing.T) {
 			}
 		}
 	}
-}
-
-// grayOf copies a CV_8UC1 Mat (the tests compare views with copies).
-func grayOf(m gocv.Mat) (gray, error) {
-	if m.Type() != gocv.MatTypeCV8UC1 {
-		return gray{}, fmt.Errorf("gray image: mat type %v, want CV_8UC1", m.Type())
-	}
-	return gray{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
-}
-
-// blurredGrayOf is a BGR frame in grey, blurred 3 x 3, copied: the field
-// the full-resolution edge fits sample (the classical scene's fg).
-func blurredGrayOf(frame gocv.Mat) (gray, error) {
-	g := gocv.NewMat()
-	defer g.Close()
-	gocv.CvtColor(frame, &g, gocv.ColorBGRToGray)
-	gocv.GaussianBlur(g, &g, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	return grayOf(g)
-}
-
-// colourOf copies a CV_8UC3 Mat.
-func colourOf(m gocv.Mat) (colour, error) {
-	if m.Type() != gocv.MatTypeCV8UC3 {
-		return colour{}, fmt.Errorf("colour image: mat type %v, want CV_8UC3", m.Type())
-	}
-	return colour{w: m.Cols(), h: m.Rows(), pix: m.ToBytes()}, nil
 }

@@ -1,7 +1,6 @@
 package pop
 
 import (
-	"image"
 	"image/color"
 	"math"
 	"testing"
@@ -9,23 +8,17 @@ import (
 	"gocv.io/x/gocv"
 )
 
-// edgeFieldsOf builds the fields the edge searches sample, as
-// detectCorners does: the grey frame and the colour frame, each blurred
-// 3 x 3.
+// edgeFieldsOf is the fields the edge searches sample, from the classical
+// scene itself (newScene): the grey frame and the colour frame, each
+// blurred 3 x 3. They view the scene's Mats, closed when the test ends.
 func edgeFieldsOf(t *testing.T, frame gocv.Mat) (gray, field) {
 	t.Helper()
-	fg, err := blurredGrayOf(frame)
+	sc, err := newScene(frame)
+	t.Cleanup(sc.close)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gocv.NewMat()
-	defer c.Close()
-	gocv.GaussianBlur(frame, &c, image.Point{3, 3}, 0, 0, gocv.BorderDefault)
-	cf, err := colourOf(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fg, cf
+	return sc.fg, sc.cf
 }
 
 // TestSeededFit: started from a learned screen quad a few per cent of the
