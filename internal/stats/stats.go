@@ -18,20 +18,23 @@ func Median(v []float64) float64 {
 		return 0
 	}
 	s := slices.Clone(v)
+	var lo, hi float64 // the middle values, equal for an odd count
 	if slices.ContainsFunc(s, math.IsNaN) {
 		slices.Sort(s)
-		if n%2 == 1 {
-			return s[n/2]
+		lo, hi = s[(n-1)/2], s[n/2]
+	} else {
+		hi = selectK(s, n/2)
+		lo = hi
+		if n%2 == 0 {
+			// After selection every value left of n/2 is at most
+			// s[n/2]: the lower middle value is their largest.
+			lo = slices.Max(s[:n/2])
 		}
-		return (s[n/2-1] + s[n/2]) / 2
 	}
-	hi := selectK(s, n/2)
 	if n%2 == 1 {
 		return hi
 	}
-	// After selection every value left of n/2 is at most s[n/2]: the
-	// lower middle value is their largest.
-	return (slices.Max(s[:n/2]) + hi) / 2
+	return (lo + hi) / 2
 }
 
 // selectK reorders s so that s[k] is the value a sort would put there,
