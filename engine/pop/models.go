@@ -281,10 +281,9 @@ func (m *Models) DetectCorners(ctx context.Context, frame gocv.Mat) (Corners, Le
 	if frame.Channels() != 3 {
 		return Corners{Width: frame.Cols(), Height: frame.Rows()}, Learned{}, fmt.Errorf("learned corners: %d channels, want BGR", frame.Channels())
 	}
-	cl := startClassical(frame)
 	work := workCopy(frame)
 	defer work.Close()
-	c, lr, _, err := m.detect(ctx, frame, work, cl)
+	c, lr, _, err := m.detect(ctx, frame, work)
 	return c, lr, err
 }
 
@@ -330,11 +329,12 @@ func startClassical(frame gocv.Mat) *classicalRun {
 // Corners.Confidence is p_screen times the agreement factor. It also
 // returns the displayed image's aspect (width over height) from the
 // screen's aspect and the viewport's shares (0 when unknown).
-func (m *Models) detect(ctx context.Context, frame, work gocv.Mat, run *classicalRun) (Corners, Learned, float64, error) {
-	// The classical detector runs beside the models (run, started before
-	// the working copy was made; always joined before returning, so the
-	// frame outlives it). The learned quad's edge fit samples its scene's
-	// blurred grey frame, and its scene comes back for the guided search.
+func (m *Models) detect(ctx context.Context, frame, work gocv.Mat) (Corners, Learned, float64, error) {
+	// The classical detector runs beside the models (its own goroutine;
+	// always joined before returning, so the frame outlives it). The
+	// learned quad's edge fit samples its scene's blurred grey frame, and
+	// its scene comes back for the guided search.
+	run := startClassical(frame)
 	edges := func() (gray, bool) {
 		if sc := <-run.prepared; sc != nil {
 			return sc.fg, true
@@ -588,10 +588,9 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 	if frame.Channels() != 3 {
 		return nil, fmt.Errorf("analyze: %d channels, want BGR", frame.Channels())
 	}
-	cl := startClassical(frame)
 	work := workCopy(frame)
 	defer work.Close()
-	c, lr, aspect, err := m.detect(ctx, frame, work, cl)
+	c, lr, aspect, err := m.detect(ctx, frame, work)
 	if err != nil {
 		return nil, err
 	}
