@@ -710,24 +710,13 @@ const (
 
 // snapViewport refines the viewport box vp (TL, TR, BR, BL as shares of
 // the screen quad) on the edges of the screen rectified from frame; it
-// returns vp unchanged when the screen cannot be rectified.
+// returns vp unchanged when the screen cannot be rectified. Only the four
+// bands it searches are rectified (rectifyRegion), not the whole screen.
 func snapViewport(frame gocv.Mat, screen Quad, vp Quad) Quad {
 	asp, _ := Aspect(screen, frame.Cols(), frame.Rows())
 	rw := snapWidth
 	rh := int(math.Round(float64(rw) / asp))
 	if rh < 64 || rh > 4*rw {
-		return vp
-	}
-	rect, err := Rectify(frame, screen, rw, rh)
-	defer rect.Close()
-	if err != nil {
-		return vp
-	}
-	g := gocv.NewMat()
-	defer g.Close()
-	gocv.CvtColor(rect, &g, gocv.ColorBGRToGray)
-	r, err := grayView(g)
-	if err != nil {
 		return vp
 	}
 	left := (vp[0].X + vp[3].X) / 2
@@ -737,6 +726,11 @@ func snapViewport(frame gocv.Mat, screen Quad, vp Quad) Quad {
 	if right-left < 0.1 || bottom-top < 0.1 {
 		return vp
 	}
+	tm, err := rectifyTransform(screen, rw, rh)
+	if err != nil {
+		return vp
+	}
+	defer tm.Close()
 	steps := make([]float64, 0, rw)
 	// best returns the position (pixels, on the boundary between two
 	// rows or columns) of the strongest edge within reach of at, along
@@ -744,15 +738,36 @@ func snapViewport(frame gocv.Mat, screen Quad, vp Quad) Quad {
 	best := func(at, from, to float64, n, m int, rows bool) (float64, bool) {
 		c := int(math.Round(at * float64(n)))
 		reach := int(math.Ceil(snapReach * float64(n)))
-		a, b := int(from*float64(m)), int(to*float64(m))
+		i0, i1 := max(1, c-reach), min(n-2, c+reach)
+		k0, k1 := max(0, int(from*float64(m))), min(m, int(to*float64(m)))
+		if i0 > i1 || k0 >= k1 {
+			return 0, false
+		}
+		// The band read: rows (or columns) i0-1 to i1+1, along k0 to k1-1.
+		x0, y0, x1, y1 := k0, i0-1, k1, i1+2
+		if !rows {
+			x0, y0, x1, y1 = i0-1, k0, i1+2, k1
+		}
+		band, err := rectifyRegion(frame, tm, x0, y0, x1, y1)
+		defer band.Close()
+		if err != nil {
+			return 0, false
+		}
+		g := gocv.NewMat()
+		defer g.Close()
+		gocv.CvtColor(band, &g, gocv.ColorBGRToGray)
+		r, err := grayView(g)
+		if err != nil {
+			return 0, false
+		}
 		bi, bv := 0, 0.0
-		for i := max(1, c-reach); i <= min(n-2, c+reach); i++ {
+		for i := i0; i <= i1; i++ {
 			steps = steps[:0]
-			for k := max(0, a); k < min(m, b); k++ {
+			for k := k0; k < k1; k++ {
 				if rows {
-					steps = append(steps, math.Abs(r.at(k, i+1)-r.at(k, i-1)))
+					steps = append(steps, math.Abs(r.at(k-x0, i+1-y0)-r.at(k-x0, i-1-y0)))
 				} else {
-					steps = append(steps, math.Abs(r.at(i+1, k)-r.at(i-1, k)))
+					steps = append(steps, math.Abs(r.at(i+1-x0, k-y0)-r.at(i-1-x0, k-y0)))
 				}
 			}
 			if v := median(steps); v > bv {

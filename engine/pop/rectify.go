@@ -56,6 +56,20 @@ func SizeForAspect(q Quad, asp float64) (int, int, error) {
 // (continuous coordinates: q's corners land on the output's corners). The
 // caller closes the returned Mat.
 func Rectify(frame gocv.Mat, q Quad, rw, rh int) (gocv.Mat, error) {
+	m, err := rectifyTransform(q, rw, rh)
+	if err != nil {
+		return gocv.NewMat(), err
+	}
+	defer m.Close()
+	out := gocv.NewMat()
+	gocv.WarpPerspectiveWithParams(frame, &out, m, image.Point{rw, rh}, gocv.InterpolationLinear, gocv.BorderReplicate, color.RGBA{})
+	return out, nil
+}
+
+// rectifyTransform is the perspective transform (3 x 3, CV_64F, in
+// OpenCV's pixel indices) that takes the quad q onto an upright rw x rh
+// image, as Rectify warps with it. The caller closes it.
+func rectifyTransform(q Quad, rw, rh int) (gocv.Mat, error) {
 	dst := Rect(float64(rw), float64(rh))
 	// OpenCV works in pixel indices: continuous minus 0.5.
 	src := make([]gocv.Point2f, 4)
@@ -69,12 +83,31 @@ func Rectify(frame gocv.Mat, q Quad, rw, rh int) (gocv.Mat, error) {
 	dv := gocv.NewPoint2fVectorFromPoints(dp)
 	defer dv.Close()
 	m := gocv.GetPerspectiveTransform2f(sv, dv)
-	defer m.Close()
 	if m.Empty() {
+		m.Close()
 		return gocv.NewMat(), fmt.Errorf("rectify: %w", ErrBadQuad)
 	}
+	return m, nil
+}
+
+// rectifyRegion is the region [x0, x1) x [y0, y1) of what Rectify(frame,
+// q, rw, rh) returns, warped alone (the transform m of rectifyTransform
+// moved by the region's origin), so a caller that reads a few bands of a
+// rectified image does not warp all of it. The caller closes the result.
+func rectifyRegion(frame, m gocv.Mat, x0, y0, x1, y1 int) (gocv.Mat, error) {
+	if x1 <= x0 || y1 <= y0 {
+		return gocv.NewMat(), fmt.Errorf("rectify region: empty %dx%d", x1-x0, y1-y0)
+	}
+	mr := gocv.NewMatWithSize(3, 3, gocv.MatTypeCV64F)
+	defer mr.Close()
+	for c := range 3 {
+		w := m.GetDoubleAt(2, c)
+		mr.SetDoubleAt(0, c, m.GetDoubleAt(0, c)-float64(x0)*w)
+		mr.SetDoubleAt(1, c, m.GetDoubleAt(1, c)-float64(y0)*w)
+		mr.SetDoubleAt(2, c, w)
+	}
 	out := gocv.NewMat()
-	gocv.WarpPerspectiveWithParams(frame, &out, m, image.Point{rw, rh}, gocv.InterpolationLinear, gocv.BorderReplicate, color.RGBA{})
+	gocv.WarpPerspectiveWithParams(frame, &out, mr, image.Point{x1 - x0, y1 - y0}, gocv.InterpolationLinear, gocv.BorderReplicate, color.RGBA{})
 	return out, nil
 }
 
