@@ -46,7 +46,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-VERSION = "pop-v1.0.0-synthetic-composites.7"
+VERSION = "pop-v1.0.0-synthetic-composites.8"
 LO, HI = -0.1, 1.1  # heatmap span, shares of the image
 FLIP8 = [1, 0, 3, 2, 5, 4, 7, 6]
 FLIP4 = [1, 0, 3, 2]
@@ -137,7 +137,24 @@ def gauss_target(pts, h, w, sigma=1.2):
     return g / g.sum((-1, -2), keepdim=True).clamp_min(1e-8)
 
 
-def batches(name, z, idx, rng, bs, train):
+GAMMA = (0.6, 1.7)  # --strong: gamma range (log-uniform)
+CAST = 0.15  # --strong: per-channel gain 1 +- CAST (a white-balance cast)
+
+
+def strong_photometric(x, rng):
+    """--strong augmentation of a float batch N x C x H x W in [0, 1]: a
+    gamma per frame (log-uniform in GAMMA: exposure and display curves,
+    dim or bright surroundings) and, for colour frames, a gain per channel
+    within 1 +- CAST (white-balance casts). Labels are unchanged."""
+    n, c = x.shape[:2]
+    gam = np.exp(rng.uniform(np.log(GAMMA[0]), np.log(GAMMA[1]), (n, 1, 1, 1))).astype(np.float32)
+    x = np.power(np.clip(x, 0, 1), gam)
+    if c == 3:
+        x = x * rng.uniform(1 - CAST, 1 + CAST, (n, 3, 1, 1)).astype(np.float32)
+    return x
+
+
+def batches(name, z, idx, rng, bs, train, strong=False):
     for s in range(0, len(idx), bs):
         b = idx[s:s + bs]
         if name in ("corners_a", "corners_b", "presence"):
@@ -158,16 +175,19 @@ def batches(name, z, idx, rng, bs, train):
             elif name == "viewport":
                 y[flip] = y[flip][:, FLIP4]
                 y[flip, :, 0] = 1 - y[flip, :, 0]
+            if strong:
+                x = strong_photometric(x, rng)
             g = rng.uniform(0.75, 1.25, (len(b), 1, 1, 1)).astype(np.float32)
             o = rng.uniform(-0.08, 0.08, (len(b), 1, 1, 1)).astype(np.float32)
             x = np.clip(x * g + o, 0, 1)
         yield torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(np.ascontiguousarray(y)).float()
 
 
-def torch_batches(name, t, idx, gen, bs, train):
+def torch_batches(name, t, idx, gen, bs, train, strong=False):
     """batches() on the device: t holds the uint8 arrays (x, y) as tensors
     there, idx a LongTensor there; the same augmentation (flip, gain,
-    offset), drawn with the torch generator gen."""
+    offset, and with strong the gamma and colour cast of
+    strong_photometric), drawn with the torch generator gen."""
     xs, ys = t
     for s in range(0, len(idx), bs):
         b = idx[s:s + bs]
@@ -184,6 +204,12 @@ def torch_batches(name, t, idx, gen, bs, train):
                 yf = y[:, perm].clone()
                 yf[..., 0] = 1 - yf[..., 0]
                 y = torch.where(flip[:, None, None], yf, y)
+            if strong:
+                lo, hi = math.log(GAMMA[0]), math.log(GAMMA[1])
+                gam = torch.exp(lo + (hi - lo) * torch.rand(nb, 1, 1, 1, generator=gen, device=x.device))
+                x = x.clamp(0, 1).pow(gam)
+                if x.shape[1] == 3:
+                    x = x * (1 - CAST + 2 * CAST * torch.rand(nb, 3, 1, 1, generator=gen, device=x.device))
             g = 0.75 + 0.5 * torch.rand(nb, 1, 1, 1, generator=gen, device=x.device)
             o = -0.08 + 0.16 * torch.rand(nb, 1, 1, 1, generator=gen, device=x.device)
             x = (x * g + o).clamp(0, 1)
@@ -395,6 +421,8 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--pack", default="", metavar="FILE",
                     help="write state dict, export parameters and reference inputs to FILE instead of exporting (pop_unpack.py)")
+    ap.add_argument("--strong", action="store_true",
+                    help="stronger photometric augmentation: a gamma per frame and a white-balance cast (strong_photometric)")
     ap.add_argument("--extra", action="append", default=[], metavar="NPZ",
                     help="presence only: more frames (x160, present), e.g. pop_plain.py negatives")
     a = ap.parse_args()
@@ -432,12 +460,12 @@ def main():
     vm = float("nan")
     name = a.name or f"pop_{a.model}"
     if onhost:
-        mk = lambda ix, bs, train: batches(a.model, z, ix, rng, bs, train)
+        mk = lambda ix, bs, train: batches(a.model, z, ix, rng, bs, train, a.strong)
     else:
         t = device_arrays(a.model, z, dev)
         gen = torch.Generator(device=dev)
         gen.manual_seed(spec["seed"])
-        mk = lambda ix, bs, train: torch_batches(a.model, t, torch.as_tensor(ix, device=dev), gen, bs, train)
+        mk = lambda ix, bs, train: torch_batches(a.model, t, torch.as_tensor(ix, device=dev), gen, bs, train, a.strong)
 
     def validate():
         model.eval()
@@ -485,7 +513,7 @@ def main():
     model = model.float().to("cpu").eval()
     xref = next(batches(a.model, z, val[:2], np.random.default_rng(0), 2, False))[0]
     params = {"samples": int(len(z["present"])), "steps": step, "minutes": minutes, "continued_from": a.init, "seed": spec["seed"],
-              "extra": [os.path.basename(p) for p in a.extra], "negatives": int((z["present"] < 0.5).sum()),
+              "extra": [os.path.basename(p) for p in a.extra], "strong_augmentation": a.strong, "negatives": int((z["present"] < 0.5).sum()),
               "val_metric": round(vm, 5) if vm == vm else None, "excluded_families": str(z.get("exclude", "")),
               "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}
     if a.pack:

@@ -63,5 +63,52 @@ class TestTorchBatches(unittest.TestCase):
         self.assertTrue(0 < flipped < n)
 
 
+class TestStrongPhotometric(unittest.TestCase):
+    """--strong: grey frames get colour casts and gamma only with it; the
+    values stay in [0, 1] and the presence labels are untouched."""
+
+    def grey_set(self, n=64):
+        rng = np.random.default_rng(5)
+        g = rng.integers(0, 256, (n, 1, 160, 160), dtype=np.uint8)
+        present = (np.arange(n) % 2).astype(np.float32)
+        return {"x160": np.repeat(g, 3, 1), "present": present}
+
+    def channel_spread(self, x):
+        return float((x.max(1) - x.min(1)).max())
+
+    def test_numpy_batches(self):
+        z = self.grey_set()
+        idx = np.arange(len(z["present"]))
+        for strong in (False, True):
+            with self.subTest(strong=strong):
+                xs, ys = zip(*pt.batches("presence", z, idx, np.random.default_rng(1), 16, True, strong))
+                x, y = torch.cat(xs).numpy(), torch.cat(ys).numpy()
+                self.assertGreaterEqual(float(x.min()), 0.0)
+                self.assertLessEqual(float(x.max()), 1.0)
+                np.testing.assert_array_equal(y, z["present"])
+                if strong:
+                    self.assertGreater(self.channel_spread(x), 0.05)
+                else:
+                    self.assertEqual(self.channel_spread(x), 0.0)
+
+    def test_torch_batches_match_numpy_ranges(self):
+        z = self.grey_set()
+        t = (torch.from_numpy(z["x160"]), torch.from_numpy(z["present"]))
+        gen = torch.Generator()
+        gen.manual_seed(2)
+        xs = [xb for xb, _ in pt.torch_batches("presence", t, torch.arange(len(z["present"])), gen, 16, True, True)]
+        x = torch.cat(xs).numpy()
+        self.assertGreaterEqual(float(x.min()), 0.0)
+        self.assertLessEqual(float(x.max()), 1.0)
+        self.assertGreater(self.channel_spread(x), 0.05)
+
+    def test_gamma_moves_mid_grey_both_ways(self):
+        x = np.full((200, 1, 8, 8), 0.5, np.float32)  # one channel: gamma only
+        y = pt.strong_photometric(x, np.random.default_rng(3))
+        self.assertTrue(np.all(y == y[:, :, :1, :1]))  # one value per frame
+        self.assertLess(float(y.min()), 0.5 ** 1.5)
+        self.assertGreater(float(y.max()), 0.5 ** 0.7)
+
+
 if __name__ == "__main__":
     unittest.main()
