@@ -8,7 +8,7 @@
 #   2. the five models, two at a time, one thread each, on the CPU
 #      (pop_train.py), ONNX export with export references;
 #   3. the manifest.
-# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 80 min wall after the data)
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 2 h wall after the data)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="nice -n 19 /usr/bin/python3"
@@ -55,4 +55,14 @@ $PY pop_train.py --model presence --data $DATA --extra data/pop_plain.npz --minu
 [ -f data/pop_plain_w2.npz ] || $PY pop_plain.py data/pop_plain_w2.npz --n 2000 --renders 24 --phantoms 24 --world2 72 --workers 2
 $PY pop_train.py --model presence --data $DATA --extra data/pop_plain_w2.npz --minutes "$(m 22)" --lr 1e-3 \
 	--init ../pop_presence.onnx --threads 1 --out ..
+# Sixth round (presence .8, session 20): continued from the .7 ONNX file
+# with stronger photometric augmentation (--strong: a gamma per frame and
+# a white-balance cast) on 6,400 fresh screen photos and 2,000 negatives
+# (seeds 38,100,000+ and 38,600,000+, the same three families left out)
+# besides the first set and the 2,000 plain-file negatives, lr 1e-3, one
+# thread (docs/pop.md "Presence model .8").
+[ -f data/pop_train8.npz ] || $PY pop_traindata.py data/pop_train8.npz --n 6400 --neg 2000 --seed0 38100000 \
+	--exclude display=tv --exclude layout=viewer_light --exclude room=dark --workers 2
+$PY pop_train.py --model presence --data data/pop_train8.npz --extra $DATA --extra data/pop_plain_w2.npz \
+	--minutes "$(m 30)" --lr 1e-3 --strong --init ../pop_presence.onnx --threads 1 --out ..
 /usr/bin/python3 make_manifest.py ..
