@@ -46,7 +46,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-VERSION = "pop-v1.0.0-synthetic-composites.8"
+VERSION = "pop-v1.0.0-synthetic-composites.9"
 LO, HI = -0.1, 1.1  # heatmap span, shares of the image
 FLIP8 = [1, 0, 3, 2, 5, 4, 7, 6]
 FLIP4 = [1, 0, 3, 2]

@@ -8,7 +8,7 @@
 #   2. the five models, two at a time, one thread each, on the CPU
 #      (pop_train.py), ONNX export with export references;
 #   3. the manifest.
-# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 2 h wall after the data)
+# Usage: train_pop.sh [SCALE]   (SCALE multiplies every training time; 1 = about 3 h wall after the data)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="nice -n 19 /usr/bin/python3"
@@ -65,4 +65,14 @@ $PY pop_train.py --model presence --data $DATA --extra data/pop_plain_w2.npz --m
 	--exclude display=tv --exclude layout=viewer_light --exclude room=dark --workers 2
 $PY pop_train.py --model presence --data data/pop_train8.npz --extra $DATA --extra data/pop_plain_w2.npz \
 	--minutes "$(m 30)" --lr 1e-3 --strong --init ../pop_presence.onnx --threads 1 --out ..
+# Seventh round (corner models .9, session 20): corners_a and corners_b
+# continued from their .5 ONNX files side by side, one thread each, with
+# --strong on the sixth round's fresh frames, batch 128, lr 5e-4
+# (docs/pop.md "Corner models .9").
+$PY pop_train.py --model corners_a --data data/pop_train8.npz --minutes "$(m 50)" --bs 128 --lr 5e-4 --strong \
+	--init ../pop_corners_a.onnx --threads 1 --out .. &
+a=$!
+$PY pop_train.py --model corners_b --data data/pop_train8.npz --minutes "$(m 50)" --bs 128 --lr 5e-4 --strong \
+	--init ../pop_corners_b.onnx --threads 1 --out ..
+wait $a
 /usr/bin/python3 make_manifest.py ..
