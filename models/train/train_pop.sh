@@ -66,9 +66,13 @@ $PY pop_train.py --model presence --data $DATA --extra data/pop_plain_w2.npz --m
 $PY pop_train.py --model presence --data data/pop_train8.npz --extra $DATA --extra data/pop_plain_w2.npz \
 	--minutes "$(m 30)" --lr 1e-3 --strong --init ../pop_presence.onnx --threads 1 --out ..
 # Seventh round (corner models .9, session 20): corners_a and corners_b
-# continued from their .5 ONNX files side by side, one thread each, with
-# --strong on the sixth round's fresh frames, batch 128, lr 5e-4
-# (docs/pop.md "Corner models .9").
+# continued from the ONNX files in models/ side by side, one thread each,
+# with --strong on the sixth round's fresh frames, batch 128, lr 5e-4
+# (docs/pop.md "Corner models .9"). .9 continued the shipped .5 files,
+# which came from rounds this script does not run (a lent GPU,
+# train_pop_gpu.sh, then 65 CPU minutes on seeds 36,100,000+; docs/pop.md
+# "GPU-continued models .4" and "CPU-continued models .5"); run from the
+# start, it continues the third round's.
 $PY pop_train.py --model corners_a --data data/pop_train8.npz --minutes "$(m 50)" --bs 128 --lr 5e-4 --strong \
 	--init ../pop_corners_a.onnx --threads 1 --out .. &
 a=$!

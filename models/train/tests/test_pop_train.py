@@ -91,7 +91,7 @@ class TestStrongPhotometric(unittest.TestCase):
                 else:
                     self.assertEqual(self.channel_spread(x), 0.0)
 
-    def test_torch_batches_match_numpy_ranges(self):
+    def test_torch_batches_strong(self):
         z = self.grey_set()
         t = (torch.from_numpy(z["x160"]), torch.from_numpy(z["present"]))
         gen = torch.Generator()
