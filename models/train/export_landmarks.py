@@ -6,7 +6,8 @@ refine, the refinement stage's models/cardiac_refine_K.onnx), its .meta.json
 sidecar, and reference outputs on a fixed input (models/reference/) that the
 Go test replays through ONNX Runtime. Exporting refinement models also
 records the crop margin (refine.MARGIN) in models/cardiac.family.json, where
-the engine reads it.
+the engine reads it. With --version, the sidecars carry that version and
+the family's model_version (what the engine reports) becomes it too.
 """
 import argparse
 import json
@@ -52,6 +53,22 @@ def record_margin(models_dir):
         json.dump(fam, f)
 
 
+def set_family_version(models_dir, version):
+    """Make version the cardiac family's model_version (what the engine and
+    the API report). It must say the models are synthetic-trained."""
+    if "synthetic" not in version:
+        raise ValueError(f"model_version {version!r} must say the training data is synthetic")
+    path = os.path.join(models_dir, "cardiac.family.json")
+    fam = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            fam = json.load(f)
+    fam["model_version"] = version
+    fam.setdefault("params", {})
+    with open(path, "w") as f:
+        json.dump(fam, f)
+
+
 def export_model(model, S, name, models_dir, meta, role="landmark"):
     """Write models_dir/NAME.onnx from an Exported model (eval mode), its
     sidecar NAME.meta.json (meta) and its export reference in
@@ -76,7 +93,7 @@ def export_model(model, S, name, models_dir, meta, role="landmark"):
     return path
 
 
-def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
+def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark", version=CARDIAC_VERSION):
     ck = torch.load(ckpt_path, map_location="cpu")
     S = ck["size"]
     net = T.build_net(ck.get("arch", "unet"), ck["width"])
@@ -85,7 +102,7 @@ def export(ckpt_path, index, models_dir, flip_tta=False, role="landmark"):
     model = T.Exported(net, flip_tta).eval()
     name = f"{ROLES[role]}_{index}"
     meta = {"role": ROLES[role], "input_size": [1, S, S], "inputs": ["image"],
-            "outputs": ["landmarks", "peak"], "version": CARDIAC_VERSION,
+            "outputs": ["landmarks", "peak"], "version": version,
             "params": {"arch": ck.get("arch", "unet"), "width": ck["width"], "seed": ck["seed"], "steps": ck["total"], "val_err_px": round(ck["val_err_px"], 4),
                        "flip_tta": flip_tta}}
     path = export_model(model, S, name, models_dir, meta, role)
@@ -97,9 +114,14 @@ if __name__ == "__main__":
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--flip-tta", action="store_true", help="average each model with its mirrored run")
     ap.add_argument("--role", choices=sorted(ROLES), default="landmark")
+    ap.add_argument("--version", default="", help="new model_version for the sidecars and the cardiac family (must say synthetic)")
     ap.add_argument("checkpoints", nargs="+")
     a = ap.parse_args()
+    if a.version and "synthetic" not in a.version:
+        ap.error(f"--version {a.version!r} must say the training data is synthetic")
     for i, c in enumerate(a.checkpoints, 1):
-        export(c, i, a.models, a.flip_tta, a.role)
+        export(c, i, a.models, a.flip_tta, a.role, a.version or CARDIAC_VERSION)
+    if a.version:
+        set_family_version(a.models, a.version)
     if a.role == "refine":
         record_margin(a.models)

@@ -3,9 +3,14 @@
 # five landmark members in MODELS (default: the shipped models/): unpack to
 # fp32 checkpoints, export each to ONNX with its sidecar and reference
 # outputs (export_landmarks.py), and rewrite the manifest's checksums.
-# Measure before committing: `make eval` figures come from the Go engine.
-#   models/train/gpu_import.sh DIR [MODELS]
+# VERSION (required) is the new model_version: the members' sidecars and
+# the cardiac family's model_version (what the engine and the API report)
+# become it, so a result says which models made it; it must say the data
+# was synthetic. Measure before committing: `make eval` figures come from
+# the Go engine.
+#   VERSION=v3.3.0-synthetic-xraysim2.1 models/train/gpu_import.sh DIR [MODELS]
 set -euo pipefail
+: "${VERSION:?set VERSION to the new model_version, e.g. VERSION=v3.3.0-synthetic-xraysim2.1}"
 DIR=$(cd "${1:?usage: gpu_import.sh DIR [MODELS]}" && pwd)
 MODELS=$(cd "${2:-$(dirname "$0")/..}" && pwd)
 cd "$(dirname "$0")"
@@ -17,5 +22,5 @@ for k in 1 2 3 4 5; do
   $PY train_gpu.py unpack "$DIR/g_$k.pt" "$CK"
   cks+=("$CK/g_$k.pt")
 done
-$PY export_landmarks.py --models "$MODELS" "${cks[@]}"
+$PY export_landmarks.py --models "$MODELS" --version "$VERSION" "${cks[@]}"
 $PY make_manifest.py "$MODELS"

@@ -9,7 +9,7 @@
 # no data travel; the machine's own python3 has torch, onnx and scipy):
 #   models/train/gpu_once.sh "$OUT"
 # then here, on the files that came back:
-#   models/train/gpu_import.sh FILES_AT
+#   VERSION=NEW_MODEL_VERSION models/train/gpu_import.sh FILES_AT
 #
 # Timeline from the script's start (BUDGET seconds, default 530):
 #   1. every core generates NTRAIN (default 3000) simulator radiographs,
