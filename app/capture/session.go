@@ -426,8 +426,8 @@ func (m *Manager) agree(good []goodFrame) (goodFrame, bool) {
 }
 
 // measure analyses one frame and, when its screen was corrected, runs the
-// cardiac engine on the rectified image. It returns the frame result and
-// the rectified JPEG. seen reports whether the decoded picture
+// cardiac engine on the rectified image. It returns the frame result and,
+// for a good frame, the rectified JPEG. seen reports whether the decoded picture
 // (Analysis.FrameHash) was in the session already: such a frame is not
 // measured.
 func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) bool) (FrameResult, []byte, error) {
@@ -466,6 +466,10 @@ func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) boo
 		fr.Problem = fmt.Sprintf("measurement not confident: result code %d", r.Code)
 	default:
 		fr.Good = true
+		// Only a kept frame can become the session's picture: encode it.
+		if err := an.EncodeRectified(); err != nil {
+			return FrameResult{}, nil, fmt.Errorf("measure frame: %w", err)
+		}
 	}
 	return fr, an.RectifiedJPEG, nil
 }

@@ -29,16 +29,17 @@ func TestNoMatLeaks(t *testing.T) {
 	}
 	before := gocv.MatProfile.Count()
 	for _, b := range frames {
-		a, _ := AnalyzeBytes(b)
-		_ = a
+		if a, err := AnalyzeBytes(b); err == nil {
+			_ = a.EncodeRectified()
+		}
 	}
 	if n := gocv.MatProfile.Count() - before; n != 0 {
 		t.Fatalf("%d Mats leaked", n)
 	}
 }
 
-// The learned pipeline closes every Mat too: analysis, corners alone, and
-// a cancelled context part-way; variety-seeded takes the seeded edge fit
+// The learned pipeline closes every Mat too: analysis and its JPEG on
+// demand, corners alone, and a cancelled context part-way; variety-seeded takes the seeded edge fit
 // (no classical candidate).
 func TestNoMatLeaksLearned(t *testing.T) {
 	m := testModels(t)
@@ -52,7 +53,9 @@ func TestNoMatLeaksLearned(t *testing.T) {
 	cancel()
 	before := gocv.MatProfile.Count()
 	for _, b := range frames {
-		_, _ = m.AnalyzeBytes(t.Context(), b)
+		if a, err := m.AnalyzeBytes(t.Context(), b); err == nil {
+			_ = a.EncodeRectified() // the JPEG on demand, or its refusal
+		}
 		_, _ = m.DetectCornersBytes(t.Context(), b)
 		_, _ = m.AnalyzeBytes(cancelled, b)
 	}

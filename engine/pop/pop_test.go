@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -80,8 +81,11 @@ func TestCornersOnComposites(t *testing.T) {
 		e := cornerError(a.Corners.Quad, it)
 		errs = append(errs, e)
 		t.Logf("%s (%s): corner error %.2f %% of the diagonal, confidence %.2f", it.File, it.Mode, 100*e, a.Corners.Confidence)
-		if len(a.RectifiedJPEG) == 0 || a.Rectified == nil {
-			t.Errorf("%s: corrected without a rectified image", it.File)
+		if a.Rectified == nil || len(a.RectifiedJPEG) != 0 {
+			t.Errorf("%s: corrected without a rectified image, or encoded before EncodeRectified", it.File)
+		}
+		if err := a.EncodeRectified(); err != nil || len(a.RectifiedJPEG) == 0 {
+			t.Errorf("%s: EncodeRectified: %v (%d bytes)", it.File, err, len(a.RectifiedJPEG))
 		}
 	}
 	sort.Float64s(errs)
@@ -287,5 +291,55 @@ func TestDICOMFramesAreRadiographs(t *testing.T) {
 	}
 	if _, err := DecodeFrame(set.Get(t, "rle").Bytes(t)); !errors.Is(err, imageproc.ErrFormat) {
 		t.Errorf("RLE DICOM: %v, want ErrFormat", err)
+	}
+}
+
+// TestEncodeRectified: the JPEG made on demand from the rectified image
+// has the very bytes of encoding the rectified Mat (what analysing a frame
+// used to do), in colour and in grey; it is made once; an analysis with
+// nothing rectified refuses.
+func TestEncodeRectified(t *testing.T) {
+	frame, err := DecodeFrame(readFrame(t, "testdata/screen_0000.jpg"))
+	defer frame.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grey := gocv.NewMat()
+	defer grey.Close()
+	gocv.CvtColor(frame, &grey, gocv.ColorBGRToGray)
+	q := Quad{{40, 30}, {300, 50}, {290, 220}, {30, 200}}
+	for _, tc := range []struct {
+		name string
+		src  gocv.Mat
+	}{{"colour", frame}, {"grey", grey}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Rectify(tc.src, q, 260, 180)
+			defer r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := EncodeJPEG(r, JPEGQuality)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := r.ToImage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &Analysis{Corrected: true, Rectified: img}
+			if err := a.EncodeRectified(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.RectifiedJPEG, want) {
+				t.Fatalf("%d bytes, want the Mat's %d bytes", len(a.RectifiedJPEG), len(want))
+			}
+			a.RectifiedJPEG = []byte("kept")
+			if err := a.EncodeRectified(); err != nil || string(a.RectifiedJPEG) != "kept" {
+				t.Fatalf("encoded again: %v %q", err, a.RectifiedJPEG)
+			}
+		})
+	}
+	if err := (&Analysis{}).EncodeRectified(); err == nil {
+		t.Fatal("nothing rectified, yet encoded")
 	}
 }
