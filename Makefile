@@ -275,6 +275,7 @@ eval-usg:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+	$(GO) test -run '^$$' -bench PreviewDuringSessions ./platform/camera/
 
 clean:
 	rm -f $(BIN)
