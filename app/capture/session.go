@@ -427,9 +427,9 @@ func (m *Manager) agree(good []goodFrame) (goodFrame, bool) {
 
 // measure analyses one frame and, when its screen was corrected, runs the
 // cardiac engine on the rectified image. It returns the frame result and,
-// for a good frame, the rectified JPEG. seen reports whether the decoded picture
-// (Analysis.FrameHash) was in the session already: such a frame is not
-// measured.
+// for a good frame, the rectified JPEG. seen reports whether the decoded
+// picture (Analysis.FrameHash) was in the session already: such a frame
+// is not measured.
 func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) bool) (FrameResult, []byte, error) {
 	an, err := m.an.AnalyzeBytes(b)
 	if err != nil {

@@ -39,8 +39,8 @@ func TestNoMatLeaks(t *testing.T) {
 }
 
 // The learned pipeline closes every Mat too: analysis and its JPEG on
-// demand, corners alone, and a cancelled context part-way; variety-seeded takes the seeded edge fit
-// (no classical candidate).
+// demand, corners alone, and a cancelled context part-way; variety-seeded
+// takes the seeded edge fit (no classical candidate).
 func TestNoMatLeaksLearned(t *testing.T) {
 	m := testModels(t)
 	frames := [][]byte{[]byte("junk"), readFrame(t, "testdata/tinted_radiograph.png")}
