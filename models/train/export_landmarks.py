@@ -39,34 +39,43 @@ def reference_input(S, role="landmark", seed=424242):
     return (np.asarray(lb, np.float32) / 255.0)[None, None]
 
 
-def record_margin(models_dir):
-    """Write refine.MARGIN into the cardiac family's params."""
-    import refine
-
+def update_family(models_dir, change):
+    """Read models_dir/cardiac.family.json (empty when missing), let change
+    edit the dict in place, and write it back."""
     path = os.path.join(models_dir, "cardiac.family.json")
     fam = {}
     if os.path.exists(path):
         with open(path) as f:
             fam = json.load(f)
-    fam.setdefault("params", {})["refine_margin"] = refine.MARGIN
+    change(fam)
     with open(path, "w") as f:
         json.dump(fam, f)
+
+
+def record_margin(models_dir):
+    """Write refine.MARGIN into the cardiac family's params."""
+    import refine
+
+    update_family(models_dir, lambda fam: fam.setdefault("params", {}).update(refine_margin=refine.MARGIN))
+
+
+def require_synthetic(version):
+    """Raise ValueError unless the model_version says the training data was
+    synthetic (every VetLens version must)."""
+    if "synthetic" not in version:
+        raise ValueError(f"model_version {version!r} must say the training data is synthetic")
 
 
 def set_family_version(models_dir, version):
     """Make version the cardiac family's model_version (what the engine and
     the API report). It must say the models are synthetic-trained."""
-    if "synthetic" not in version:
-        raise ValueError(f"model_version {version!r} must say the training data is synthetic")
-    path = os.path.join(models_dir, "cardiac.family.json")
-    fam = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            fam = json.load(f)
-    fam["model_version"] = version
-    fam.setdefault("params", {})
-    with open(path, "w") as f:
-        json.dump(fam, f)
+    require_synthetic(version)
+
+    def change(fam):
+        fam["model_version"] = version
+        fam.setdefault("params", {})
+
+    update_family(models_dir, change)
 
 
 def export_model(model, S, name, models_dir, meta, role="landmark"):
@@ -117,8 +126,11 @@ if __name__ == "__main__":
     ap.add_argument("--version", default="", help="new model_version for the sidecars and the cardiac family (must say synthetic)")
     ap.add_argument("checkpoints", nargs="+")
     a = ap.parse_args()
-    if a.version and "synthetic" not in a.version:
-        ap.error(f"--version {a.version!r} must say the training data is synthetic")
+    if a.version:
+        try:
+            require_synthetic(a.version)
+        except ValueError as e:
+            ap.error(str(e))
     for i, c in enumerate(a.checkpoints, 1):
         export(c, i, a.models, a.flip_tta, a.role, a.version or CARDIAC_VERSION)
     if a.version:
