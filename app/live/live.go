@@ -10,8 +10,8 @@
 //     (a camera at its frame rate, a file at its native rate) and keeps only
 //     the newest one;
 //   - the preview publishes the newest frame to OnPreview at most PreviewFPS
-//     times a second; a slow consumer sees fewer frames, the reader is
-//     never held up;
+//     times a second on average; a new outline rides with the next frame;
+//     a slow consumer sees fewer frames, the reader is never held up;
 //   - the outliner detects the screen's corners on the newest frame, as
 //     often as it can but at most PreviewFPS times a second;
 //   - the capture sends the newest frame not yet sent to the sink each
@@ -124,7 +124,7 @@ type Config struct {
 	// no outline (Preview.Outline.OK stays false).
 	Outliner Outliner
 	// OnPreview receives preview frames, from one goroutine, at most
-	// PreviewFPS a second. It should return promptly (hand the image to
+	// PreviewFPS a second on average (never more than one early). It should return promptly (hand the image to
 	// the GUI thread and return): frames arriving meanwhile are dropped,
 	// and Run waits for a call in progress before it returns.
 	OnPreview func(Preview)
@@ -287,12 +287,47 @@ func (r *Runner) interval() time.Duration {
 	return time.Duration(float64(time.Second) / r.cfg.PreviewFPS)
 }
 
+// nextSlot is the earliest time the preview may publish again after
+// publishing at now, when the slot before was due at prev. The slots keep
+// their cadence, so a frame that arrives a little late (a source's timing
+// jitter) does not delay every later one: each slot is at least one
+// interval after the last, so the rate averages at most PreviewFPS, and
+// at least three quarters of an interval after the publication, so a
+// burst never exceeds one frame early.
+func nextSlot(prev, now time.Time, interval time.Duration) time.Time {
+	next := prev.Add(interval)
+	if soonest := now.Add(interval * 3 / 4); next.Before(soonest) {
+		next = soonest
+	}
+	return next
+}
+
+// waitUntil blocks until c signals (true), until t (false) or until ctx
+// ends (ok false).
+func waitUntil(ctx context.Context, c chan struct{}, t time.Time) (signalled, ok bool) {
+	tm := time.NewTimer(time.Until(t))
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-c:
+		return true, true
+	case <-tm.C:
+		return false, true
+	}
+}
+
 // preview publishes the newest frame, with the newest outline, at most
-// PreviewFPS times a second, when either changed. After the source ended
-// it returns once the last frame and the last outline were published.
+// PreviewFPS times a second on average (see nextSlot), when either
+// changed. A new outline without a new frame waits up to an interval for
+// the next frame, which then carries it: publishing it alone would take
+// that frame's slot and delay or drop it. With no new frame by then (a
+// still image, a stalled camera) the outline is published alone. After
+// the source ended it returns once the last frame and the last outline
+// were published.
 func (r *Runner) preview(ctx context.Context, st *state) {
 	var lastSeq, lastOutline uint64
-	var next time.Time
+	var next, held time.Time // held: when an outline began waiting for a frame
 	for {
 		v := st.snapshot()
 		if v.seq == 0 || (v.seq == lastSeq && v.outlineV == lastOutline) {
@@ -304,12 +339,27 @@ func (r *Runner) preview(ctx context.Context, st *state) {
 			}
 			continue
 		}
+		if v.seq == lastSeq && v.ended == nil {
+			if held.IsZero() {
+				held = time.Now()
+			}
+			if deadline := held.Add(r.interval()); time.Now().Before(deadline) {
+				signalled, ok := waitUntil(ctx, st.previewC, deadline)
+				if !ok {
+					return
+				}
+				if signalled {
+					continue
+				}
+			}
+		}
+		held = time.Time{}
 		if !pause(ctx, next) {
 			return
 		}
 		v = st.snapshot()
 		lastSeq, lastOutline = v.seq, v.outlineV
-		next = time.Now().Add(r.interval())
+		next = nextSlot(next, time.Now(), r.interval())
 		r.cfg.OnPreview(Preview{Image: v.frame.Image, Index: v.frame.Index, Time: v.frame.Time, Outline: v.outline})
 	}
 }

@@ -344,3 +344,111 @@ func TestPreviewOnly(t *testing.T) {
 	}
 	settle(t, base)
 }
+
+// A new outline waits for the next frame instead of taking its slot: when
+// frames come faster than the preview interval, no preview repeats a frame
+// just to show a newer outline, and a source at the preview's rate has
+// every frame shown. Before, the outline alone took the next frame's slot
+// and 10-13 of these 30 frames were never shown.
+func TestOutlineRidesWithNextFrame(t *testing.T) {
+	base := runtime.NumGoroutine()
+	src := &fakeSource{n: 30, delay: 50 * time.Millisecond}
+	var mu sync.Mutex
+	var idx []int
+	_, err := NewRunner(src, Config{PreviewFPS: 20, Outliner: fakeOutliner{delay: 20 * time.Millisecond}, OnPreview: func(p Preview) {
+		mu.Lock()
+		idx = append(idx, p.Index)
+		mu.Unlock()
+	}}).Run(context.Background())
+	if !errors.Is(err, ErrSourceEnded) {
+		t.Fatal(err)
+	}
+	settle(t, base)
+	repeats, distinct := 0, 1
+	for i := 1; i < len(idx); i++ {
+		if idx[i] == idx[i-1] {
+			repeats++
+		} else {
+			distinct++
+		}
+	}
+	t.Logf("%d previews, %d distinct frames of 30, %d repeats", len(idx), distinct, repeats)
+	if repeats > 4 || distinct < 27 {
+		t.Fatalf("%d previews, %d distinct frames of 30, %d repeats: %v", len(idx), distinct, repeats, idx)
+	}
+}
+
+// stillSource delivers one frame, then none until ctx ends: a camera
+// that stalled.
+type stillSource struct{ sent bool }
+
+func (s *stillSource) Next(ctx context.Context) (Frame, error) {
+	if !s.sent {
+		s.sent = true
+		return Frame{Image: image.NewRGBA(image.Rect(0, 0, 4, 4)), JPEG: []byte("f0"), Time: time.Now()}, nil
+	}
+	<-ctx.Done()
+	return Frame{}, ctx.Err()
+}
+
+func (s *stillSource) Close() error { return nil }
+
+// A new outline on a source that delivers no further frame is published
+// alone, after waiting an interval for a frame to carry it.
+func TestOutlineAloneOnStillSource(t *testing.T) {
+	base := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []Preview
+	var at []time.Time
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewRunner(&stillSource{}, Config{PreviewFPS: 10, Outliner: fakeOutliner{delay: 10 * time.Millisecond}, OnPreview: func(p Preview) {
+			got, at = append(got, p), append(at, time.Now())
+			if len(got) == 2 {
+				cancel()
+			}
+		}}).Run(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the outline was never published without a new frame")
+	}
+	settle(t, base)
+	if got[0].Outline.OK || !got[1].Outline.OK || got[1].Index != 0 || got[1].Outline.FrameIndex != 0 {
+		t.Fatalf("previews %+v", got)
+	}
+	if d := at[1].Sub(at[0]); d < 90*time.Millisecond {
+		t.Fatalf("the outline came alone %v after the frame: it did not wait an interval (100 ms) for a frame", d)
+	}
+}
+
+// nextSlot keeps the cadence through a late frame and allows no burst
+// after a pause.
+func TestNextSlot(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cases := []struct {
+		name      string
+		prev, now time.Time
+		want      time.Time
+	}{
+		{"first publication", time.Time{}, ms(0), ms(75)},
+		{"on time", ms(100), ms(100), ms(200)},
+		{"a little late: the cadence holds", ms(100), ms(120), ms(200)},
+		{"very late: at least 3/4 of an interval", ms(100), ms(180), ms(255)},
+		{"after a pause: no burst", ms(100), ms(1000), ms(1075)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := nextSlot(tc.prev, tc.now, 100*time.Millisecond); !got.Equal(tc.want) {
+				t.Fatalf("nextSlot = %v, want %v", got.Sub(t0), tc.want.Sub(t0))
+			}
+		})
+	}
+}
