@@ -124,9 +124,10 @@ type Config struct {
 	// no outline (Preview.Outline.OK stays false).
 	Outliner Outliner
 	// OnPreview receives preview frames, from one goroutine, at most
-	// PreviewFPS a second on average (never more than one early). It should return promptly (hand the image to
-	// the GUI thread and return): frames arriving meanwhile are dropped,
-	// and Run waits for a call in progress before it returns.
+	// PreviewFPS a second on average (never more than one early). It
+	// should return promptly (hand the image to the GUI thread and
+	// return): frames arriving meanwhile are dropped, and Run waits for a
+	// call in progress before it returns.
 	OnPreview func(Preview)
 	// OnProgress receives every outcome the sink answers, the final
 	// complete or failed one included, in order, on Run's goroutine.
@@ -269,18 +270,11 @@ func wait(ctx context.Context, c chan struct{}) bool {
 
 // pause sleeps until t or until ctx ends; false when ctx ended.
 func pause(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
+	if time.Until(t) <= 0 {
 		return ctx.Err() == nil
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
-	}
+	_, ok := waitUntil(ctx, nil, t) // a nil channel never signals
+	return ok
 }
 
 func (r *Runner) interval() time.Duration {
@@ -302,8 +296,8 @@ func nextSlot(prev, now time.Time, interval time.Duration) time.Time {
 	return next
 }
 
-// waitUntil blocks until c signals (true), until t (false) or until ctx
-// ends (ok false).
+// waitUntil blocks until c signals (signalled), until t or until ctx
+// ends (ok false); a nil c never signals.
 func waitUntil(ctx context.Context, c chan struct{}, t time.Time) (signalled, ok bool) {
 	tm := time.NewTimer(time.Until(t))
 	defer tm.Stop()

@@ -346,7 +346,7 @@ func TestPreviewOnly(t *testing.T) {
 }
 
 // A new outline waits for the next frame instead of taking its slot: when
-// frames come faster than the preview interval, no preview repeats a frame
+// the next frame follows within an interval, no preview repeats a frame
 // just to show a newer outline, and a source at the preview's rate has
 // every frame shown. Before, the outline alone took the next frame's slot
 // and 10-13 of these 30 frames were never shown.
