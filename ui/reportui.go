@@ -3,9 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"image"
-	_ "image/jpeg" // clinic logos
-	_ "image/png"  // clinic logos
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,12 +60,13 @@ func (u *UI) Clinic() (report.Clinic, error) {
 	if path == "" {
 		return c, nil
 	}
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return c, fmt.Errorf("clinic logo: %w", err)
 	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
+	// Decoded as every image is: within the size limits, and a phone
+	// photo of the letterhead upright.
+	img, err := app.DecodeImage(b)
 	if err != nil {
 		return c, fmt.Errorf("clinic logo %s: %w", path, err)
 	}
@@ -80,13 +78,11 @@ func (u *UI) Clinic() (report.Clinic, error) {
 func (u *UI) SetClinic(name, address, logoPath string) error {
 	logoPath = strings.TrimSpace(logoPath)
 	if logoPath != "" {
-		f, err := os.Open(logoPath)
+		b, err := os.ReadFile(logoPath)
 		if err != nil {
 			return fmt.Errorf("clinic logo: %w", err)
 		}
-		_, _, err = image.DecodeConfig(f)
-		f.Close()
-		if err != nil {
+		if _, err := app.DecodeImage(b); err != nil {
 			return fmt.Errorf("clinic logo %s: a PNG or JPEG image is needed: %w", logoPath, err)
 		}
 	}

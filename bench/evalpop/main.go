@@ -416,10 +416,14 @@ func rectifyTruth(path string, it item) ([]byte, error) {
 	if len(it.Corners) != 4 || len(it.DisplayedSize) != 2 || it.DisplayedSize[1] <= 0 {
 		return nil, fmt.Errorf("%s: --truth-corners needs corners and displayed_size in the truth", it.File)
 	}
-	f := gocv.IMRead(path, gocv.IMReadColor)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := pop.DecodeFrame(raw) // as the product reads a frame (upright by EXIF)
 	defer f.Close()
-	if f.Empty() {
-		return nil, fmt.Errorf("%s: cannot read", path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var q pop.Quad
 	for i := range 4 {

@@ -69,7 +69,9 @@ func CheckSize(w, h int) error {
 // CheckHeader reads the header of JPEG or PNG bytes, without decoding
 // pixels, and checks the size against the limits: ErrEmpty, ErrFormat (not
 // a JPEG or PNG), ErrCorrupt (an unreadable header), ErrTooLarge or
-// ErrTooSmall, wrapped. It returns the header and the format.
+// ErrTooSmall, wrapped. It returns the header, its size the picture's as
+// shown upright (ReadOrientation: a phone's portrait photo stored as
+// landscape pixels is taller than wide), and the format.
 func CheckHeader(b []byte) (image.Config, string, error) {
 	if len(b) == 0 {
 		return image.Config{}, "", ErrEmpty
@@ -87,6 +89,7 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 	case format != "jpeg" && format != "png":
 		return cfg, format, ErrFormat
 	}
+	cfg.Width, cfg.Height = ReadOrientation(b).Displayed(cfg.Width, cfg.Height)
 	return cfg, format, CheckSize(cfg.Width, cfg.Height)
 }
 
@@ -106,7 +109,14 @@ func DecodeCost(b []byte) (image.Config, int64, error) {
 	if err != nil {
 		return cfg, 0, err
 	}
-	return cfg, DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)), nil
+	return cfg, decodeBytes(b, format, cfg), nil
+}
+
+// decodeBytes is the memory Decode needs for bytes b with this header:
+// the decoder's (DecodeBytes) and turning the picture upright's
+// (OrientBytes).
+func decodeBytes(b []byte, format string, cfg image.Config) int64 {
+	return DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)) + OrientBytes(format, cfg, ReadOrientation(b))
 }
 
 // DICOMLimits are the decode limits applied to a DICOM file: its frame
@@ -159,7 +169,10 @@ func DecodeDICOM(b []byte) (*dicom.Image, error) {
 // Decode decodes JPEG, PNG or DICOM bytes and returns the image and its
 // format ("jpeg", "png" or "dicom": the first frame as *image.Gray).
 // Dimensions are checked against the limits from the header before
-// decoding. A panic inside a decoder is reported as ErrCorrupt.
+// decoding. A JPEG or PNG with an EXIF orientation comes back shown
+// upright (Orient), as browsers and photo viewers show it, so every point
+// VetLens returns is in the picture the user sees. A panic inside a
+// decoder is reported as ErrCorrupt.
 func Decode(b []byte) (img image.Image, format string, err error) {
 	if len(b) == 0 {
 		return nil, "", ErrEmpty
@@ -197,7 +210,7 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	if err := CheckSize(cfg.Width, cfg.Height); err != nil {
 		return nil, format, err
 	}
-	if need := DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)); need > MaxDecodeBytes {
+	if need := decodeBytes(b, format, cfg); need > MaxDecodeBytes {
 		return nil, format, fmt.Errorf("%w: %dx%d %s needs about %d MB to decode, over %d MB",
 			ErrTooLarge, cfg.Width, cfg.Height, format, need>>20, MaxDecodeBytes>>20)
 	}
@@ -208,7 +221,7 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	if bd := img.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
 		return nil, format, fmt.Errorf("%w: %s decoded to %dx%d, header said %dx%d", ErrCorrupt, format, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
 	}
-	return img, format, nil
+	return Orient(img, ReadOrientation(b)), format, nil
 }
 
 // DecodeBytes estimates the peak memory Go's decoder needs for an image
@@ -249,30 +262,49 @@ func DecodeBytes(format string, cfg image.Config, progressive bool) int64 {
 }
 
 // jpegProgressive reports whether the JPEG's frame header (the first SOFn
-// marker) is progressive (SOF2, SOF6, SOF10, SOF14). It walks marker
-// segments without trusting lengths beyond the data.
+// marker) is progressive (SOF2, SOF6, SOF10, SOF14).
 func jpegProgressive(b []byte) bool {
-	i := 2 // after SOI
-	for i+4 <= len(b) {
-		if b[i] != 0xff {
+	progressive := false
+	jpegSegments(b, func(m byte, _ []byte) bool {
+		switch m {
+		case 0xc2, 0xc6, 0xca, 0xce:
+			progressive = true
+			return false
+		case 0xc0, 0xc1, 0xc3, 0xc5, 0xc7, 0xc9, 0xcb, 0xcd, 0xcf:
 			return false
 		}
+		return true
+	})
+	return progressive
+}
+
+// jpegSegments walks the marker segments of JPEG bytes b after the start
+// of image, calling f with each segment's marker and data (nil when its
+// declared length runs past b, which ends the walk), until f returns
+// false, the scan or the image starts or ends, or the bytes stop looking
+// like markers. It never trusts a length beyond the data.
+func jpegSegments(b []byte, f func(marker byte, data []byte) bool) {
+	i := 2 // after SOI
+	for i+4 <= len(b) && b[i] == 0xff {
 		m := b[i+1]
 		switch {
 		case m == 0xff: // fill byte
 			i++
 			continue
-		case m == 0x01 || m >= 0xd0 && m <= 0xd9: // markers without a length
+		case m == 0x01 || m >= 0xd0 && m <= 0xd8: // markers without a length
 			i += 2
 			continue
+		case m == 0xd9 || m == 0xda: // end of image, start of scan
+			return
 		}
-		switch m {
-		case 0xc2, 0xc6, 0xca, 0xce:
-			return true
-		case 0xc0, 0xc1, 0xc3, 0xc5, 0xc7, 0xc9, 0xcb, 0xcd, 0xcf, 0xda:
-			return false
+		n := int(b[i+2])<<8 | int(b[i+3])
+		var data []byte
+		if n >= 2 && i+2+n <= len(b) {
+			data = b[i+4 : i+2+n]
 		}
-		i += 2 + (int(b[i+2])<<8 | int(b[i+3]))
+		if !f(m, data) || data == nil {
+			return
+		}
+		i += 2 + n
 	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"gocv.io/x/gocv"
 
 	"vetlens/engine/imageproc"
+	"vetlens/internal/exiftest"
 )
 
 // FuzzDecodeFrame: arbitrary bytes never panic the frame decoder (OpenCV's
@@ -40,6 +41,8 @@ func FuzzDecodeFrame(f *testing.F) {
 	}
 	f.Add(j.Bytes())
 	f.Add(p.Bytes())
+	f.Add(exiftest.JPEG(j.Bytes(), exiftest.TIFF(6, false))) // a phone's portrait photo
+	f.Add(exiftest.PNG(p.Bytes(), exiftest.TIFF(7, true)))
 	f.Add(j.Bytes()[:len(j.Bytes())/2]) // cut short
 	f.Add([]byte("junk"))
 	sentinels := []error{imageproc.ErrEmpty, imageproc.ErrFormat, imageproc.ErrCorrupt, imageproc.ErrTooLarge, imageproc.ErrTooSmall}

@@ -10,6 +10,7 @@ import (
 	"gocv.io/x/gocv"
 
 	"vetlens/internal/dicomtest"
+	"vetlens/internal/exiftest"
 )
 
 // Run with -tags matprofile: every Mat the pipeline creates is closed.
@@ -20,6 +21,9 @@ func TestNoMatLeaks(t *testing.T) {
 	}
 	for _, it := range loadTruth(t, "testdata/truth_radiograph.json") {
 		frames = append(frames, readFrame(t, filepath.Join("testdata", it.File)))
+	}
+	for o := uint16(2); o <= 8; o++ { // turned upright by EXIF orientation (orientMat)
+		frames = append(frames, exiftest.JPEG(frames[1], exiftest.TIFF(o, false)))
 	}
 	if dicomtest.Available() == nil { // DICOM frames, readable and not
 		set := dicomtest.Build(t)

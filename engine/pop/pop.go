@@ -44,16 +44,53 @@ func DecodeFrame(b []byte) (gocv.Mat, error) {
 	if format == "dicom" {
 		return decodeDICOMFrame(b)
 	}
-	m, err := gocv.IMDecode(b, gocv.IMReadColor)
+	// OpenCV would turn the picture upright by its EXIF orientation
+	// itself, but imageproc.Decode does it for the Go path: one reading of
+	// the tag (ReadOrientation) for both, so a frame and its Go decode
+	// always show the same picture.
+	o := imageproc.ReadOrientation(b)
+	rw, rh := o.Displayed(cfg.Width, cfg.Height) // the stored size; a swap undoes itself
+	m, err := gocv.IMDecode(b, gocv.IMReadColor|gocv.IMReadIgnoreOrientation)
 	if err != nil || m.Empty() {
 		m.Close()
 		return gocv.NewMat(), fmt.Errorf("decode frame: %w", imageproc.ErrCorrupt)
 	}
-	if m.Cols() != cfg.Width || m.Rows() != cfg.Height {
+	if w, h := m.Cols(), m.Rows(); w != rw || h != rh {
 		m.Close()
-		return gocv.NewMat(), fmt.Errorf("decode frame: %w: size %dx%d, header %dx%d", imageproc.ErrCorrupt, m.Cols(), m.Rows(), cfg.Width, cfg.Height)
+		return gocv.NewMat(), fmt.Errorf("decode frame: %w: size %dx%d, header %dx%d", imageproc.ErrCorrupt, w, h, rw, rh)
 	}
-	return m, nil
+	return orientMat(m, o), nil
+}
+
+// orientMat returns m shown upright for EXIF orientation o, closing m when
+// it makes a new Mat. The caller closes the result.
+func orientMat(m gocv.Mat, o imageproc.Orientation) gocv.Mat {
+	if o < imageproc.OrientMirrorX || o > imageproc.OrientRotate90CCW {
+		return m
+	}
+	defer m.Close()
+	out := gocv.NewMat()
+	switch o {
+	case imageproc.OrientMirrorX:
+		gocv.Flip(m, &out, 1)
+	case imageproc.OrientRotate180:
+		gocv.Rotate(m, &out, gocv.Rotate180Clockwise)
+	case imageproc.OrientMirrorY:
+		gocv.Flip(m, &out, 0)
+	case imageproc.OrientTranspose:
+		gocv.Transpose(m, &out)
+	case imageproc.OrientRotate90CW:
+		gocv.Rotate(m, &out, gocv.Rotate90Clockwise)
+	case imageproc.OrientTransverse:
+		gocv.Rotate(m, &out, gocv.Rotate180Clockwise)
+		t := gocv.NewMat()
+		gocv.Transpose(out, &t)
+		out.Close()
+		out = t
+	case imageproc.OrientRotate90CCW:
+		gocv.Rotate(m, &out, gocv.Rotate90CounterClockwise)
+	}
+	return out
 }
 
 // decodeDICOMFrame decodes a DICOM file's first frame (imageproc) into

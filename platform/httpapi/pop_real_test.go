@@ -1,11 +1,17 @@
 package httpapi
 
 import (
+	"bytes"
+	"image/jpeg"
+	"image/png"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"vetlens/app/capture"
+	"vetlens/engine/imageproc"
+	"vetlens/internal/exiftest"
 	"vetlens/internal/testmodels"
 )
 
@@ -107,5 +113,81 @@ func TestPoPEndpointsRealPipeline(t *testing.T) {
 	}
 	if resp, b := a.do("POST", "/v3/pop-session", a.key, map[string]any{"session_id": "no-such-session", "image": screen}); resp.StatusCode != 404 {
 		t.Fatalf("unknown session: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestSidewaysPhoneJPEGIsMeasuredUpright: a screen photo stored sideways
+// with EXIF orientation 6 (how a phone saves a portrait shot) is measured
+// as it shows upright: /v3/corners reports the upright size and the same
+// corners as the picture stored upright, and /v3/predict the same
+// landmarks. Before, such a photo crashed the server (the frame decoder
+// read a Mat it had closed).
+func TestSidewaysPhoneJPEGIsMeasuredUpright(t *testing.T) {
+	eng := testmodels.Cardiac(t)
+	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
+	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	up, _, err := imageproc.Decode(fileBytes(t, filepath.Join(screens, "screen_0000.jpg")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sj, ref bytes.Buffer
+	if err := jpeg.Encode(&sj, imageproc.Orient(up, imageproc.OrientRotate90CCW), &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	sideways := exiftest.JPEG(sj.Bytes(), exiftest.TIFF(uint16(imageproc.OrientRotate90CW), false))
+	shown, _, err := imageproc.Decode(sideways) // the reference: the same pixels, upright, lossless
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(&ref, shown); err != nil {
+		t.Fatal(err)
+	}
+	W, H := float64(up.Bounds().Dx()), float64(up.Bounds().Dy())
+	if shown.Bounds().Dx() != up.Bounds().Dx() || shown.Bounds().Dy() != up.Bounds().Dy() {
+		t.Fatalf("decoded %v, want the upright %v", shown.Bounds(), up.Bounds())
+	}
+
+	corners := func(img []byte) (map[string]any, [][]float64) {
+		resp, b := a.do("POST", "/v3/corners", a.key, map[string]any{"image": b64(img)})
+		m := obj(t, b)
+		if resp.StatusCode != 200 {
+			t.Fatalf("corners %d %s", resp.StatusCode, b)
+		}
+		var c [][]float64
+		for _, p := range m["corners"].([]any) {
+			xy := p.([]any)
+			c = append(c, []float64{xy[0].(float64), xy[1].(float64)})
+		}
+		return m, c
+	}
+	ms, cs := corners(sideways)
+	_, cr := corners(ref.Bytes())
+	if ms["image_width"] != W || ms["image_height"] != H {
+		t.Fatalf("sideways photo reported %vx%v, want the upright %vx%v", ms["image_width"], ms["image_height"], W, H)
+	}
+	diag := math.Hypot(W, H)
+	for i := range cs {
+		if d := math.Hypot(cs[i][0]-cr[i][0], cs[i][1]-cr[i][1]); d > 0.005*diag {
+			t.Errorf("corner %d: %v sideways, %v upright (%.1f px apart)", i, cs[i], cr[i], d)
+		}
+	}
+
+	predict := func(img []byte) map[string]any {
+		resp, b := a.do("POST", "/v3/predict", a.key, map[string]any{"image": b64(img)})
+		if resp.StatusCode != 200 {
+			t.Fatalf("predict %d %s", resp.StatusCode, b)
+		}
+		return obj(t, b)
+	}
+	ps, pr := predict(sideways), predict(ref.Bytes())
+	if ps["result_code"] != pr["result_code"] || ps["pop_detected"] != pr["pop_detected"] {
+		t.Fatalf("sideways: code %v pop %v; upright: code %v pop %v", ps["result_code"], ps["pop_detected"], pr["result_code"], pr["pop_detected"])
+	}
+	ls, lr := ps["prediction"].([]any), pr["prediction"].([]any)
+	for i := range lr {
+		s, r := ls[i].(map[string]any), lr[i].(map[string]any)
+		if d := math.Hypot(s["x"].(float64)-r["x"].(float64), s["y"].(float64)-r["y"].(float64)); d > 0.02 {
+			t.Errorf("%s: (%v, %v) sideways, (%v, %v) upright", r["class"], s["x"], s["y"], r["x"], r["y"])
+		}
 	}
 }
