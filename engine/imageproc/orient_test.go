@@ -298,3 +298,40 @@ func TestDecodeRefusesWhatCannotBeTurned(t *testing.T) {
 		t.Fatalf("Decode: %v, want ErrTooLarge", err)
 	}
 }
+
+// FuzzDecode: arbitrary bytes (seeded with photos carrying an EXIF
+// orientation, in both byte orders, and broken EXIF blocks) never panic
+// Decode or ReadOrientation; the orientation is 1-8, and a decoded image
+// has the upright size CheckHeader reports.
+func FuzzDecode(f *testing.F) {
+	g := distinct(40, 24)
+	var jb, pb bytes.Buffer
+	if err := jpeg.Encode(&jb, g, nil); err != nil {
+		f.Fatal(err)
+	}
+	if err := png.Encode(&pb, g); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(jb.Bytes())
+	f.Add(pb.Bytes())
+	f.Add(exiftest.JPEG(jb.Bytes(), exiftest.TIFF(6, false)))
+	f.Add(exiftest.JPEG(jb.Bytes(), exiftest.TIFF(7, true)))
+	f.Add(exiftest.PNG(pb.Bytes(), exiftest.TIFF(8, true)))
+	f.Add(exiftest.JPEG(jb.Bytes(), []byte("II*\x00\x08\x00\x00\x00\xff\xff")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if o := ReadOrientation(b); o < 1 || o > 8 {
+			t.Fatalf("orientation %d", o)
+		}
+		img, format, err := Decode(b)
+		if err != nil || format == "dicom" {
+			return
+		}
+		cfg, _, err := CheckHeader(b)
+		if err != nil {
+			t.Fatalf("decoded an image whose header fails: %v", err)
+		}
+		if img.Bounds() != image.Rect(0, 0, cfg.Width, cfg.Height) {
+			t.Fatalf("decoded %v, header %dx%d", img.Bounds(), cfg.Width, cfg.Height)
+		}
+	})
+}
