@@ -253,12 +253,19 @@ func run(ctx context.Context, an capture.PoP, dir, models, ortLib string, verbos
 						geoErr = append(geoErr, ge)
 					}
 				}
-				if m != nil {
-					rb := a.RectifiedJPEG
+				if m != nil && (a.Rectified != nil || truthCorners) {
+					var rb []byte
 					if truthCorners {
 						if rb, err = rectifyTruth(filepath.Join(dir, it.File), it); err != nil {
 							return err
 						}
+					} else {
+						// The product's bytes: what a session or /v3/predict
+						// measures (encoded on demand since ffb9fd6).
+						if err := a.EncodeRectified(); err != nil {
+							return fmt.Errorf("%s: %w", it.File, err)
+						}
+						rb = a.RectifiedJPEG
 					}
 					rimg, _, err := imageproc.Decode(rb)
 					if err != nil {
