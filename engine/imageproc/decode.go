@@ -69,7 +69,8 @@ func CheckSize(w, h int) error {
 // CheckHeader reads the header of JPEG or PNG bytes, without decoding
 // pixels, and checks the size against the limits: ErrEmpty, ErrFormat (not
 // a JPEG or PNG), ErrCorrupt (an unreadable header), ErrTooLarge or
-// ErrTooSmall, wrapped. It returns the header, its size the picture's as
+// ErrTooSmall, wrapped; a JPEG cut short after its header is ErrCorrupt
+// too (jpegCutShort). It returns the header, its size the picture's as
 // shown upright (ReadOrientation: a phone's portrait photo stored as
 // landscape pixels is taller than wide), and the format.
 func CheckHeader(b []byte) (image.Config, string, error) {
@@ -88,6 +89,8 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 		return cfg, format, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	case format != "jpeg" && format != "png":
 		return cfg, format, ErrFormat
+	case format == "jpeg" && jpegCutShort(b):
+		return cfg, format, fmt.Errorf("%w: the JPEG data ends before its end-of-image marker (the file is cut short)", ErrCorrupt)
 	}
 	cfg.Width, cfg.Height = ReadOrientation(b).Displayed(cfg.Width, cfg.Height)
 	return cfg, format, CheckSize(cfg.Width, cfg.Height)
@@ -281,11 +284,23 @@ func jpegProgressive(b []byte) bool {
 // jpegSegments walks the marker segments of JPEG bytes b after the start
 // of image, calling f with each segment's marker and data (nil when its
 // declared length runs past b, which ends the walk), until f returns
-// false, the scan or the image starts or ends, or the bytes stop looking
-// like markers. It never trusts a length beyond the data.
-func jpegSegments(b []byte, f func(marker byte, data []byte) bool) {
+// false, the scan or the image starts or ends, the data runs out, or the
+// bytes stop looking like markers. It never trusts a length beyond the
+// data. It returns the offset of the start-of-scan or end-of-image marker
+// that ended the walk, len(b) when the data ran out first, or -1 when f
+// or a byte that is not a marker ended it.
+func jpegSegments(b []byte, f func(marker byte, data []byte) bool) int {
 	i := 2 // after SOI
-	for i+4 <= len(b) && b[i] == 0xff {
+	for {
+		if i+4 > len(b) {
+			if i+2 <= len(b) && b[i] == 0xff && (b[i+1] == 0xd9 || b[i+1] == 0xda) {
+				return i
+			}
+			return len(b)
+		}
+		if b[i] != 0xff {
+			return -1
+		}
 		m := b[i+1]
 		switch {
 		case m == 0xff: // fill byte
@@ -295,16 +310,41 @@ func jpegSegments(b []byte, f func(marker byte, data []byte) bool) {
 			i += 2
 			continue
 		case m == 0xd9 || m == 0xda: // end of image, start of scan
-			return
+			return i
 		}
 		n := int(b[i+2])<<8 | int(b[i+3])
-		var data []byte
-		if n >= 2 && i+2+n <= len(b) {
-			data = b[i+4 : i+2+n]
+		if n < 2 {
+			return -1
 		}
-		if !f(m, data) || data == nil {
-			return
+		if i+2+n > len(b) {
+			f(m, nil)
+			return len(b)
+		}
+		if !f(m, b[i+4:i+2+n]) {
+			return -1
 		}
 		i += 2 + n
 	}
+}
+
+// jpegCutShort reports whether JPEG bytes b end before their image does:
+// before the first scan, or after it without an end-of-image marker (an
+// interrupted upload or copy). Inside the entropy-coded data every 0xFF
+// byte is followed by 0x00 or a restart marker, so an 0xFF 0xD9 after the
+// scan's start is the end of the image (a thumbnail's, in an APP segment,
+// comes before the scan). Go's decoder refuses such a file; OpenCV's
+// decodes what is there and fills the rest with grey, which without this
+// check would be measured. Bytes that stop looking like marker segments
+// before the scan are left to the decoders.
+func jpegCutShort(b []byte) bool {
+	end := jpegSegments(b, func(byte, []byte) bool { return true })
+	switch {
+	case end == len(b):
+		return true
+	case end < 0:
+		return false
+	case b[end+1] == 0xd9: // the image ends with no scan at all
+		return true
+	}
+	return bytes.LastIndex(b[end+2:], []byte{0xff, 0xd9}) < 0
 }

@@ -364,3 +364,60 @@ func TestDecodeCost(t *testing.T) {
 		})
 	}
 }
+
+// TestJPEGCutShort: a JPEG cut anywhere after its frame header is refused
+// from the header check exactly when Go's decoder refuses it (OpenCV's
+// would fill the rest with grey); a complete file, one with bytes after its
+// end, and one whose EXIF thumbnail ends but whose own scan is cut are
+// told apart.
+func TestJPEGCutShort(t *testing.T) {
+	for _, name := range []string{"baseline", "progressive"} {
+		b := encodeJPEG(t, rgbaImage(64, 48))
+		if name == "progressive" {
+			b = mustRead(t, "testdata/progressive444.jpg")
+		}
+		sos := jpegSegments(b, func(byte, []byte) bool { return true })
+		if sos < 0 || b[sos+1] != 0xda {
+			t.Fatalf("%s: no scan found (%d)", name, sos)
+		}
+		for n := 2; n <= len(b); n += max(1, min(7, (len(b)-sos)/97)) {
+			if _, err := jpeg.DecodeConfig(bytes.NewReader(b[:n])); err != nil {
+				continue // refused from the header before this check
+			}
+			_, goErr := jpeg.Decode(bytes.NewReader(b[:n]))
+			if cut := jpegCutShort(b[:n]); cut != (goErr != nil) {
+				t.Fatalf("%s cut at %d of %d: cut short %v, Go's decoder %v", name, n, len(b), cut, goErr)
+			}
+		}
+		for _, tc := range []struct {
+			what string
+			b    []byte
+			want bool
+		}{
+			{"complete", b, false},
+			{"last byte missing", b[:len(b)-1], true},
+			{"bytes after the end", append(append([]byte{}, b...), "trailing bytes"...), false},
+			{"a thumbnail ends, the scan is cut", thumbnailed(b)[:len(thumbnailed(b))-100], true},
+			{"with a thumbnail, complete", thumbnailed(b), false},
+			{"cut before the scan", b[:sos], true},
+			{"cut in the scan header", b[:sos+3], true},
+		} {
+			if got := jpegCutShort(tc.b); got != tc.want {
+				t.Errorf("%s, %s: %v, want %v", name, tc.what, got, tc.want)
+			}
+		}
+		if _, _, err := CheckHeader(b[:len(b)-100]); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: CheckHeader on a cut file: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// thumbnailed returns JPEG bytes b with an APP1 segment holding a small
+// JPEG (its own scan and end-of-image marker) after the start of image.
+func thumbnailed(b []byte) []byte {
+	var th bytes.Buffer
+	jpeg.Encode(&th, gradient(16, 16), nil)
+	seg := append([]byte("Exif\x00\x00"), th.Bytes()...)
+	out := append([]byte{0xff, 0xd8, 0xff, 0xe1, byte((len(seg) + 2) >> 8), byte(len(seg) + 2)}, seg...)
+	return append(out, b[2:]...)
+}

@@ -44,6 +44,7 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add(exiftest.JPEG(j.Bytes(), exiftest.TIFF(6, false))) // a phone's portrait photo
 	f.Add(exiftest.PNG(p.Bytes(), exiftest.TIFF(7, true)))
 	f.Add(j.Bytes()[:len(j.Bytes())/2]) // cut short
+	f.Add(j.Bytes()[:len(j.Bytes())-2]) // cut before its end-of-image marker
 	f.Add([]byte("junk"))
 	sentinels := []error{imageproc.ErrEmpty, imageproc.ErrFormat, imageproc.ErrCorrupt, imageproc.ErrTooLarge, imageproc.ErrTooSmall}
 	f.Fuzz(func(t *testing.T, b []byte) {

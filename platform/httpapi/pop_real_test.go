@@ -191,3 +191,30 @@ func TestSidewaysPhoneJPEGIsMeasuredUpright(t *testing.T) {
 		}
 	}
 }
+
+// TestCutShortJPEGIsRefused: a screen photo whose upload or copy was cut
+// short is a 400 from every image endpoint, as the spec's bad image. Before,
+// OpenCV decoded what was there (the rest grey), so /v3/corners answered
+// 422 and /v3/predict took it for a screen photo (code 7, or a number on
+// a half-grey picture).
+func TestCutShortJPEGIsRefused(t *testing.T) {
+	eng := testmodels.Cardiac(t)
+	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
+	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	full := fileBytes(t, filepath.Join(screens, "screen_0000.jpg"))
+	cut := b64(full[:len(full)*2/5])
+	for _, path := range []string{"/v3/corners", "/v3/preprocess", "/v3/predict"} {
+		resp, b := a.do("POST", path, a.key, map[string]any{"image": cut})
+		if resp.StatusCode != 400 || !bytes.Contains(b, []byte("cut short")) {
+			t.Errorf("%s on a JPEG cut short: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	resp, b := a.do("POST", "/v3/pop-session/start", a.key, map[string]any{})
+	id, _ := obj(t, b)["session_id"].(string)
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("start %d %s", resp.StatusCode, b)
+	}
+	if resp, b := a.do("POST", "/v3/pop-session", a.key, map[string]any{"session_id": id, "image": cut}); resp.StatusCode != 400 {
+		t.Errorf("a session frame cut short: %d %s", resp.StatusCode, b)
+	}
+}
