@@ -52,6 +52,37 @@ var (
 	ErrTooSmall = errors.New("image dimensions too small")
 )
 
+// otherFormats are image and document formats VetLens does not read, told
+// by their first bytes (an ISO base media file's brand at offset 8), with
+// what a user should do about them.
+var otherFormats = []struct {
+	offset int
+	magic  string
+	name   string
+}{
+	{8, "heic", "a HEIC photo (an iPhone's default: export it as JPEG, or set Settings > Camera > Formats to Most Compatible)"},
+	{8, "heix", "a HEIC photo (an iPhone's default: export it as JPEG, or set Settings > Camera > Formats to Most Compatible)"},
+	{8, "mif1", "a HEIF image (export it as JPEG)"},
+	{8, "avif", "an AVIF image (export it as JPEG or PNG)"},
+	{8, "WEBP", "a WebP image (export it as JPEG or PNG)"},
+	{0, "GIF8", "a GIF image (export it as PNG)"},
+	{0, "BM", "a BMP image (export it as PNG)"},
+	{0, "II*\x00", "a TIFF image (export it as PNG, or send the DICOM)"},
+	{0, "MM\x00*", "a TIFF image (export it as PNG, or send the DICOM)"},
+	{0, "%PDF-", "a PDF document (send the image itself)"},
+}
+
+// formatError is ErrFormat, saying which format the bytes are when they
+// are one of otherFormats.
+func formatError(b []byte) error {
+	for _, f := range otherFormats {
+		if len(b) >= f.offset+len(f.magic) && string(b[f.offset:f.offset+len(f.magic)]) == f.magic {
+			return fmt.Errorf("%w: this is %s", ErrFormat, f.name)
+		}
+	}
+	return ErrFormat
+}
+
 // CheckSize returns a wrapped ErrTooLarge or ErrTooSmall when a w x h image
 // is outside the decode limits, or nil.
 func CheckSize(w, h int) error {
@@ -84,11 +115,11 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	switch {
 	case errors.Is(err, image.ErrFormat):
-		return cfg, "", ErrFormat
+		return cfg, "", formatError(b)
 	case err != nil:
 		return cfg, format, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	case format != "jpeg" && format != "png":
-		return cfg, format, ErrFormat
+		return cfg, format, formatError(b)
 	case format == "jpeg" && jpegCutShort(b):
 		return cfg, format, fmt.Errorf("%w: the JPEG data ends before its end-of-image marker (the file is cut short)", ErrCorrupt)
 	}
@@ -199,7 +230,7 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 		config = func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) }
 		decode = func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }
 	default:
-		return nil, "", ErrFormat
+		return nil, "", formatError(b)
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -14,6 +14,7 @@ import (
 	"image/png"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -420,4 +421,37 @@ func thumbnailed(b []byte) []byte {
 	seg := append([]byte("Exif\x00\x00"), th.Bytes()...)
 	out := append([]byte{0xff, 0xd8, 0xff, 0xe1, byte((len(seg) + 2) >> 8), byte(len(seg) + 2)}, seg...)
 	return append(out, b[2:]...)
+}
+
+// TestFormatErrorNamesTheFormat: an image VetLens does not read is
+// ErrFormat from both the header check and Decode, and the message says
+// what it is and what to do (an iPhone's HEIC photo above all).
+func TestFormatErrorNamesTheFormat(t *testing.T) {
+	pad := strings.Repeat("\x00", 64)
+	for _, tc := range []struct {
+		b    string
+		want string
+	}{
+		{"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + pad, "HEIC photo"},
+		{"\x00\x00\x00\x1cftypavif" + pad, "AVIF"},
+		{"RIFF\x24\x00\x00\x00WEBPVP8 " + pad, "WebP"},
+		{"GIF89a\x10\x00\x10\x00" + pad, "GIF"},
+		{"BM\x36\x00\x00\x00" + pad, "BMP"},
+		{"II*\x00\x08\x00\x00\x00" + pad, "TIFF"},
+		{"%PDF-1.7\n" + pad, "PDF"},
+		{"hello, not an image" + pad, ""},
+	} {
+		for name, f := range map[string]func([]byte) error{
+			"CheckHeader": func(b []byte) error { _, _, err := CheckHeader(b); return err },
+			"Decode":      func(b []byte) error { _, _, err := Decode(b); return err },
+		} {
+			err := f([]byte(tc.b))
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("%s(%q): %v, want ErrFormat", name, tc.b[:12], err)
+			}
+			if tc.want == "" && err.Error() != ErrFormat.Error() || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s(%q): %q, want it to name %q", name, tc.b[:12], err, tc.want)
+			}
+		}
+	}
 }

@@ -232,6 +232,20 @@ func TestBatchUndecodableImage(t *testing.T) {
 	}
 }
 
+// TestUnreadableFormatIsNamed: a photo in a format VetLens does not read
+// (an iPhone's HEIC above all) is a 400 whose error says what it is and
+// what to do, on the single-image and the PoP endpoints.
+func TestUnreadableFormatIsNamed(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}, pop: &fakePoP{sessions: map[string]*fakeSession{}}})
+	heic := b64([]byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + strings.Repeat("\x00", 200)))
+	for _, path := range []string{"/v3/predict", "/v3/corners", "/v3/preprocess"} {
+		resp, b := a.do("POST", path, a.key, map[string]any{"image": heic})
+		if m := obj(t, b); resp.StatusCode != 400 || !strings.Contains(m["error"].(string), "HEIC photo") {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+}
+
 // brokenCardiac fails every prediction.
 type brokenCardiac struct{ fakeCardiac }
 
