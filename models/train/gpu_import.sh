@@ -17,6 +17,9 @@ cd "$(dirname "$0")"
 PY=${PY:-/usr/bin/python3}
 CK=$(mktemp -d)
 trap 'rm -rf "$CK"' EXIT
+for k in 1 2 3 4 5; do
+  [ -f "$DIR/g_$k.pt" ] || { echo "gpu_import: $DIR/g_$k.pt is missing: the ensemble needs all five members" >&2; exit 2; }
+done
 cks=()
 for k in 1 2 3 4 5; do
   $PY train_gpu.py unpack "$DIR/g_$k.pt" "$CK"

@@ -25,7 +25,9 @@
 #   3. the ensemble measured on the development sets (OUT/g_log.txt), and
 #      each member packed (fp16, about 3 MB) into OUT/g_K.pt (all five in one
 #      file come to 15 MB, close to the limit): the workplace
-#      returns at most 8 files of 16 MiB.
+#      returns at most 8 files of 16 MiB. A member that left no checkpoint
+#      is named, its log copied to OUT/g_K_failed.log, the others packed,
+#      and the script exits 1 (gpu_import.sh needs all five).
 set -euo pipefail
 OUT=${1:?usage: gpu_once.sh OUT}
 BUDGET=${BUDGET:-530}
@@ -35,9 +37,23 @@ PY=${PY:-python3}
 export PY NDEV=${NDEV:-300} NWORLD2=${NWORLD2:-1500} DATA_DIR=${DATA_DIR:-/tmp/vetlens-gpu}
 FLAGS=${FLAGS:---max-rot 30 --zoom-out 0.3 --max-lr 5e-4}
 END=$((T0 + BUDGET - 60))
-INIT_ONNX_DIR=$(cd .. && pwd) ./train_gpu.sh "$OUT" "$END" "${NTRAIN:-3000}" 1 "g|900|$FLAGS"
+rc=0
+INIT_ONNX_DIR=$(cd .. && pwd) ./train_gpu.sh "$OUT" "$END" "${NTRAIN:-3000}" 1 "g|900|$FLAGS" || rc=$?
 rm -f "$OUT/g.pt" # the per-member files below carry the same
+# Pack every member that finished, so that one member lost (killed for
+# memory, say) does not lose the others' device minutes; say which.
+missing=()
 for k in 1 2 3 4 5; do
-  $PY train_gpu.py pack --out "$OUT/g_$k.pt" "$DATA_DIR/ck/g_$k.pt"
+  if [ -f "$DATA_DIR/ck/g_$k.pt" ]; then
+    $PY train_gpu.py pack --out "$OUT/g_$k.pt" "$DATA_DIR/ck/g_$k.pt"
+  else
+    missing+=("$k")
+    cp "$DATA_DIR/logs/g_$k.log" "$OUT/g_${k}_failed.log" 2>/dev/null || true
+  fi
 done
 echo "gpu_once: done after $(($(date +%s) - T0)) s of $BUDGET"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "gpu_once: member(s) ${missing[*]} left no checkpoint (their logs: OUT/g_K_failed.log)" >&2
+  exit 1
+fi
+exit $rc

@@ -14,7 +14,9 @@
 #      ImageNet weights needed);
 #   3. every recipe's ensemble measured on both development sets, and its
 #      checkpoints packed (fp16) into OUT/NAME.pt to carry back, with the
-#      members' logs and the measurement in OUT/NAME_log.txt.
+#      members' logs and the measurement in OUT/NAME_log.txt. A member that
+#      left no checkpoint (killed for memory, say) is named there and the
+#      script exits 1, after measuring and packing the others.
 # NDEV (default 400) sets the development sets' size. PHOTOS=N (default 0)
 # also renders N rectified screen photos (pop_rectified.py, training split,
 # the TV, light-viewer and dark-room families left out as in PoP training)
@@ -80,9 +82,23 @@ for r in "$@"; do
       >"$D/logs/${name}_$k.log" 2>&1 &
   done
 done
-wait
+wait || true # a member that died is reported below, not here
+# Measure and pack the members that left a checkpoint: one member lost
+# (killed for memory, say) must not lose the others' device minutes.
+status=0
 for name in "${names[@]}"; do
   for k in 1 2 3 4 5; do echo "== member $k"; tail -n 30 "$D/logs/${name}_$k.log"; done >"$OUT/${name}_log.txt"
-  $PY train_gpu.py eval "$D"/ck/"${name}"_{1,2,3,4,5}.pt --dev "${DEVS[@]}" | tee -a "$OUT/${name}_log.txt"
-  $PY train_gpu.py pack --out "$OUT/$name.pt" "$D"/ck/"${name}"_{1,2,3,4,5}.pt
+  cks=()
+  for k in 1 2 3 4 5; do
+    if [ -f "$D/ck/${name}_$k.pt" ]; then
+      cks+=("$D/ck/${name}_$k.pt")
+    else
+      echo "train_gpu: member $k of $name left no checkpoint (its log's tail is in ${name}_log.txt)" | tee -a "$OUT/${name}_log.txt" >&2
+      status=1
+    fi
+  done
+  [ ${#cks[@]} -gt 0 ] || continue
+  $PY train_gpu.py eval "${cks[@]}" --dev "${DEVS[@]}" | tee -a "$OUT/${name}_log.txt"
+  $PY train_gpu.py pack --out "$OUT/$name.pt" "${cks[@]}"
 done
+exit $status

@@ -50,6 +50,16 @@ class TestFamilyVersion(unittest.TestCase):
             self.assertIn("VERSION", r.stderr)
             self.assertEqual(os.listdir(d), [])
 
+    def test_gpu_import_needs_all_five_members(self):
+        with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as models:
+            for k in (1, 2, 3, 5):  # member 4 lost on the device
+                open(os.path.join(d, f"g_{k}.pt"), "wb").close()
+            env = dict(os.environ, VERSION="v9-synthetic")
+            r = subprocess.run(["bash", os.path.join(HERE, "gpu_import.sh"), d, models], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("g_4.pt is missing", r.stderr)
+            self.assertEqual(os.listdir(models), [])
+
 
 if __name__ == "__main__":
     unittest.main()
