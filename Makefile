@@ -244,7 +244,10 @@ eval-pop:
 # each family left out of training (12 frames each, and 48 on fresh seeds
 # 43,700,000+), a larger 200-frame set, sessions of
 # unusable frames, 120 ray-traced photos and 12 hand-held sessions of 6
-# frames from a third generator (pop_scene3d.py, seeds 48,000,000+), and the plain radiograph files of the cardiac held-out
+# frames from a third generator (pop_scene3d.py, seeds 48,000,000+), the
+# same 48 scenes (seeds 44,000,000+) showing radiographs of the three
+# content generators (the training screens' simulator world, its second
+# world, phantom.py: radiographs unlike the training screens'), and the plain radiograph files of the cardiac held-out
 # set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
 # folder (e.g. one written by pop_unpack.py export, with its manifest).
 POPNET_HELDOUT := testdata/popnet-heldout
@@ -256,7 +259,10 @@ eval-popnet:
 		"settings200 --kind vscreen --n 200 --seed0 43500000" \
 		"lofo48-display-tv --kind vscreen --n 48 --seed0 43700000 --only display=tv" \
 		"lofo48-layout-viewer_light --kind vscreen --n 48 --seed0 43800000 --only layout=viewer_light" \
-		"lofo48-room-dark --kind vscreen --n 48 --seed0 43900000 --only room=dark"; do set -- $$a; d=$$1; shift; \
+		"lofo48-room-dark --kind vscreen --n 48 --seed0 43900000 --only room=dark" \
+		"content-xraysim --kind vscreen --n 48 --seed0 44000000 --content xraysim" \
+		"content-xraysim2 --kind vscreen --n 48 --seed0 44000000 --content xraysim2" \
+		"content-phantom --kind vscreen --n 48 --seed0 44000000 --content phantom"; do set -- $$a; d=$$1; shift; \
 		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
 	# Sessions of 20 frames drawn from the unusable kinds must fail cleanly.
 	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/unusable20 --kind unusable_sequence --n 2 --frames 20 --seed0 41510000
@@ -265,7 +271,8 @@ eval-popnet:
 	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d --n 120 --seed0 48000000 --workers 2
 	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d-seq --n 12 --frames 6 --size 1280x720 --seed0 48100000 --workers 2
 	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 \
-		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark unusable20 scene3d scene3d-seq; do \
+		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark content-xraysim content-xraysim2 content-phantom \
+		unusable20 scene3d scene3d-seq; do \
 		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models $(POP_MODELS) --models models || exit 1; done
 	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
 	$(GO) run ./bench/evalpop --plain 'testdata/heldout/pos_*' --pop-models $(POP_MODELS)

@@ -32,7 +32,10 @@ pop_variety.py (issue 14): display, viewer-layout and room families,
 tilt up to 45 degrees, cut-off screens, hands and phones over a corner.
 --split heldout draws every continuous setting from bins training never
 uses; --only AXIS=FAMILY and --exclude AXIS=FAMILY[,FAMILY] pick or leave
-out families (axes: display, layout, room).
+out families (axes: display, layout, room). --content picks the generator
+of the radiographs on the screens (CONTENTS: the simulator's first world,
+as in training, its second world, or phantom.py), so the finder can be
+measured on radiographs unlike its training screens'.
 
 Seeds: every composite seed also seeds its phantom. Ranges in use elsewhere:
 phantom training 1000-7000 (train_cardiac.sh), cardiac held-out 10,000,000+,
@@ -491,36 +494,55 @@ def _write(out, name, arr, quality, truth, fmt="jpg"):
     return truth
 
 
-def _xraysim_radiograph(seed):
+# CONTENTS are the generators whose radiographs a variety screen can show:
+# the simulator's first world (what PoP training uses), its second world
+# and the first, 2D phantom generator. The last two are for measuring the
+# finder on radiographs that do not look like its training screens' (make
+# eval-popnet's content sets), as a real screen shows a real patient.
+CONTENTS = ("xraysim", "xraysim2", "phantom")
+
+
+def _render(content, seed, w, h, **kw):
+    """One radiograph of a content generator at exactly w x h: (PIL image,
+    truth landmarks in pixels, meta with vhs and vlas)."""
+    if content == "phantom":
+        return phantom.generate(seed, w, h)
+    return xraysim.generate(seed, w, h, present_opts=dict({"lightbox": False}, **kw), world=content)
+
+
+def _xraysim_radiograph(seed, content="xraysim"):
     """A radiograph callback for pop_variety: the first call is the
-    measured radiograph (xraysim at the viewport's size, with truth), later
-    ones (the study's other viewports) are quick small renders."""
+    measured radiograph (content's generator at the viewport's size, with
+    truth), later ones (the study's other viewports) are quick small
+    renders of the same generator."""
     calls = [0]
 
     def f(D, w, h):
         calls[0] += 1
         if calls[0] == 1:
-            im, truth, meta = xraysim.generate(seed, w, h, present_opts={"lightbox": False})
+            im, truth, meta = _render(content, seed, w, h)
             f.displayed = im
             return im, truth, meta
-        im, _, _ = xraysim.generate(seed * 7 + calls[0], max(32, w // 3), max(32, h // 3), present_opts={"lightbox": False, "tint": "grey"})
+        grey = {} if content == "phantom" else {"tint": "grey"}
+        im, _, _ = _render(content, seed * 7 + calls[0], max(32, w // 3), max(32, h // 3), **grey)
         return im.resize((w, h), Image.BILINEAR), None, None
     return f
 
 
-def variety_scene(seed, split, only=None, exclude=None, size=None):
-    """The variety scene of a seed with an xraysim radiograph on its screen,
-    in a frame of size (or one of FRAME_SIZES drawn from the seed):
-    (scene for pop_variety.frame, the radiograph callback, whose
-    .displayed is the shown radiograph once the scene is built)."""
+def variety_scene(seed, split, only=None, exclude=None, size=None, content="xraysim"):
+    """The variety scene of a seed with a radiograph of content (one of
+    CONTENTS) on its screen, in a frame of size (or one of FRAME_SIZES
+    drawn from the seed): (scene for pop_variety.frame, the radiograph
+    callback, whose .displayed is the shown radiograph once the scene is
+    built)."""
     rng = np.random.default_rng(seed + 1)
     W, H = size or FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
-    radiograph = _xraysim_radiograph(seed)
+    radiograph = _xraysim_radiograph(seed, content)
     return pop_variety.scene(seed, W, H, radiograph, split=split, only=only, exclude=exclude), radiograph
 
 
 def _variety_job(kind, i, seed, out, size, frames, opts):
-    s, radiograph = variety_scene(seed, opts["split"], opts["only"], opts["exclude"], size)
+    s, radiograph = variety_scene(seed, opts["split"], opts["only"], opts["exclude"], size, opts.get("content", "xraysim"))
     if kind == "vscreen":
         arr, t = pop_variety.frame(s)
         t.update(usable=not t["cut_off"], kind=kind)
@@ -620,8 +642,11 @@ def main():
                     help="variety kinds: use only this family on an axis (display, layout, room)")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]",
                     help="variety kinds: leave these families out")
+    ap.add_argument("--content", choices=CONTENTS, default="xraysim",
+                    help="variety kinds: the generator of the radiographs on the screens")
     a = ap.parse_args()
-    opts = {"split": a.split, "only": parse_families(a.only, single=True), "exclude": parse_families(a.exclude)}
+    opts = {"split": a.split, "only": parse_families(a.only, single=True), "exclude": parse_families(a.exclude),
+            "content": a.content}
     os.makedirs(a.out, exist_ok=True)
     size = tuple(int(v) for v in a.size.split("x")) if a.size else None
     jobs = [(a.kind, i, a.seed0 + i, a.out, size, a.frames, opts) for i in range(a.n)]
@@ -629,7 +654,7 @@ def main():
     path = os.path.join(a.out, f"truth_{a.kind}.json")
     with open(path, "w") as f:
         json.dump({"kind": a.kind, "seed0": a.seed0, "n": a.n, "split": a.split, "only": opts["only"],
-                   "exclude": opts["exclude"], "items": items}, f, indent=1)
+                   "exclude": opts["exclude"], "content": a.content, "items": items}, f, indent=1)
     print(f"wrote {len(items)} frames to {a.out} ({path})")
 
 

@@ -23,6 +23,28 @@ class TestComposites(unittest.TestCase):
             vhs, _ = phantom.measure(lm)
             self.assertAlmostEqual(vhs, t["vhs"], places=3)
 
+    def test_content_generators(self):
+        """--content: the same scene shows a radiograph of the chosen
+        generator, with that generator's truth."""
+        seed = pc.POP_TRAIN_SEED_BASE + 900_004
+        seen = {}
+        for content in pc.CONTENTS:
+            s, rad = pc.variety_scene(seed, "train", size=(320, 240), content=content)
+            w, h = rad.displayed.size
+            if content == "phantom":
+                want = phantom.generate(seed, w, h)[2]["vhs"]
+            else:
+                want = pc.xraysim.generate(seed, w, h, present_opts={"lightbox": False}, world=content)[2]["vhs"]
+            _, t = pc.pop_variety.frame(s)
+            self.assertAlmostEqual(t["vhs"], want, places=6, msg=content)
+            seen[content] = (t["display"], t["layout"], t["room"], np.asarray(rad.displayed.convert("L"), float))
+        # One scene, three pictures on its screen.
+        self.assertEqual(len({v[:3] for v in seen.values()}), 1)
+        a, b, c = (seen[k][3] for k in pc.CONTENTS)
+        if a.shape == b.shape == c.shape:
+            self.assertGreater(np.abs(a - b).mean(), 1)
+            self.assertGreater(np.abs(a - c).mean(), 1)
+
     def test_unusable_black(self):
         arr, t = pc.unusable(pc.POP_TRAIN_SEED_BASE + 900_003, "black", (320, 240))
         self.assertFalse(t["usable"])
