@@ -16,8 +16,13 @@ and stores what each model sees:
                                  jittered corners (quality model)
   qual  float N x 3              blurred, glare over the heart, moire
 
-Radiographs come from a pool of xraysim renders (seeds 30,900,000+) so a
-composite costs a fraction of a second. Families can be left out
+Radiographs come from a pool of renders (seeds 30,900,000+) so a
+composite costs a fraction of a second: the simulator's first world by
+default; --pool-content xraysim,xraysim2,phantom mixes in the other
+generators (pop_composites.CONTENTS), so that the viewport model learns a
+radiograph's edge rather than one generator's look (docs/pop.md,
+"Radiographs unlike the training screens'"; leave one generator out to
+measure it with make eval-popnet's content sets). Families can be left out
 (--exclude AXIS=F1,F2) for the leave-one-family-out check.
 
 Usage: pop_traindata.py OUT.npz --n 5000 --neg 1500 --seed0 30100000 [--exclude display=tv ...]
@@ -36,6 +41,7 @@ from multiprocessing import Pool
 import numpy as np
 from PIL import Image, ImageDraw
 
+import phantom
 import pop_composites as pc
 import pop_variety as pv
 import xraysim
@@ -46,25 +52,43 @@ POOL_SEED = 30_900_000
 _pool = None
 
 
-def _pool_render(k):
-    im, _, _ = xraysim.generate(POOL_SEED + k, long_side=int(np.random.default_rng(k).integers(260, 520)),
-                                present_opts={"lightbox": False, "tint": "grey"})
+def _pool_render(arg):
+    """Pool image k: a grey render of contents[k % len(contents)] with a
+    long side of 260-520 px."""
+    k, contents = arg
+    content = contents[k % len(contents)]
+    long_side = int(np.random.default_rng(k).integers(260, 520))
+    if content == "phantom":
+        im = phantom.generate(POOL_SEED + k)[0]
+        f = long_side / max(im.size)
+        im = im.resize((max(1, round(im.size[0] * f)), max(1, round(im.size[1] * f))), Image.BILINEAR)
+    else:
+        im, _, _ = xraysim.generate(POOL_SEED + k, long_side=long_side,
+                                    present_opts={"lightbox": False, "tint": "grey"}, world=content)
     return np.asarray(im.convert("L"))
 
 
-def load_pool(n, path, workers=1):
+def load_pool(n, path, workers=1, contents=None):
+    """The radiograph pool: read from path (made with the same contents,
+    when contents is given), or n renders of contents (default the first
+    world) written there."""
     global _pool
     if _pool is None:
         if os.path.exists(path):
             z = np.load(path, allow_pickle=True)
+            made = tuple(str(c) for c in z["contents"]) if "contents" in z.files else ("xraysim",)
+            if contents is not None and made != tuple(contents):
+                raise SystemExit(f"{path} holds a pool of {made}, not {contents}: choose another --pool-path")
             _pool = list(z["imgs"])
         else:
+            contents = tuple(contents or ("xraysim",))
+            args = [(k, contents) for k in range(n)]
             if workers > 1:
                 with Pool(workers) as p:
-                    _pool = p.map(_pool_render, range(n))
+                    _pool = p.map(_pool_render, args)
             else:
-                _pool = [_pool_render(k) for k in range(n)]
-            np.savez_compressed(path, imgs=np.array(_pool, dtype=object), allow_pickle=True)
+                _pool = [_pool_render(a) for a in args]
+            np.savez_compressed(path, imgs=np.array(_pool, dtype=object), contents=np.array(contents), allow_pickle=True)
     return _pool
 
 
@@ -177,16 +201,24 @@ def main():
     ap.add_argument("--neg", type=int, default=1500)
     ap.add_argument("--seed0", type=int, default=30_100_000)
     ap.add_argument("--pool", type=int, default=240)
-    ap.add_argument("--pool-path", default="data/pop_pool.npz")
+    ap.add_argument("--pool-path", default="", help="default data/pop_pool.npz, or data/pop_pool_C1+C2.npz for other contents")
+    ap.add_argument("--pool-content", default="xraysim", metavar="C1[,C2]",
+                    help=f"generators of the pool's radiographs, from {pc.CONTENTS}")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
     ap.add_argument("--dev-frames", default="", metavar="DIR",
                     help="write --n development frames (JPEG + truth_vscreen.json) to DIR instead of arrays")
     a = ap.parse_args()
+    contents = tuple(a.pool_content.split(","))
+    for c in contents:
+        if c not in pc.CONTENTS:
+            raise SystemExit(f"unknown --pool-content {c!r}: one of {pc.CONTENTS}")
+    if not a.pool_path:
+        a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
     t0 = time.time()
-    load_pool(a.pool, a.pool_path, a.workers)
+    load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)
     if a.dev_frames:
         os.makedirs(a.dev_frames, exist_ok=True)
