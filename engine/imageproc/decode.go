@@ -143,14 +143,14 @@ func DecodeCost(b []byte) (image.Config, int64, error) {
 	if err != nil {
 		return cfg, 0, err
 	}
-	return cfg, decodeBytes(b, format, cfg), nil
+	return cfg, decodeBytes(b, format, cfg, ReadOrientation(b)), nil
 }
 
-// decodeBytes is the memory Decode needs for bytes b with this header:
-// the decoder's (DecodeBytes) and turning the picture upright's
-// (OrientBytes).
-func decodeBytes(b []byte, format string, cfg image.Config) int64 {
-	return DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)) + OrientBytes(format, cfg, ReadOrientation(b))
+// decodeBytes is the memory Decode needs for bytes b with this header and
+// orientation: the decoder's (DecodeBytes) and turning the picture
+// upright's (OrientBytes).
+func decodeBytes(b []byte, format string, cfg image.Config, o Orientation) int64 {
+	return DecodeBytes(format, cfg, format == "jpeg" && jpegProgressive(b)) + OrientBytes(format, cfg, o)
 }
 
 // DICOMLimits are the decode limits applied to a DICOM file: its frame
@@ -244,7 +244,8 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	if err := CheckSize(cfg.Width, cfg.Height); err != nil {
 		return nil, format, err
 	}
-	if need := decodeBytes(b, format, cfg); need > MaxDecodeBytes {
+	o := ReadOrientation(b)
+	if need := decodeBytes(b, format, cfg, o); need > MaxDecodeBytes {
 		return nil, format, fmt.Errorf("%w: %dx%d %s needs about %d MB to decode, over %d MB",
 			ErrTooLarge, cfg.Width, cfg.Height, format, need>>20, MaxDecodeBytes>>20)
 	}
@@ -255,7 +256,7 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	if bd := img.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
 		return nil, format, fmt.Errorf("%w: %s decoded to %dx%d, header said %dx%d", ErrCorrupt, format, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
 	}
-	return Orient(img, ReadOrientation(b)), format, nil
+	return Orient(img, o), format, nil
 }
 
 // DecodeBytes estimates the peak memory Go's decoder needs for an image

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"vetlens/internal/exiftest"
 )
 
 // pngChunk encodes one PNG chunk with its CRC.
@@ -418,9 +420,7 @@ func TestJPEGCutShort(t *testing.T) {
 func thumbnailed(b []byte) []byte {
 	var th bytes.Buffer
 	jpeg.Encode(&th, gradient(16, 16), nil)
-	seg := append([]byte("Exif\x00\x00"), th.Bytes()...)
-	out := append([]byte{0xff, 0xd8, 0xff, 0xe1, byte((len(seg) + 2) >> 8), byte(len(seg) + 2)}, seg...)
-	return append(out, b[2:]...)
+	return exiftest.JPEG(b, th.Bytes())
 }
 
 // TestFormatErrorNamesTheFormat: an image VetLens does not read is

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"image"
 	"image/color"
+	"image/draw"
 )
 
 // Orientation is the EXIF Orientation tag (0x0112) of a photo: how the
@@ -210,11 +211,7 @@ func Orient(img image.Image, o Orientation) image.Image {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			rgba.Set(x, y, img.At(b.Min.X+x, b.Min.Y+y))
-		}
-	}
+	draw.Draw(rgba, rgba.Bounds(), img, b.Min, draw.Src) // as MirrorX converts
 	return Orient(rgba, o)
 }
 

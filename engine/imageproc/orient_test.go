@@ -1,13 +1,10 @@
 package imageproc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
-	"image/png"
 	"testing"
 
 	"vetlens/internal/exiftest"
@@ -177,14 +174,7 @@ func TestOrientKeepsTypeAndPixels(t *testing.T) {
 
 func TestReadOrientation(t *testing.T) {
 	g := distinct(40, 32)
-	var jb, pb bytes.Buffer
-	if err := jpeg.Encode(&jb, g, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := png.Encode(&pb, g); err != nil {
-		t.Fatal(err)
-	}
-	jpg, pngb := jb.Bytes(), pb.Bytes()
+	jpg, pngb := encodeJPEG(t, g), encodePNG(t, g)
 	tiff6 := exiftest.TIFF(6, false)
 	long := append([]byte{}, tiff6...) // the same entry typed LONG, value 8
 	long[10+12+2] = 4
@@ -224,24 +214,17 @@ func TestReadOrientation(t *testing.T) {
 // plain decode's turned by Orient.
 func TestDecodeShowsPhotosUpright(t *testing.T) {
 	const w, h = 64, 40
-	var pb, jb bytes.Buffer
 	rgb := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
 			rgb.Set(x, y, color.NRGBA{uint8(4 * x), uint8(6 * y), uint8(x ^ y), 255})
 		}
 	}
-	if err := png.Encode(&pb, rgb); err != nil {
-		t.Fatal(err)
-	}
-	if err := jpeg.Encode(&jb, rgb, &jpeg.Options{Quality: 90}); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name  string
 		plain []byte
 		with  func([]byte, []byte) []byte
-	}{{"png", pb.Bytes(), exiftest.PNG}, {"jpeg", jb.Bytes(), exiftest.JPEG}} {
+	}{{"png", encodePNG(t, rgb), exiftest.PNG}, {"jpeg", encodeJPEG(t, rgb), exiftest.JPEG}} {
 		plain, _, err := Decode(tc.plain)
 		if err != nil {
 			t.Fatal(err)
@@ -305,19 +288,13 @@ func TestDecodeRefusesWhatCannotBeTurned(t *testing.T) {
 // has the upright size CheckHeader reports.
 func FuzzDecode(f *testing.F) {
 	g := distinct(40, 24)
-	var jb, pb bytes.Buffer
-	if err := jpeg.Encode(&jb, g, nil); err != nil {
-		f.Fatal(err)
-	}
-	if err := png.Encode(&pb, g); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(jb.Bytes())
-	f.Add(pb.Bytes())
-	f.Add(exiftest.JPEG(jb.Bytes(), exiftest.TIFF(6, false)))
-	f.Add(exiftest.JPEG(jb.Bytes(), exiftest.TIFF(7, true)))
-	f.Add(exiftest.PNG(pb.Bytes(), exiftest.TIFF(8, true)))
-	f.Add(exiftest.JPEG(jb.Bytes(), []byte("II*\x00\x08\x00\x00\x00\xff\xff")))
+	jpg, pngb := encodeJPEG(f, g), encodePNG(f, g)
+	f.Add(jpg)
+	f.Add(pngb)
+	f.Add(exiftest.JPEG(jpg, exiftest.TIFF(6, false)))
+	f.Add(exiftest.JPEG(jpg, exiftest.TIFF(7, true)))
+	f.Add(exiftest.PNG(pngb, exiftest.TIFF(8, true)))
+	f.Add(exiftest.JPEG(jpg, []byte("II*\x00\x08\x00\x00\x00\xff\xff")))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if o := ReadOrientation(b); o < 1 || o > 8 {
 			t.Fatalf("orientation %d", o)
