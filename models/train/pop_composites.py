@@ -502,12 +502,16 @@ def _write(out, name, arr, quality, truth, fmt="jpg"):
 CONTENTS = ("xraysim", "xraysim2", "phantom")
 
 
-def _render(content, seed, w, h, **kw):
-    """One radiograph of a content generator at exactly w x h: (PIL image,
-    truth landmarks in pixels, meta with vhs and vlas)."""
+def _render(content, seed, w=None, h=None, grey=False, long_side=None):
+    """One radiograph of a content generator (one of CONTENTS): (PIL image,
+    truth landmarks in pixels, meta with vhs and vlas), exactly w x h when
+    given, else at the generator's own aspect (the simulator's with
+    long_side; phantom.py's own size). grey asks the simulator for a grey
+    presentation (phantom.py's always is)."""
     if content == "phantom":
         return phantom.generate(seed, w, h)
-    return xraysim.generate(seed, w, h, present_opts=dict({"lightbox": False}, **kw), world=content)
+    opts = {"lightbox": False, "tint": "grey"} if grey else {"lightbox": False}
+    return xraysim.generate(seed, w, h, present_opts=opts, long_side=long_side, world=content)
 
 
 def _xraysim_radiograph(seed, content="xraysim"):
@@ -523,8 +527,7 @@ def _xraysim_radiograph(seed, content="xraysim"):
             im, truth, meta = _render(content, seed, w, h)
             f.displayed = im
             return im, truth, meta
-        grey = {} if content == "phantom" else {"tint": "grey"}
-        im, _, _ = _render(content, seed * 7 + calls[0], max(32, w // 3), max(32, h // 3), **grey)
+        im, _, _ = _render(content, seed * 7 + calls[0], max(32, w // 3), max(32, h // 3), grey=True)
         return im.resize((w, h), Image.BILINEAR), None, None
     return f
 

@@ -41,10 +41,8 @@ from multiprocessing import Pool
 import numpy as np
 from PIL import Image, ImageDraw
 
-import phantom
 import pop_composites as pc
 import pop_variety as pv
-import xraysim
 
 WORK = 512
 POOL_SEED = 30_900_000
@@ -58,13 +56,10 @@ def _pool_render(arg):
     k, contents = arg
     content = contents[k % len(contents)]
     long_side = int(np.random.default_rng(k).integers(260, 520))
-    if content == "phantom":
-        im = phantom.generate(POOL_SEED + k)[0]
+    im = pc._render(content, POOL_SEED + k, grey=True, long_side=long_side)[0]
+    if content == "phantom":  # phantom.py picks its own size
         f = long_side / max(im.size)
         im = im.resize((max(1, round(im.size[0] * f)), max(1, round(im.size[1] * f))), Image.BILINEAR)
-    else:
-        im, _, _ = xraysim.generate(POOL_SEED + k, long_side=long_side,
-                                    present_opts={"lightbox": False, "tint": "grey"}, world=content)
     return np.asarray(im.convert("L"))
 
 
