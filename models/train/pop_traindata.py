@@ -22,7 +22,10 @@ default; --pool-content xraysim,xraysim2,phantom mixes in the other
 generators (pop_composites.CONTENTS), so that the viewport model learns a
 radiograph's edge rather than one generator's look (docs/pop.md,
 "Radiographs unlike the training screens'"; leave one generator out to
-measure it with make eval-popnet's content sets). Families can be left out
+measure it with make eval-popnet's content sets). Two worlds alone
+taught mostly those two worlds (docs/pop.md, "round 8"), so --looks P
+also shows a share P of the displayed radiographs as a viewer may:
+inverted, windowed, cropped tight, or inside a black or white surround. Families can be left out
 (--exclude AXIS=F1,F2) for the leave-one-family-out check.
 
 Usage: pop_traindata.py OUT.npz --n 5000 --neg 1500 --seed0 30100000 [--exclude display=tv ...]
@@ -87,8 +90,42 @@ def load_pool(n, path, workers=1, contents=None):
     return _pool
 
 
+# Share of displayed radiographs given another look (--looks); 0 keeps
+# every frame as before.
+_looks = 0.0
+
+
+def other_look(rng, a):
+    """A grey radiograph as a viewer may show it, not as the pool rendered
+    it: inverted (a MONOCHROME1 study, a negative view), windowed and
+    gamma-corrected, cropped tight (body to the edge), or with a black or
+    white surround (shutters, collimation, the air phantom.py ends in).
+    The surround belongs to the displayed image, so the truth still
+    covers it. Each look is drawn on its own."""
+    a = a.astype(np.float32)
+    if rng.random() < 0.25:
+        a = 255 - a
+    if rng.random() < 0.5:
+        lo, hi = np.percentile(a, [rng.uniform(0, 20), rng.uniform(80, 100)])
+        a = np.clip((a - lo) / max(hi - lo, 1.0), 0, 1) ** rng.uniform(0.6, 1.6) * 255
+    h, w = a.shape
+    if rng.random() < 0.3:
+        t, b, l, r = (rng.uniform(0, 0.12, 4) * [h, h, w, w]).astype(int)
+        a = a[t:h - b, l:w - r]
+    k = rng.random()
+    if k < 0.4:
+        fill = rng.uniform(0, 12) if k < 0.3 else rng.uniform(225, 255)
+        t, b, l, r = (rng.uniform(0.02, 0.15, 4) * [h, h, w, w]).astype(int)
+        out = np.full((a.shape[0] + t + b, a.shape[1] + l + r), fill, np.float32)
+        out[t:t + a.shape[0], l:l + a.shape[1]] = a
+        a = out
+    return np.clip(a, 0, 255).astype(np.uint8)
+
+
 def pool_radiograph(D, w, h):
     a = _pool[int(D.rng.integers(len(_pool)))]
+    if _looks > 0 and D.rng.random() < _looks:
+        a = other_look(D.rng, a)
     im = Image.fromarray(a)
     if D.rng.random() < 0.5:
         im = im.transpose(Image.FLIP_LEFT_RIGHT)
@@ -182,10 +219,11 @@ def negative(seed):
 
 
 def _job(a):
-    kind, seed, exclude, pool_path = a[:4]
+    global _looks
+    kind, seed, exclude, pool_path, _looks = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
-        return dev_frame(seed, a[4], a[5])
+        return dev_frame(seed, a[5], a[6])
     return positive(seed, exclude) if kind == "pos" else negative(seed)
 
 
@@ -199,6 +237,9 @@ def main():
     ap.add_argument("--pool-path", default="", help="default data/pop_pool.npz, or data/pop_pool_C1+C2.npz for other contents")
     ap.add_argument("--pool-content", default="xraysim", metavar="C1[,C2]",
                     help=f"generators of the pool's radiographs, from {pc.CONTENTS}")
+    ap.add_argument("--looks", type=float, default=0.0, metavar="P",
+                    help="give this share of the displayed radiographs another look (other_look: inverted, "
+                         "windowed, cropped tight, a black or white surround); 0 keeps every frame as before")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
@@ -218,15 +259,15 @@ def main():
     if a.dev_frames:
         os.makedirs(a.dev_frames, exist_ok=True)
         with Pool(a.workers) as p:
-            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, a.dev_frames, i) for i in range(a.n)])
+            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, a.looks, a.dev_frames, i) for i in range(a.n)])
         import json
         with open(os.path.join(a.dev_frames, "truth_vscreen.json"), "w") as f:
             json.dump({"kind": "vscreen", "seed0": a.seed0, "n": a.n, "split": "train", "items": items}, f, indent=1)
         print(f"wrote {len(items)} development frames to {a.dev_frames}")
         return
     exclude = pc.parse_families(a.exclude)
-    jobs = [("pos", a.seed0 + i, exclude, a.pool_path) for i in range(a.n)]
-    jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path) for i in range(a.neg)]
+    jobs = [("pos", a.seed0 + i, exclude, a.pool_path, a.looks) for i in range(a.n)]
+    jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path, a.looks) for i in range(a.neg)]
     if a.seconds:
         # Interleaved, so that any prefix keeps the ratio; stop at the time.
         jobs.sort(key=lambda j: (j[1] - a.seed0) / max(a.n, 1) if j[0] == "pos" else (j[1] - a.seed0 - 500_000) / max(a.neg, 1))

@@ -5,7 +5,10 @@
 #   1. a radiograph pool of POOL renders of the POOL_CONTENT generators
 #      (default the simulator's two worlds; phantom.py stays out, so that
 #      make eval-popnet's content-phantom set measures the gain on
-#      radiographs no training screen showed) and as many screen photos
+#      radiographs no training screen showed), LOOKS of the displayed
+#      radiographs shown as a viewer may (pop_traindata.py --looks:
+#      inverted, windowed, cropped tight, a black or white surround; round 8
+#      showed two worlds alone teach mostly those two), and as many screen photos
 #      and negatives (3.2 : 1, as the shipped set) as pop_traindata.py
 #      makes in GEN seconds on every core (the display family tv, the
 #      viewer layout viewer_light and the room dark left out entirely, for
@@ -20,7 +23,7 @@
 # Usage: train_pop_gpu.sh OUT END [GEN_SECONDS]
 #   END: wall time to be done by, seconds since the epoch, or +SECONDS from now.
 #   Environment: DEVICE (cuda; cpu for a local test), WORKERS (nproc),
-#   POOL (600), POOL_CONTENT (xraysim,xraysim2), MAXN (60000 screen photos at most), MODELS
+#   POOL (600), POOL_CONTENT (xraysim,xraysim2), LOOKS (0.5), MAXN (60000 screen photos at most), MODELS
 #   ("viewport corners_a corners_b quality"), BS (128), LR (1e-3),
 #   PY_TORCH (the Python to use), AMP (--amp on cuda).
 set -uo pipefail
@@ -41,6 +44,7 @@ DEVICE=${DEVICE:-cuda}
 WORKERS=${WORKERS:-$(nproc)}
 POOL=${POOL:-600}
 POOL_CONTENT=${POOL_CONTENT:-xraysim,xraysim2}
+LOOKS=${LOOKS:-0.5}
 MAXN=${MAXN:-60000}
 MODELS=${MODELS:-viewport corners_a corners_b quality}
 if [ -z "${AMP+x}" ]; then AMP=""; [ "$DEVICE" = cuda ] && AMP=--amp; fi
@@ -52,7 +56,7 @@ log "$($PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.cud
 log "train_pop_gpu.sh: END $(date -u -d @"$END" +%T) UTC, generation ${GEN}s on $WORKERS workers, device $DEVICE, models $MODELS"
 DATA=$WORK/pop_gpu_train.npz
 $PY pop_traindata.py "$DATA" --n "$MAXN" --neg $((MAXN * 10 / 32)) --seed0 30100000 \
-	--pool "$POOL" --pool-content "$POOL_CONTENT" --pool-path "data/pop_pool${POOL}_${POOL_CONTENT//,/+}.npz" --workers "$WORKERS" --seconds "$GEN" \
+	--pool "$POOL" --pool-content "$POOL_CONTENT" --pool-path "data/pop_pool${POOL}_${POOL_CONTENT//,/+}.npz" --looks "$LOOKS" --workers "$WORKERS" --seconds "$GEN" \
 	--exclude display=tv --exclude layout=viewer_light --exclude room=dark 2>&1 | tee -a "$LOG"
 [ -f "$DATA" ] || { log "no training data"; exit 1; }
 # Stop training 30 s before END: last validation, packing.

@@ -1,7 +1,9 @@
-"""pop_traindata's radiograph pool: --pool-content mixes generators, and a
-cached pool is never reused for other contents."""
+"""pop_traindata's radiograph pool: --pool-content mixes generators, a
+cached pool is never reused for other contents, and --looks shows pool
+radiographs as a viewer may."""
 import os
 import tempfile
+import types
 import unittest
 
 import numpy as np
@@ -41,6 +43,69 @@ class TestPool(unittest.TestCase):
             td._pool = None
             with self.assertRaises(SystemExit):
                 td.load_pool(0, path, contents=("xraysim",))
+
+
+class TestLooks(unittest.TestCase):
+    def setUp(self):
+        # A radiograph-like test card: dark air left, bright body right.
+        self.card = np.tile(np.linspace(10, 240, 90), (60, 1)).astype(np.uint8)
+        td._pool = [self.card]
+
+    def tearDown(self):
+        td._pool = None
+        td._looks = 0.0
+
+    def test_each_look_is_drawn(self):
+        rng = np.random.default_rng(7)
+        inverted = surround = cropped = windowed = 0
+        for _ in range(300):
+            a = td.other_look(rng, self.card)
+            self.assertEqual(a.dtype, np.uint8)
+            self.assertEqual(a.ndim, 2)
+            h, w = a.shape
+            if h > 60 or w > 90:
+                surround += 1
+                continue
+            if h < 60 or w < 90:
+                cropped += 1
+            left, right = a[:, : w // 8].mean(), a[:, -w // 8:].mean()
+            inverted += left > right
+            windowed += a.max() - a.min() > 235
+        for name, n in [("inverted", inverted), ("surround", surround), ("cropped", cropped), ("windowed", windowed)]:
+            self.assertGreater(n, 10, name)
+        # A surround belongs to the picture: its fill is near black or near
+        # white and the card is inside it.
+        rng = np.random.default_rng(3)
+        for _ in range(50):
+            a = td.other_look(rng, self.card)
+            if a.shape[0] > 60:
+                edge = np.concatenate([a[0], a[-1]])
+                self.assertTrue(edge.max() <= 12 or edge.min() >= 225, (edge.min(), edge.max()))
+                break
+        else:
+            self.fail("no surround in 50 draws")
+
+    def test_looks_off_keeps_the_frames(self):
+        # With --looks 0 the scene's random stream is used as before (one
+        # pick, one flip), so every frame stays byte for byte the same.
+        D = types.SimpleNamespace(rng=np.random.default_rng(5))
+        im, _, _ = td.pool_radiograph(D, 45, 30)
+        ref = np.random.default_rng(5)
+        ref.integers(1)
+        ref.random()
+        self.assertEqual(D.rng.random(), ref.random())
+        self.assertEqual(im.size, (45, 30))
+        # With --looks 1 every displayed radiograph gets another look.
+        td._looks = 1.0
+        differ = 0
+        for seed in range(8):
+            td._looks = 0.0
+            a = np.asarray(td.pool_radiograph(types.SimpleNamespace(rng=np.random.default_rng(seed)), 45, 30)[0])
+            td._looks = 1.0
+            b = np.asarray(td.pool_radiograph(types.SimpleNamespace(rng=np.random.default_rng(seed)), 45, 30)[0])
+            self.assertEqual(b.shape, (30, 45))
+            differ += not np.array_equal(a, b)
+        self.assertGreaterEqual(differ, 6)
 
 
 if __name__ == "__main__":
