@@ -514,7 +514,7 @@ def _render(content, seed, w=None, h=None, grey=False, long_side=None):
     return xraysim.generate(seed, w, h, present_opts=opts, long_side=long_side, world=content)
 
 
-def _xraysim_radiograph(seed, content="xraysim"):
+def _content_radiograph(seed, content="xraysim"):
     """A radiograph callback for pop_variety: the first call is the
     measured radiograph (content's generator at the viewport's size, with
     truth), later ones (the study's other viewports) are quick small
@@ -540,7 +540,7 @@ def variety_scene(seed, split, only=None, exclude=None, size=None, content="xray
     built)."""
     rng = np.random.default_rng(seed + 1)
     W, H = size or FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
-    radiograph = _xraysim_radiograph(seed, content)
+    radiograph = _content_radiograph(seed, content)
     return pop_variety.scene(seed, W, H, radiograph, split=split, only=only, exclude=exclude), radiograph
 
 

@@ -25,8 +25,9 @@ radiograph's edge rather than one generator's look (docs/pop.md,
 measure it with make eval-popnet's content sets). Two worlds alone
 taught mostly those two worlds (docs/pop.md, "round 8"), so --looks P
 also shows a share P of the displayed radiographs as a viewer may:
-inverted, windowed, cropped tight, or inside a black or white surround. Families can be left out
-(--exclude AXIS=F1,F2) for the leave-one-family-out check.
+inverted, windowed, cropped tight, or inside a black or white surround.
+Families can be left out (--exclude AXIS=F1,F2) for the
+leave-one-family-out check.
 
 Usage: pop_traindata.py OUT.npz --n 5000 --neg 1500 --seed0 30100000 [--exclude display=tv ...]
 
