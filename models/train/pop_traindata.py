@@ -25,7 +25,10 @@ radiograph's edge rather than one generator's look (docs/pop.md,
 measure it with make eval-popnet's content sets). Two worlds alone
 taught mostly those two worlds (docs/pop.md, "round 8"), so --looks P
 also shows a share P of the displayed radiographs as a viewer may:
-inverted, windowed, cropped tight, or inside a black or white surround.
+inverted, windowed, cropped tight, or inside a black or white surround;
+--dark-looks keeps the bright ones out (no inverted view, no white
+surround), since a white surround is a light viewer's own chrome to a
+finder that cannot tell them apart (docs/pop.md, "round 9").
 Families can be left out (--exclude AXIS=F1,F2) for the
 leave-one-family-out check.
 
@@ -94,6 +97,9 @@ def load_pool(n, path, workers=1, contents=None):
 # Share of displayed radiographs given another look (--looks); 0 keeps
 # every frame as before.
 _looks = 0.0
+# False (--dark-looks) keeps the bright looks out: no inverted view, and a
+# black surround where a white one was drawn.
+_bright = True
 
 
 def other_look(rng, a):
@@ -102,9 +108,11 @@ def other_look(rng, a):
     gamma-corrected, cropped tight (body to the edge), or with a black or
     white surround (shutters, collimation, the air phantom.py ends in).
     The surround belongs to the displayed image, so the truth still
-    covers it. Each look is drawn on its own."""
+    covers it. Each look is drawn on its own. With _bright False the
+    inverted view is skipped and every surround is black; the same draws
+    are made, so the frames around it do not change."""
     a = a.astype(np.float32)
-    if rng.random() < 0.25:
+    if rng.random() < 0.25 and _bright:
         a = 255 - a
     if rng.random() < 0.5:
         lo, hi = np.percentile(a, [rng.uniform(0, 20), rng.uniform(80, 100)])
@@ -115,7 +123,7 @@ def other_look(rng, a):
         a = a[t:h - b, l:w - r]
     k = rng.random()
     if k < 0.4:
-        fill = rng.uniform(0, 12) if k < 0.3 else rng.uniform(225, 255)
+        fill = rng.uniform(0, 12) if k < 0.3 or not _bright else rng.uniform(225, 255)
         t, b, l, r = (rng.uniform(0.02, 0.15, 4) * [h, h, w, w]).astype(int)
         out = np.full((a.shape[0] + t + b, a.shape[1] + l + r), fill, np.float32)
         out[t:t + a.shape[0], l:l + a.shape[1]] = a
@@ -220,8 +228,8 @@ def negative(seed):
 
 
 def _job(a):
-    global _looks
-    kind, seed, exclude, pool_path, _looks = a[:5]
+    global _looks, _bright
+    kind, seed, exclude, pool_path, (_looks, _bright) = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
         return dev_frame(seed, a[5], a[6])
@@ -241,6 +249,8 @@ def main():
     ap.add_argument("--looks", type=float, default=0.0, metavar="P",
                     help="give this share of the displayed radiographs another look (other_look: inverted, "
                          "windowed, cropped tight, a black or white surround); 0 keeps every frame as before")
+    ap.add_argument("--dark-looks", action="store_true",
+                    help="with --looks: no bright look (no inverted view, every surround black)")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
@@ -254,21 +264,22 @@ def main():
     if not a.pool_path:
         a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
+    looks = (a.looks, not a.dark_looks)  # _job's share and _bright
     t0 = time.time()
     load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)
     if a.dev_frames:
         os.makedirs(a.dev_frames, exist_ok=True)
         with Pool(a.workers) as p:
-            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, a.looks, a.dev_frames, i) for i in range(a.n)])
+            items = p.map(_job, [("dev", a.seed0 + i, {}, a.pool_path, looks, a.dev_frames, i) for i in range(a.n)])
         import json
         with open(os.path.join(a.dev_frames, "truth_vscreen.json"), "w") as f:
             json.dump({"kind": "vscreen", "seed0": a.seed0, "n": a.n, "split": "train", "items": items}, f, indent=1)
         print(f"wrote {len(items)} development frames to {a.dev_frames}")
         return
     exclude = pc.parse_families(a.exclude)
-    jobs = [("pos", a.seed0 + i, exclude, a.pool_path, a.looks) for i in range(a.n)]
-    jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path, a.looks) for i in range(a.neg)]
+    jobs = [("pos", a.seed0 + i, exclude, a.pool_path, looks) for i in range(a.n)]
+    jobs += [("neg", a.seed0 + 500_000 + i, exclude, a.pool_path, looks) for i in range(a.neg)]
     if a.seconds:
         # Interleaved, so that any prefix keeps the ratio; stop at the time.
         jobs.sort(key=lambda j: (j[1] - a.seed0) / max(a.n, 1) if j[0] == "pos" else (j[1] - a.seed0 - 500_000) / max(a.neg, 1))

@@ -54,6 +54,7 @@ class TestLooks(unittest.TestCase):
     def tearDown(self):
         td._pool = None
         td._looks = 0.0
+        td._bright = True
 
     def test_each_look_is_drawn(self):
         rng = np.random.default_rng(7)
@@ -84,6 +85,26 @@ class TestLooks(unittest.TestCase):
                 break
         else:
             self.fail("no surround in 50 draws")
+
+    def test_dark_looks_draw_the_same_and_stay_dark(self):
+        # --dark-looks: no inverted view and no white surround, with the
+        # same draws, so the rest of the scene's random stream is kept.
+        for seed in range(40):
+            td._bright = True
+            r1 = np.random.default_rng(seed)
+            bright = td.other_look(r1, self.card)
+            td._bright = False
+            r2 = np.random.default_rng(seed)
+            dark = td.other_look(r2, self.card)
+            self.assertEqual(r1.random(), r2.random(), seed)
+            self.assertEqual(dark.shape, bright.shape, seed)
+            h, w = dark.shape
+            if h > 60:
+                self.assertLessEqual(np.concatenate([dark[0], dark[-1]]).max(), 12, seed)
+            else:
+                # The card's dark air stays on the left.
+                self.assertLess(dark[:, : w // 8].mean(), dark[:, -w // 8:].mean(), seed)
+        td._bright = True
 
     def test_looks_off_keeps_the_frames(self):
         # With --looks 0 the scene's random stream is used as before (one
