@@ -104,7 +104,6 @@ class TestLooks(unittest.TestCase):
             else:
                 # The card's dark air stays on the left.
                 self.assertLess(dark[:, : w // 8].mean(), dark[:, -w // 8:].mean(), seed)
-        td._bright = True
 
     def test_looks_off_keeps_the_frames(self):
         # With --looks 0 the scene's random stream is used as before (one
