@@ -28,7 +28,9 @@ also shows a share P of the displayed radiographs as a viewer may:
 inverted, windowed, cropped tight, or inside a black or white surround;
 --dark-looks keeps the bright ones out (no inverted view, no white
 surround), since a white surround is a light viewer's own chrome to a
-finder that cannot tell them apart (docs/pop.md, "round 9").
+finder that cannot tell them apart (docs/pop.md, "round 9"), and
+--no-invert keeps only the inverted view out: viewers rarely show one,
+while white collimation borders are common (docs/pop.md, "round 10").
 Families can be left out (--exclude AXIS=F1,F2) for the
 leave-one-family-out check.
 
@@ -100,6 +102,8 @@ _looks = 0.0
 # False (--dark-looks) keeps the bright looks out: no inverted view, and a
 # black surround where a white one was drawn.
 _bright = True
+# False (--no-invert) keeps only the inverted view out; white surrounds stay.
+_invert = True
 
 
 def other_look(rng, a):
@@ -109,10 +113,11 @@ def other_look(rng, a):
     white surround (shutters, collimation, the air phantom.py ends in).
     The surround belongs to the displayed image, so the truth still
     covers it. Each look is drawn on its own. With _bright False the
-    inverted view is skipped and every surround is black; the same draws
-    are made, so the frames around it do not change."""
+    inverted view is skipped and every surround is black; with _invert
+    False only the inverted view is skipped. The same draws are made
+    either way, so the frames around it do not change."""
     a = a.astype(np.float32)
-    if rng.random() < 0.25 and _bright:
+    if rng.random() < 0.25 and _bright and _invert:
         a = 255 - a
     if rng.random() < 0.5:
         lo, hi = np.percentile(a, [rng.uniform(0, 20), rng.uniform(80, 100)])
@@ -228,8 +233,8 @@ def negative(seed):
 
 
 def _job(a):
-    global _looks, _bright
-    kind, seed, exclude, pool_path, (_looks, _bright) = a[:5]
+    global _looks, _bright, _invert
+    kind, seed, exclude, pool_path, (_looks, _bright, _invert) = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
         return dev_frame(seed, a[5], a[6])
@@ -251,6 +256,8 @@ def main():
                          "windowed, cropped tight, a black or white surround); 0 keeps every frame as before")
     ap.add_argument("--dark-looks", action="store_true",
                     help="with --looks: no bright look (no inverted view, every surround black)")
+    ap.add_argument("--no-invert", action="store_true",
+                    help="with --looks: no inverted view (white surrounds stay)")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
@@ -264,7 +271,7 @@ def main():
     if not a.pool_path:
         a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
-    looks = (a.looks, not a.dark_looks)  # _job's share and _bright
+    looks = (a.looks, not a.dark_looks, not a.no_invert)  # _job's share, _bright and _invert
     t0 = time.time()
     load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)

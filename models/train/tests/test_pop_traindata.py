@@ -55,6 +55,7 @@ class TestLooks(unittest.TestCase):
         td._pool = None
         td._looks = 0.0
         td._bright = True
+        td._invert = True
 
     def test_each_look_is_drawn(self):
         rng = np.random.default_rng(7)
@@ -104,6 +105,32 @@ class TestLooks(unittest.TestCase):
             else:
                 # The card's dark air stays on the left.
                 self.assertLess(dark[:, : w // 8].mean(), dark[:, -w // 8:].mean(), seed)
+
+    def test_no_invert_draws_the_same_and_keeps_white_surrounds(self):
+        # --no-invert: the inverted view alone is left out, with the same
+        # draws; a white surround is still drawn where one was.
+        white = 0
+        for seed in range(60):
+            r1 = np.random.default_rng(seed)
+            full = td.other_look(r1, self.card)
+            td._invert = False
+            r2 = np.random.default_rng(seed)
+            plain = td.other_look(r2, self.card)
+            td._invert = True
+            self.assertEqual(r1.random(), r2.random(), seed)
+            self.assertEqual(plain.shape, full.shape, seed)
+            h, w = plain.shape
+            if h > 60:
+                edge = np.concatenate([plain[0], plain[-1]])
+                white += edge.min() >= 225
+                # The surround's shade is the one the full looks drew.
+                np.testing.assert_array_equal(edge, np.concatenate([full[0], full[-1]]), str(seed))
+                inner = plain[h // 2, w // 4: 3 * w // 4].astype(int)
+            else:
+                inner = plain[h // 2].astype(int)
+            # The card's dark air stays on the left (not inverted).
+            self.assertLess(inner[: len(inner) // 4].mean(), inner[-len(inner) // 4:].mean(), seed)
+        self.assertGreater(white, 0, "no white surround in 60 draws")
 
     def test_looks_off_keeps_the_frames(self):
         # With --looks 0 the scene's random stream is used as before (one
