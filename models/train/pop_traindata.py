@@ -99,11 +99,10 @@ def load_pool(n, path, workers=1, contents=None):
 # Share of displayed radiographs given another look (--looks); 0 keeps
 # every frame as before.
 _looks = 0.0
-# False (--dark-looks) keeps the bright looks out: no inverted view, and a
-# black surround where a white one was drawn.
-_bright = True
-# False (--no-invert) keeps only the inverted view out; white surrounds stay.
+# False keeps the inverted view out (--no-invert, --dark-looks).
 _invert = True
+# False draws a black surround where a white one was drawn (--dark-looks).
+_white = True
 
 
 def other_look(rng, a):
@@ -112,12 +111,12 @@ def other_look(rng, a):
     gamma-corrected, cropped tight (body to the edge), or with a black or
     white surround (shutters, collimation, the air phantom.py ends in).
     The surround belongs to the displayed image, so the truth still
-    covers it. Each look is drawn on its own. With _bright False the
-    inverted view is skipped and every surround is black; with _invert
-    False only the inverted view is skipped. The same draws are made
-    either way, so the frames around it do not change."""
+    covers it. Each look is drawn on its own. With _invert False the
+    inverted view is skipped; with _white False every surround is black.
+    The same draws are made either way, so the frames around it do not
+    change."""
     a = a.astype(np.float32)
-    if rng.random() < 0.25 and _bright and _invert:
+    if rng.random() < 0.25 and _invert:
         a = 255 - a
     if rng.random() < 0.5:
         lo, hi = np.percentile(a, [rng.uniform(0, 20), rng.uniform(80, 100)])
@@ -128,7 +127,7 @@ def other_look(rng, a):
         a = a[t:h - b, l:w - r]
     k = rng.random()
     if k < 0.4:
-        fill = rng.uniform(0, 12) if k < 0.3 or not _bright else rng.uniform(225, 255)
+        fill = rng.uniform(0, 12) if k < 0.3 or not _white else rng.uniform(225, 255)
         t, b, l, r = (rng.uniform(0.02, 0.15, 4) * [h, h, w, w]).astype(int)
         out = np.full((a.shape[0] + t + b, a.shape[1] + l + r), fill, np.float32)
         out[t:t + a.shape[0], l:l + a.shape[1]] = a
@@ -233,8 +232,8 @@ def negative(seed):
 
 
 def _job(a):
-    global _looks, _bright, _invert
-    kind, seed, exclude, pool_path, (_looks, _bright, _invert) = a[:5]
+    global _looks, _invert, _white
+    kind, seed, exclude, pool_path, (_looks, _invert, _white) = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
         return dev_frame(seed, a[5], a[6])
@@ -271,7 +270,7 @@ def main():
     if not a.pool_path:
         a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
-    looks = (a.looks, not a.dark_looks, not a.no_invert)  # _job's share, _bright and _invert
+    looks = (a.looks, not (a.dark_looks or a.no_invert), not a.dark_looks)  # _job's share, _invert and _white
     t0 = time.time()
     load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)

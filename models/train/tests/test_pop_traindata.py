@@ -54,8 +54,8 @@ class TestLooks(unittest.TestCase):
     def tearDown(self):
         td._pool = None
         td._looks = 0.0
-        td._bright = True
         td._invert = True
+        td._white = True
 
     def test_each_look_is_drawn(self):
         rng = np.random.default_rng(7)
@@ -91,10 +91,10 @@ class TestLooks(unittest.TestCase):
         # --dark-looks: no inverted view and no white surround, with the
         # same draws, so the rest of the scene's random stream is kept.
         for seed in range(40):
-            td._bright = True
+            td._invert = td._white = True
             r1 = np.random.default_rng(seed)
             bright = td.other_look(r1, self.card)
-            td._bright = False
+            td._invert = td._white = False
             r2 = np.random.default_rng(seed)
             dark = td.other_look(r2, self.card)
             self.assertEqual(r1.random(), r2.random(), seed)
