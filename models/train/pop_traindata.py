@@ -30,7 +30,10 @@ inverted, windowed, cropped tight, or inside a black or white surround;
 surround), since a white surround is a light viewer's own chrome to a
 finder that cannot tell them apart (docs/pop.md, "round 9"), and
 --no-invert keeps only the inverted view out: viewers rarely show one,
-while white collimation borders are common (docs/pop.md, "round 10").
+while white collimation borders are common (docs/pop.md, "round 10");
+--visible-truth stops the viewport model's target where the picture can
+be seen to end, leaving out a surround no different from the screen
+beside it (docs/pop.md, "round 12").
 Families can be left out (--exclude AXIS=F1,F2) for the
 leave-one-family-out check.
 
@@ -103,9 +106,20 @@ _looks = 0.0
 _invert = True
 # False draws a black surround where a white one was drawn (--dark-looks).
 _white = True
+# True moves the viewport target onto the visible edge where a look's
+# surround cannot be told from the screen around it (--visible-truth).
+_visible = False
+# Grey levels between a surround and the screen beside it under which the
+# surround's outer edge counts as invisible (--visible-truth).
+VISIBLE_CONTRAST = 12.0
 
 
 def other_look(rng, a):
+    """other_look_box's image alone."""
+    return other_look_box(rng, a)[0]
+
+
+def other_look_box(rng, a):
     """A grey radiograph as a viewer may show it, not as the pool rendered
     it: inverted (a MONOCHROME1 study, a negative view), windowed and
     gamma-corrected, cropped tight (body to the edge), or with a black or
@@ -114,7 +128,8 @@ def other_look(rng, a):
     covers it. Each look is drawn on its own. With _invert False the
     inverted view is skipped; with _white False every surround is black.
     The same draws are made either way, so the frames around it do not
-    change."""
+    change. Returns (image, surround): surround is (left, top, right,
+    bottom) in pixels of the returned image, zeros without one."""
     a = a.astype(np.float32)
     if rng.random() < 0.25 and _invert:
         a = 255 - a
@@ -126,23 +141,79 @@ def other_look(rng, a):
         t, b, l, r = (rng.uniform(0, 0.12, 4) * [h, h, w, w]).astype(int)
         a = a[t:h - b, l:w - r]
     k = rng.random()
+    box = (0, 0, 0, 0)
     if k < 0.4:
         fill = rng.uniform(0, 12) if k < 0.3 or not _white else rng.uniform(225, 255)
         t, b, l, r = (rng.uniform(0.02, 0.15, 4) * [h, h, w, w]).astype(int)
         out = np.full((a.shape[0] + t + b, a.shape[1] + l + r), fill, np.float32)
         out[t:t + a.shape[0], l:l + a.shape[1]] = a
         a = out
-    return np.clip(a, 0, 255).astype(np.uint8)
+        box = (int(l), int(t), int(r), int(b))
+    return np.clip(a, 0, 255).astype(np.uint8), box
 
 
 def pool_radiograph(D, w, h):
+    """A pool radiograph of exactly w x h, maybe in another look, maybe
+    mirrored: (image, None, meta). meta is None, or {"surround": (left,
+    top, right, bottom)} as shares of the image's width and height when
+    the look drew a surround."""
     a = _pool[int(D.rng.integers(len(_pool)))]
+    meta = None
     if _looks > 0 and D.rng.random() < _looks:
-        a = other_look(D.rng, a)
+        a, box = other_look_box(D.rng, a)
+        if any(box):
+            ah, aw = a.shape
+            meta = {"surround": (box[0] / aw, box[1] / ah, box[2] / aw, box[3] / ah)}
     im = Image.fromarray(a)
     if D.rng.random() < 0.5:
         im = im.transpose(Image.FLIP_LEFT_RIGHT)
-    return im.resize((max(1, w), max(1, h)), Image.BILINEAR), None, None
+        if meta:
+            l, t, r, b = meta["surround"]
+            meta["surround"] = (r, t, l, b)
+    return im.resize((max(1, w), max(1, h)), Image.BILINEAR), None, meta
+
+
+def visible_rect(s, contrast=None):
+    """The displayed image's rectangle (content pixels, x0, y0, x1, y1) as
+    the screen shows it: a side whose look drew a surround that differs
+    from the screen just outside it by less than contrast grey levels
+    (VISIBLE_CONTRAST) is moved in to the surround's inner edge, where
+    the picture can be seen to end. Without a surround, s["rect"]."""
+    x0, y0, x1, y1 = s["rect"]
+    sur = (s.get("meta") or {}).get("surround")
+    if not sur:
+        return (x0, y0, x1, y1)
+    contrast = VISIBLE_CONTRAST if contrast is None else contrast
+    plane = np.asarray(s["plane"].convert("L"), np.float32)
+    alpha = np.asarray(s["plane"].getchannel("A")) > 0
+    ox, oy = s["off"]
+    X0, Y0, X1, Y1 = x0 + ox, y0 + oy, x1 + ox, y1 + oy
+    w, h = x1 - x0, y1 - y0
+    l, t, r, b = sur
+    inner = [x0 + l * w, y0 + t * h, x1 - r * w, y1 - b * h]
+    k = 3  # strip width, pixels
+
+    def strips(side):
+        if side == 0:
+            return (slice(Y0, Y1), slice(X0, X0 + k)), (slice(Y0, Y1), slice(X0 - k, X0))
+        if side == 1:
+            return (slice(Y0, Y0 + k), slice(X0, X1)), (slice(Y0 - k, Y0), slice(X0, X1))
+        if side == 2:
+            return (slice(Y0, Y1), slice(X1 - k, X1)), (slice(Y0, Y1), slice(X1, X1 + k))
+        return (slice(Y1 - k, Y1), slice(X0, X1)), (slice(Y1, Y1 + k), slice(X0, X1))
+
+    out = [x0, y0, x1, y1]
+    for side, share in enumerate(sur):
+        if share * (w if side % 2 == 0 else h) < 1:
+            continue
+        ins, outs = strips(side)
+        if min(outs[0].start, outs[1].start) < 0 or outs[0].stop > plane.shape[0] or outs[1].stop > plane.shape[1]:
+            continue  # nothing beside it to compare: keep the truth
+        if not alpha[outs].all():
+            continue  # the room shows through beside it: keep the truth
+        if abs(float(plane[ins].mean()) - float(plane[outs].mean())) < contrast:
+            out[side] = inner[side]
+    return tuple(out)
 
 
 def rectify(arr, quad, size=128):
@@ -174,7 +245,17 @@ def positive(seed, exclude):
     sq = _jitter(rng, t["screen"], 0.006)
     scr = rectify(arr, sq)
     Hb = pc.homography(sq, [(0, 0), (1, 0), (1, 1), (0, 1)])
-    vp = pc.apply_h(Hb, t["corners"]).reshape(-1)
+    target = t["corners"]
+    if _visible:
+        vr = visible_rect(s)
+        if vr != tuple(s["rect"]):
+            # The same camera: content rectangle -> frame, through the
+            # true corners; then the visible rectangle's corners.
+            x0, y0, x1, y1 = s["rect"]
+            Hc = pc.homography([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], t["corners"])
+            a0, b0, a1, b1 = vr
+            target = pc.apply_h(Hc, [(a0, b0), (a1, b0), (a1, b1), (a0, b1)])
+    vp = pc.apply_h(Hb, target).reshape(-1)
     disp = rectify(arr, _jitter(rng, t["corners"], 0.004))
     qual = [t["blur_rel"] > 0.008, t["glare_heart"] > 0.25, t["moire"] > 0.07]
     return x, pts, 1.0, scr, vp, disp, np.array(qual, np.float32)
@@ -232,8 +313,8 @@ def negative(seed):
 
 
 def _job(a):
-    global _looks, _invert, _white
-    kind, seed, exclude, pool_path, (_looks, _invert, _white) = a[:5]
+    global _looks, _invert, _white, _visible
+    kind, seed, exclude, pool_path, (_looks, _invert, _white, _visible) = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
         return dev_frame(seed, a[5], a[6])
@@ -257,6 +338,9 @@ def main():
                     help="with --looks: no bright look (no inverted view, every surround black)")
     ap.add_argument("--no-invert", action="store_true",
                     help="with --looks: no inverted view (white surrounds stay)")
+    ap.add_argument("--visible-truth", action="store_true",
+                    help="with --looks: the viewport model's target stops where the displayed image can be seen "
+                         "to end: a surround no different from the screen beside it (VISIBLE_CONTRAST) is left out")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
@@ -270,7 +354,7 @@ def main():
     if not a.pool_path:
         a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
-    looks = (a.looks, not (a.dark_looks or a.no_invert), not a.dark_looks)  # _job's share, _invert and _white
+    looks = (a.looks, not (a.dark_looks or a.no_invert), not a.dark_looks, a.visible_truth)  # _job's share, _invert, _white, _visible
     t0 = time.time()
     load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)

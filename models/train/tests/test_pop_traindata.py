@@ -7,6 +7,7 @@ import types
 import unittest
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 import pop_traindata as td
 import xraysim
@@ -152,6 +153,109 @@ class TestLooks(unittest.TestCase):
             self.assertEqual(b.shape, (30, 45))
             differ += not np.array_equal(a, b)
         self.assertGreaterEqual(differ, 6)
+
+    def test_surround_box_is_the_drawn_surround(self):
+        # other_look_box draws as other_look does and says where the
+        # surround it drew lies; pool_radiograph carries it, mirrored with
+        # the image.
+        boxes = 0
+        for seed in range(60):
+            a = td.other_look(np.random.default_rng(seed), self.card)
+            b, box = td.other_look_box(np.random.default_rng(seed), self.card)
+            np.testing.assert_array_equal(a, b, str(seed))
+            if not any(box):
+                continue
+            boxes += 1
+            l, t, r, bo = box
+            h, w = b.shape
+            fill = b[0, 0]
+            for part in (b[:t], b[h - bo:], b[:, :l], b[:, w - r:]):
+                self.assertTrue((part == fill).all(), seed)
+            # Inside the box is the radiograph, not the fill.
+            self.assertFalse((b[t:h - bo, l:w - r] == fill).all(), seed)
+        self.assertGreater(boxes, 5)
+        td._looks = 1.0
+        flipped = 0
+        for seed in range(40):
+            _, _, meta = td.pool_radiograph(types.SimpleNamespace(rng=np.random.default_rng(seed)), 90, 60)
+            # The same draws by hand: the pick, the look, the box, the flip.
+            ref = np.random.default_rng(seed)
+            ref.integers(1)
+            ref.random()
+            a, (l, t, r, b) = td.other_look_box(ref, self.card)
+            flip = ref.random() < 0.5
+            if not any((l, t, r, b)):
+                self.assertIsNone(meta, seed)
+                continue
+            h, w = a.shape
+            want = (r / w, t / h, l / w, b / h) if flip else (l / w, t / h, r / w, b / h)
+            np.testing.assert_allclose(meta["surround"], want, err_msg=str(seed))
+            flipped += flip and l != r
+        self.assertGreater(flipped, 0)
+
+
+class TestVisibleTruth(unittest.TestCase):
+    """--visible-truth: a surround that cannot be told from the screen
+    beside it is not part of the viewport model's target."""
+
+    def scene(self, fill, beside=(5, 5, 5), left=None):
+        plane = Image.new("RGBA", (300, 200), beside + (255,))
+        d = ImageDraw.Draw(plane)
+        if left is not None:  # light chrome beside the left side only
+            d.rectangle([0, 0, 49, 199], fill=left + (255,))
+        d.rectangle([50, 40, 249, 159], fill=(fill, fill, fill, 255))
+        d.rectangle([70, 52, 229, 147], fill=(128, 128, 128, 255))
+        return {"rect": (50, 40, 250, 160), "plane": plane, "off": (0, 0),
+                "meta": {"surround": (0.1, 0.1, 0.1, 0.1)}}
+
+    def test_sides(self):
+        cases = [
+            ("black surround on a black band: every side in", self.scene(6), (70, 52, 230, 148)),
+            ("white surround on a black band: seen", self.scene(240), (50, 40, 250, 160)),
+            ("black surround, light chrome left", self.scene(6, left=(220, 220, 220)), (50, 52, 230, 148)),
+            ("white surround on light chrome", self.scene(235, beside=(228, 228, 228)), (70, 52, 230, 148)),
+        ]
+        for name, s, want in cases:
+            with self.subTest(name):
+                np.testing.assert_allclose(td.visible_rect(s), want)
+        s = self.scene(6)
+        s["meta"] = None
+        self.assertEqual(td.visible_rect(s), (50, 40, 250, 160))
+        # Where the room shows through beside the image (no bezel), the
+        # truth is kept.
+        s = self.scene(6)
+        s["plane"].putalpha(Image.new("L", (300, 200), 255).point(lambda v: v))
+        a = np.array(s["plane"])
+        a[:, :50, 3] = 0
+        s["plane"] = Image.fromarray(a)
+        self.assertEqual(td.visible_rect(s)[0], 50)
+
+    def test_positive_target_shrinks_only(self):
+        # The same scenes with and without --visible-truth: the frames are
+        # the same, and the viewport target only moves inwards.
+        card = np.tile(np.linspace(10, 240, 90), (60, 1)).astype(np.uint8)
+        td._pool = [card]
+        td._looks, moved = 1.0, 0
+        try:
+            for seed in range(12):
+                td._visible = False
+                a = td.positive(seed, {})
+                td._visible = True
+                b = td.positive(seed, {})
+                np.testing.assert_array_equal(a[0], b[0])
+                np.testing.assert_array_equal(a[3], b[3])
+                va, vb = a[4].reshape(4, 2), b[4].reshape(4, 2)
+                if np.allclose(va, vb):
+                    continue
+                moved += 1
+                # Inwards: every corner of b within a's quad's bounding box
+                # (the rectified screen is close to axis-aligned).
+                lo, hi = va.min(0) - 1e-6, va.max(0) + 1e-6
+                self.assertTrue(((vb >= lo) & (vb <= hi)).all(), seed)
+                self.assertLess(np.abs(vb - va).max(), 0.2, seed)
+        finally:
+            td._visible, td._looks, td._pool = False, 0.0, None
+        self.assertGreater(moved, 0)
 
 
 if __name__ == "__main__":
