@@ -30,7 +30,8 @@ and the augmentation on the device; --deadline UNIX_TIME ends training at
 a fixed wall time instead of after --minutes; --pack FILE writes the state
 dict, the export parameters and the two export-reference inputs to FILE
 instead of exporting (pop_unpack.py exports them later, on any machine,
-as this script's export does). --init takes a checkpoint (.pt) or a
+as this script's export does). --keep-best exports the state at the
+lowest validation metric instead of the last one. --init takes a checkpoint (.pt) or a
 shipped ONNX file (.onnx: its BatchNorm-folded weights are unfolded and
 the BatchNorm statistics recalibrated on training frames, so the network
 computes what the ONNX file computes).
@@ -255,6 +256,27 @@ def loss_fn(name, model, x, y, amp=False):
     return l, ((p > 0.5).float() != y).float().mean()
 
 
+class BestState:
+    """The model's state at its lowest validation metric so far
+    (--keep-best): offer() after each validation, restore() at the end."""
+
+    def __init__(self):
+        self.metric, self.step, self.state = float("inf"), None, None
+
+    def offer(self, metric, step, model):
+        """Keep a copy of model's state if metric is the lowest yet."""
+        if metric == metric and metric < self.metric:
+            self.metric, self.step = metric, step
+            self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    def restore(self, model):
+        """Load the kept state into model; False if nothing was kept."""
+        if self.state is None:
+            return False
+        model.load_state_dict(self.state)
+        return True
+
+
 def build(spec):
     if spec["kind"] == "heat":
         return HeatNet(spec["cin"], spec["k"], spec["w"], 32 if spec["cin"] == 3 else 24)
@@ -423,6 +445,8 @@ def main():
                     help="write state dict, export parameters and reference inputs to FILE instead of exporting (pop_unpack.py)")
     ap.add_argument("--strong", action="store_true",
                     help="stronger photometric augmentation: a gamma per frame and a white-balance cast (strong_photometric)")
+    ap.add_argument("--keep-best", action="store_true",
+                    help="export (or pack) the state at the lowest validation metric, not the last one")
     ap.add_argument("--extra", action="append", default=[], metavar="NPZ",
                     help="presence only: more frames (x160, present), e.g. pop_plain.py negatives")
     a = ap.parse_args()
@@ -482,6 +506,8 @@ def main():
         if not onhost:
             vm = validate()
             print(f"{name} initialised from {a.init}: val-metric {vm:.4f}", flush=True)
+    best = BestState()
+    best.offer(vm, 0, model)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     t0 = time.time()
     budget = a.deadline - t0 if a.deadline else a.minutes * 60
@@ -507,15 +533,22 @@ def main():
             if time.time() - t0 >= budget:
                 break
         vm = validate()
+        best.offer(vm, step, model)
         ep += 1
         print(f"{name} epoch {ep} step {step} {time.time() - t0:.0f}s loss {float(tl) / max(nb, 1):.4f} train-metric {float(tm) / max(nb, 1):.4f} val-metric {vm:.4f}", flush=True)
     minutes = round((time.time() - t0) / 60, 2) if a.deadline else a.minutes
+    last_step = step
+    if a.keep_best and best.restore(model):
+        vm, step = best.metric, best.step
+        print(f"{name} kept step {step} of {last_step}: val-metric {vm:.4f}", flush=True)
     model = model.float().to("cpu").eval()
     xref = next(batches(a.model, z, val[:2], np.random.default_rng(0), 2, False))[0]
     params = {"samples": int(len(z["present"])), "steps": step, "minutes": minutes, "continued_from": a.init, "seed": spec["seed"],
               "extra": [os.path.basename(p) for p in a.extra], "strong_augmentation": a.strong, "negatives": int((z["present"] < 0.5).sum()),
               "val_metric": round(vm, 5) if vm == vm else None, "excluded_families": str(z.get("exclude", "")),
               "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}
+    if a.keep_best:
+        params["kept_best_of_steps"] = last_step
     if a.pack:
         params["device"] = a.device + (" bf16" if a.amp else "")
         torch.save({"model": a.model, "name": name, "state_dict": model.state_dict(), "xref": xref, "params": params}, a.pack)

@@ -110,5 +110,24 @@ class TestStrongPhotometric(unittest.TestCase):
         self.assertGreater(float(y.max()), 0.5 ** 0.7)
 
 
+class TestBestState(unittest.TestCase):
+    def test_keeps_the_lowest_metric_state(self):
+        model = torch.nn.Linear(2, 1)
+        best = pt.BestState()
+        self.assertFalse(best.restore(model))
+        kept = None
+        for step, metric in [(0, float("nan")), (10, 0.5), (20, 0.3), (30, 0.4), (40, 0.3)]:
+            with torch.no_grad():
+                model.weight.fill_(step)
+            best.offer(metric, step, model)
+            if step == 20:
+                kept = model.weight.clone()
+        self.assertEqual((best.metric, best.step), (0.3, 20))
+        with torch.no_grad():
+            model.weight.fill_(-1)
+        self.assertTrue(best.restore(model))
+        self.assertTrue(torch.equal(model.weight, kept))
+
+
 if __name__ == "__main__":
     unittest.main()
