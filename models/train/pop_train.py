@@ -265,7 +265,7 @@ class BestState:
 
     def offer(self, metric, step, model):
         """Keep a copy of model's state if metric is the lowest yet."""
-        if metric == metric and metric < self.metric:
+        if metric < self.metric:  # False for NaN too
             self.metric, self.step = metric, step
             self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -506,8 +506,9 @@ def main():
         if not onhost:
             vm = validate()
             print(f"{name} initialised from {a.init}: val-metric {vm:.4f}", flush=True)
-    best = BestState()
-    best.offer(vm, 0, model)
+    best = BestState() if a.keep_best else None  # a copy per validation only when asked
+    if best:
+        best.offer(vm, 0, model)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     t0 = time.time()
     budget = a.deadline - t0 if a.deadline else a.minutes * 60
@@ -533,12 +534,13 @@ def main():
             if time.time() - t0 >= budget:
                 break
         vm = validate()
-        best.offer(vm, step, model)
+        if best:
+            best.offer(vm, step, model)
         ep += 1
         print(f"{name} epoch {ep} step {step} {time.time() - t0:.0f}s loss {float(tl) / max(nb, 1):.4f} train-metric {float(tm) / max(nb, 1):.4f} val-metric {vm:.4f}", flush=True)
     minutes = round((time.time() - t0) / 60, 2) if a.deadline else a.minutes
     last_step = step
-    if a.keep_best and best.restore(model):
+    if best and best.restore(model):
         vm, step = best.metric, best.step
         print(f"{name} kept step {step} of {last_step}: val-metric {vm:.4f}", flush=True)
     model = model.float().to("cpu").eval()
