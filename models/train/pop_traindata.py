@@ -33,7 +33,9 @@ finder that cannot tell them apart (docs/pop.md, "round 9"), and
 while white collimation borders are common (docs/pop.md, "round 10");
 --visible-truth stops the viewport model's target where the picture can
 be seen to end, leaving out a surround no different from the screen
-beside it (docs/pop.md, "round 12").
+beside it (docs/pop.md, "round 12"); --air-looks Q draws a share Q of the
+surrounds as wide air around a smaller body, fading into it, as real
+radiographs and phantom.py's show it (docs/pop.md, "round 15").
 Families can be left out (--exclude AXIS=F1,F2) for the
 leave-one-family-out check.
 
@@ -112,6 +114,9 @@ _visible = False
 # Grey levels between a surround and the screen beside it under which the
 # surround's outer edge counts as invisible (--visible-truth).
 VISIBLE_CONTRAST = 12.0
+# Share of other_look's surrounds drawn as wide air instead (--air-looks);
+# 0 makes the same draws as before.
+_air = 0.0
 
 
 def other_look(rng, a):
@@ -142,7 +147,9 @@ def other_look_box(rng, a):
         a = a[t:h - b, l:w - r]
     k = rng.random()
     box = (0, 0, 0, 0)
-    if k < 0.4:
+    if k < 0.4 and _air > 0 and rng.random() < _air:
+        a, box = air_field(rng, a)
+    elif k < 0.4:
         fill = rng.uniform(0, 12) if k < 0.3 or not _white else rng.uniform(225, 255)
         t, b, l, r = (rng.uniform(0.02, 0.15, 4) * [h, h, w, w]).astype(int)
         out = np.full((a.shape[0] + t + b, a.shape[1] + l + r), fill, np.float32)
@@ -150,6 +157,60 @@ def other_look_box(rng, a):
         a = out
         box = (int(l), int(t), int(r), int(b))
     return np.clip(a, 0, 255).astype(np.uint8), box
+
+
+# Lead markers and burned-in text a radiograph's air may carry.
+AIR_MARKS = ("R", "L", "R LAT", "L LAT", "RT", "LT", "DX", "SX")
+
+
+def air_field(rng, a):
+    """a as a smaller body inside wide, flat air (an open collimator, a
+    small patient, a detector larger than the thorax): each side gains
+    air of 5-35 % of the image's size with a share of 0.8 (else none),
+    the body fades into it over a soft margin rather than ending in a
+    step, and the air, near black with a faint heel gradient and quantum
+    noise, may carry a white lead marker or a line of burned-in text.
+    The air belongs to the displayed image, as a surround does. Returns
+    (image, (left, top, right, bottom) air widths in pixels)."""
+    h, w = a.shape
+    grow = np.where(rng.random(4) < 0.8, rng.uniform(0.05, 0.35, 4), 0.0)
+    l, t, r, b = (grow * [w, h, w, h]).astype(int)
+    level = rng.uniform(0, 8)
+    # The body fades over a margin on each side that gains air.
+    f = max(2.0, rng.uniform(0.03, 0.12) * min(h, w))
+    ramp = lambda n, lo, hi: np.minimum(
+        np.clip(np.arange(n) / f, 0, 1) if lo else np.ones(n),
+        np.clip(np.arange(n)[::-1] / f, 0, 1) if hi else np.ones(n))
+    m = np.outer(ramp(h, t, b), ramp(w, l, r))
+    m = m * m * (3 - 2 * m)  # smoothstep
+    H, W = h + t + b, w + l + r
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
+    g = rng.uniform(-1, 1, 2) * rng.uniform(0, 4)
+    out = level + g[0] * (xx / W - 0.5) + g[1] * (yy / H - 0.5)
+    body = out[t:t + h, l:l + w]
+    out[t:t + h, l:l + w] = a * m + body * (1 - m)
+    out += rng.normal(0, rng.uniform(0, 2.0), out.shape)
+    sides = [i for i, v in enumerate((l, t, r, b)) if v > 0]
+    if sides and rng.random() < 0.6:
+        side = sides[int(rng.integers(len(sides)))]
+        if rng.random() < 0.6:
+            text = AIR_MARKS[int(rng.integers(len(AIR_MARKS)))]
+        else:
+            text = f"{int(rng.integers(10000, 99999))} {int(rng.integers(1, 28)):02d}.{int(rng.integers(1, 13)):02d}"
+        lab = Image.new("L", (6 * len(text) + 4, 14), 0)
+        ImageDraw.Draw(lab).text((2, 1), text, fill=255)
+        band = (l, t, r, b)[side]
+        scale = max(1.0, min(rng.uniform(0.03, 0.07) * H / 14, 0.8 * band / 14 if side % 2 else 0.8 * band / lab.width))
+        lab = np.asarray(lab.resize((max(1, int(lab.width * scale)), max(1, int(14 * scale))), Image.BILINEAR), np.float32)
+        lh, lw = lab.shape
+        # Somewhere in the band of the chosen side, inside the image.
+        x0 = {0: (0, l - lw), 2: (l + w, W - lw)}.get(side, (0, W - lw))
+        y0 = {1: (0, t - lh), 3: (t + h, H - lh)}.get(side, (0, H - lh))
+        if x0[1] > x0[0] and y0[1] > y0[0]:
+            x, y = int(rng.integers(*x0)), int(rng.integers(*y0))
+            patch = out[y:y + lh, x:x + lw]
+            out[y:y + lh, x:x + lw] = np.maximum(patch, lab / 255 * rng.uniform(200, 255))
+    return np.clip(out, 0, 255).astype(np.float32), (int(l), int(t), int(r), int(b))
 
 
 def pool_radiograph(D, w, h):
@@ -313,8 +374,8 @@ def negative(seed):
 
 
 def _job(a):
-    global _looks, _invert, _white, _visible
-    kind, seed, exclude, pool_path, (_looks, _invert, _white, _visible) = a[:5]
+    global _looks, _invert, _white, _visible, _air
+    kind, seed, exclude, pool_path, (_looks, _invert, _white, _visible, _air) = a[:5]
     load_pool(0, pool_path)
     if kind == "dev":
         return dev_frame(seed, a[5], a[6])
@@ -341,6 +402,9 @@ def main():
     ap.add_argument("--visible-truth", action="store_true",
                     help="with --looks: the viewport model's target stops where the displayed image can be seen "
                          "to end: a surround no different from the screen beside it (VISIBLE_CONTRAST) is left out")
+    ap.add_argument("--air-looks", type=float, default=0.0, metavar="Q",
+                    help="with --looks: draw this share of the surrounds as wide air around a smaller body (air_field: "
+                         "a soft edge, a heel gradient, noise, a lead marker); 0 makes the same draws as before")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0, help="stop generating after this many seconds (--n, --neg: upper bounds)")
@@ -354,7 +418,7 @@ def main():
     if not a.pool_path:
         a.pool_path = "data/pop_pool.npz" if contents == ("xraysim",) else f"data/pop_pool_{'+'.join(contents)}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(a.pool_path)), exist_ok=True)
-    looks = (a.looks, not (a.dark_looks or a.no_invert), not a.dark_looks, a.visible_truth)  # _job's share, _invert, _white, _visible
+    looks = (a.looks, not (a.dark_looks or a.no_invert), not a.dark_looks, a.visible_truth, a.air_looks)  # _job's share, _invert, _white, _visible, _air
     t0 = time.time()
     load_pool(a.pool, a.pool_path, a.workers, contents)
     print(f"radiograph pool: {len(_pool)} images ({time.time() - t0:.1f} s)", flush=True)

@@ -57,6 +57,7 @@ class TestLooks(unittest.TestCase):
         td._looks = 0.0
         td._invert = True
         td._white = True
+        td._air = 0.0
 
     def test_each_look_is_drawn(self):
         rng = np.random.default_rng(7)
@@ -192,6 +193,54 @@ class TestLooks(unittest.TestCase):
             np.testing.assert_allclose(meta["surround"], want, err_msg=str(seed))
             flipped += flip and l != r
         self.assertGreater(flipped, 0)
+
+    def test_air_looks(self):
+        """--air-looks: with a share of 0 every draw is as before; with 1
+        every surround is air_field's: the body inside, fading, and dark
+        air around it that the box reports."""
+        body = np.full((80, 120), 180, np.uint8)
+        airs = 0
+        for seed in range(80):
+            td._air = 0.0
+            before, box0 = td.other_look_box(np.random.default_rng(seed), body)
+            td._air = 1.0
+            rng = np.random.default_rng(seed)
+            a, box = td.other_look_box(rng, body)
+            if not any(box0):
+                # No surround: the air share is never drawn, so not even
+                # the generator's state moves.
+                np.testing.assert_array_equal(a, before, str(seed))
+                self.assertEqual(rng.random(), self._after(seed, body), seed)
+                continue
+            if not any(box):
+                continue  # air_field may give no side air (0.2 ** 4)
+            airs += 1
+            l, t, r, b = box
+            h, w = a.shape
+            bh, bw = h - t - b, w - l - r
+            # The body is inside the box, whole and unchanged at its centre
+            # (a windowed look may have changed its level: compare with
+            # the surround-free draw's value there).
+            self.assertEqual((bh, bw), before[box0[1]:before.shape[0] - box0[3], box0[0]:before.shape[1] - box0[2]].shape, seed)
+            centre = a[t + bh // 2 - 2:t + bh // 2 + 2, l + bw // 2 - 2:l + bw // 2 + 2].astype(float)
+            ref = float(before[box0[1] + bh // 2, box0[0] + bw // 2])
+            self.assertLess(abs(centre.mean() - ref), 4, seed)
+            # Air: near black outside the body, apart from a marker.
+            for part in (a[:t], a[h - b:], a[:, :l], a[:, w - r:]):
+                if part.size:
+                    self.assertLess(np.median(part), 16, seed)
+            # A soft edge: on a side with air, the body's first column or
+            # row is darker than its centre.
+            if l > 0 and ref > 60:
+                self.assertLess(float(a[t + bh // 2, l]), ref - 20, seed)
+        self.assertGreater(airs, 10)
+
+    @staticmethod
+    def _after(seed, body):
+        rng = np.random.default_rng(seed)
+        td._air = 0.0
+        td.other_look_box(rng, body)
+        return rng.random()
 
 
 class TestVisibleTruth(unittest.TestCase):
