@@ -241,8 +241,8 @@ eval-pop:
 
 # The learned PoP finder on variety composites (pop_variety.py) made with
 # settings never used in training (--split heldout, seeds 43,000,000+),
-# each family left out of training (12 frames each, and 48 on fresh seeds
-# 43,700,000+), a larger 200-frame set, sessions of
+# each family left out of training (12 frames each, 48 on fresh seeds
+# 43,700,000+ and 120 on fresh seeds 49,100,000+), a larger 200-frame set, sessions of
 # unusable frames, 120 ray-traced photos and 12 hand-held sessions of 6
 # frames from a third generator (pop_scene3d.py, seeds 48,000,000+), the
 # same 48 scenes (seeds 44,000,000+) showing radiographs of the three
@@ -260,6 +260,9 @@ eval-popnet:
 		"lofo48-display-tv --kind vscreen --n 48 --seed0 43700000 --only display=tv" \
 		"lofo48-layout-viewer_light --kind vscreen --n 48 --seed0 43800000 --only layout=viewer_light" \
 		"lofo48-room-dark --kind vscreen --n 48 --seed0 43900000 --only room=dark" \
+		"lofo120-display-tv --kind vscreen --n 120 --seed0 49100000 --only display=tv" \
+		"lofo120-layout-viewer_light --kind vscreen --n 120 --seed0 49200000 --only layout=viewer_light" \
+		"lofo120-room-dark --kind vscreen --n 120 --seed0 49300000 --only room=dark" \
 		"content-xraysim --kind vscreen --n 48 --seed0 44000000 --content xraysim" \
 		"content-xraysim2 --kind vscreen --n 48 --seed0 44000000 --content xraysim2" \
 		"content-phantom --kind vscreen --n 48 --seed0 44000000 --content phantom"; do set -- $$a; d=$$1; shift; \
@@ -271,7 +274,8 @@ eval-popnet:
 	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d --n 120 --seed0 48000000 --workers 2
 	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d-seq --n 12 --frames 6 --size 1280x720 --seed0 48100000 --workers 2
 	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 \
-		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark content-xraysim content-xraysim2 content-phantom \
+		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark \
+		lofo120-display-tv lofo120-layout-viewer_light lofo120-room-dark content-xraysim content-xraysim2 content-phantom \
 		unusable20 scene3d scene3d-seq; do \
 		$(GO) run ./bench/evalpop --data $(POPNET_HELDOUT)/$$d --pop-models $(POP_MODELS) --models models || exit 1; done
 	# Plain radiograph files: the cardiac held-out set (make eval-cardiac writes it).
