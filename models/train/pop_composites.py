@@ -35,7 +35,8 @@ uses; --only AXIS=FAMILY and --exclude AXIS=FAMILY[,FAMILY] pick or leave
 out families (axes: display, layout, room). --content picks the generator
 of the radiographs on the screens (CONTENTS: the simulator's first world,
 as in training, its second world, or phantom.py), so the finder can be
-measured on radiographs unlike its training screens'.
+measured on radiographs unlike its training screens'; --content-dir DIR
+shows a folder's own images (a clinic's radiographs), without landmarks.
 
 Seeds: every composite seed also seeds its phantom. Ranges in use elsewhere:
 phantom training 1000-7000 (train_cardiac.sh), cardiac held-out 10,000,000+,
@@ -500,6 +501,20 @@ def _write(out, name, arr, quality, truth, fmt="jpg"):
 # finder on radiographs that do not look like its training screens' (make
 # eval-popnet's content sets), as a real screen shows a real patient.
 CONTENTS = ("xraysim", "xraysim2", "phantom")
+# A content of FOLDER + path shows the images of that folder instead
+# (--content-dir): a clinic's own radiographs, or ../shared/realref's, to
+# measure the finder on pictures no generator drew. They carry no truth
+# landmarks, so the frames measure where the displayed image is, not VHS.
+FOLDER = "dir:"
+FOLDER_EXTS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+
+
+def folder_images(folder):
+    """The image files of folder, sorted by name; SystemExit when none."""
+    paths = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.lower().endswith(FOLDER_EXTS))
+    if not paths:
+        raise SystemExit(f"no images ({', '.join(FOLDER_EXTS)}) in {folder}")
+    return paths
 
 
 def _render(content, seed, w=None, h=None, grey=False, long_side=None):
@@ -507,7 +522,19 @@ def _render(content, seed, w=None, h=None, grey=False, long_side=None):
     truth landmarks in pixels, meta with vhs and vlas), exactly w x h when
     given, else at the generator's own aspect (the simulator's with
     long_side; phantom.py's own size). grey asks the simulator for a grey
-    presentation (phantom.py's always is)."""
+    presentation (phantom.py's always is). A FOLDER content gives image
+    seed mod n of the folder, as it is (grey when asked), with no truth:
+    (image, None, None)."""
+    if content.startswith(FOLDER):
+        paths = folder_images(content[len(FOLDER):])
+        with Image.open(paths[seed % len(paths)]) as f:
+            im = f.convert("L" if grey else "RGB")
+        if w and h:
+            im = im.resize((w, h), Image.BILINEAR)
+        elif long_side:
+            k = long_side / max(im.size)
+            im = im.resize((max(1, round(im.width * k)), max(1, round(im.height * k))), Image.BILINEAR)
+        return im, None, None
     if content == "phantom":
         return phantom.generate(seed, w, h)
     opts = {"lightbox": False, "tint": "grey"} if grey else {"lightbox": False}
@@ -647,7 +674,13 @@ def main():
                     help="variety kinds: leave these families out")
     ap.add_argument("--content", choices=CONTENTS, default="xraysim",
                     help="variety kinds: the generator of the radiographs on the screens")
+    ap.add_argument("--content-dir", default="", metavar="DIR",
+                    help="variety kinds: show the images of DIR on the screens instead (no truth landmarks, "
+                         "so no VHS figures; never a training input)")
     a = ap.parse_args()
+    if a.content_dir:
+        folder_images(a.content_dir)
+        a.content = FOLDER + os.path.abspath(a.content_dir)
     opts = {"split": a.split, "only": parse_families(a.only, single=True), "exclude": parse_families(a.exclude),
             "content": a.content}
     os.makedirs(a.out, exist_ok=True)

@@ -45,6 +45,34 @@ class TestComposites(unittest.TestCase):
             self.assertGreater(np.abs(a - b).mean(), 1)
             self.assertGreater(np.abs(a - c).mean(), 1)
 
+    def test_content_folder(self):
+        """--content-dir: the scene of a seed shows image seed mod n of the
+        folder on its screen, with no landmarks; an empty folder is
+        refused."""
+        import tempfile
+        from PIL import Image
+        with tempfile.TemporaryDirectory() as d:
+            colours = [(200, 40, 40), (40, 200, 40), (40, 40, 200)]
+            for k, c in enumerate(colours):
+                Image.new("RGB", (90, 60), c).save(os.path.join(d, f"img{k}.png"))
+            with open(os.path.join(d, "notes.txt"), "w") as f:  # not an image
+                f.write("x")
+            self.assertEqual(len(pc.folder_images(d)), 3)
+            seed = pc.POP_TRAIN_SEED_BASE + 900_005
+            s, rad = pc.variety_scene(seed, "train", size=(320, 240), content=pc.FOLDER + d)
+            _, t = pc.pop_variety.frame(s)
+            self.assertNotIn("landmarks", t)
+            shown = np.asarray(rad.displayed.convert("RGB"), float).reshape(-1, 3).mean(0)
+            np.testing.assert_allclose(shown, colours[seed % 3], atol=1)
+            # The same scene as the generators' content shows.
+            s2, _ = pc.variety_scene(seed, "train", size=(320, 240), content="xraysim")
+            _, t2 = pc.pop_variety.frame(s2)
+            self.assertEqual((t["display"], t["layout"], t["room"]), (t2["display"], t2["layout"], t2["room"]))
+            np.testing.assert_allclose(t["corners"], t2["corners"])
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(SystemExit):
+                pc.folder_images(d)
+
     def test_unusable_black(self):
         arr, t = pc.unusable(pc.POP_TRAIN_SEED_BASE + 900_003, "black", (320, 240))
         self.assertFalse(t["usable"])
