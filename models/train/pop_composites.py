@@ -48,6 +48,7 @@ Usage:
   pop_composites.py OUT --kind sequence --n 30 --frames 8 --seed0 41000000
 """
 import argparse
+import functools
 import io
 import json
 import math
@@ -509,12 +510,14 @@ FOLDER = "dir:"
 FOLDER_EXTS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
 
+@functools.lru_cache(maxsize=None)
 def folder_images(folder):
-    """The image files of folder, sorted by name; SystemExit when none."""
+    """The image files of folder, sorted by name, listed once per process
+    (every viewport of every frame asks); SystemExit when none."""
     paths = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.lower().endswith(FOLDER_EXTS))
     if not paths:
         raise SystemExit(f"no images ({', '.join(FOLDER_EXTS)}) in {folder}")
-    return paths
+    return tuple(paths)
 
 
 def _render(content, seed, w=None, h=None, grey=False, long_side=None):

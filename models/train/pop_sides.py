@@ -31,16 +31,18 @@ import numpy as np
 from PIL import Image
 
 import pop_composites as pc
+from pop_traindata import VISIBLE_CONTRAST
 
 # A side whose inside and outside differ by less than this many grey
-# levels cannot be seen (pop_traindata.VISIBLE_CONTRAST's value).
-CONTRAST = 12.0
+# levels cannot be seen: the training data's own cut (--visible-truth).
+CONTRAST = VISIBLE_CONTRAST
 # Rectification of the true quad: its margin (share of the quad) and size.
 MARGIN = 0.08
 SIZE = 200
 # Strip width (rectified pixels) and the gap left at the edge.
 STRIP, GAP = 6, 2
 SIDES = ("top", "bottom", "left", "right")
+UNIT = [(0, 0), (1, 0), (1, 1), (0, 1)]
 
 _LINE = re.compile(r"^(\S+\.jpg) (\S+) (\S+) .*?err=([0-9.]+)% .*?quad=([-0-9.,]+)")
 
@@ -67,9 +69,7 @@ def offsets(truth, found):
     """Outward offset of each side of found against truth (quads TL, TR,
     BR, BL in frame pixels), in % of the true image's extent, measured in
     the true image's own coordinates: {side: %}."""
-    H = np.linalg.inv(pc.homography([(0, 0), (1, 0), (1, 1), (0, 1)], truth))  # frame -> unit
-    P = H @ np.vstack([np.asarray(found, float).T, np.ones(4)])
-    u = (P[:2] / P[2]).T
+    u = pc.apply_h(pc.homography(truth, UNIT), found)  # frame -> the true image's unit square
     return {"top": -(u[0, 1] + u[1, 1]) / 2 * 100, "bottom": ((u[2, 1] + u[3, 1]) / 2 - 1) * 100,
             "left": -(u[0, 0] + u[3, 0]) / 2 * 100, "right": ((u[1, 0] + u[2, 0]) / 2 - 1) * 100}
 
@@ -78,13 +78,11 @@ def side_greys(img, truth):
     """{side: (mean grey inside, mean grey outside)} along the middle 96 %
     of each side of the true quad on the grey frame img; a side whose
     outside lies more than 30 % beyond the frame is left out."""
-    Hm = pc.homography([(0, 0), (1, 0), (1, 1), (0, 1)], truth)
     u = np.linspace(-MARGIN, 1 + MARGIN, SIZE)
     U, V = np.meshgrid(u, u)
-    P = Hm @ np.stack([U.ravel(), V.ravel(), np.ones(U.size)])
-    x, y = P[0] / P[2], P[1] / P[2]
+    x, y = pc.apply_h(pc.homography(UNIT, truth), np.c_[U.ravel(), V.ravel()]).T
     ok = (x >= 0) & (y >= 0) & (x < img.shape[1] - 1) & (y < img.shape[0] - 1)
-    g = np.full(U.size, np.nan)
+    g = np.full(x.size, np.nan)
     g[ok] = img[y[ok].astype(int), x[ok].astype(int)]
     g = g.reshape(SIZE, SIZE)
     k = lambda v: int(round((v + MARGIN) / (1 + 2 * MARGIN) * (SIZE - 1)))
