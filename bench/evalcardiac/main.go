@@ -108,6 +108,7 @@ func main() {
 	firstStage := flag.Bool("first-stage", false, "measure the first stage alone (no refinement models); not with --card")
 	noLevel := flag.Bool("no-level", false, "measure every image as it is, without levelling a tilted spine; not with --card")
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
+	route := flag.String("route", "column", "how v is measured: column (the column the image shows; shipped) or span (the models' Vertebra A-B)")
 	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, guard, spread, p_radiograph, vertebral period score; negatives flagged) to this file")
 	flag.Parse()
 	if *noLevel && *card != "" {
@@ -120,6 +121,11 @@ func main() {
 	}
 	opts := cardiac.DefaultOptions()
 	opts.FirstStageOnly = *firstStage
+	opts.Route = cardiac.Route(*route)
+	if opts.Route != cardiac.RouteColumn && opts.Route != cardiac.RouteSpan {
+		fmt.Fprintln(os.Stderr, "evalcardiac: --route is column or span")
+		os.Exit(2)
+	}
 	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts, cardiac.PredictOptions{NoLevel: *noLevel}); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
@@ -187,7 +193,11 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		if dumpEnc != nil {
 			line := heldout.DumpLine{File: it.File, VHS: it.VHS, VLAS: it.VLAS, Code: int(res.Code), Guard: string(res.Guard), LevelledDeg: res.LevelledDeg,
 				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
-				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod}
+				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod, Column: res.Column}
+			if c := res.Column; c != nil && c.V > 0 {
+				vhs := (res.Geometry.LongAxis + res.Geometry.ShortAxis) / c.V
+				line.ColumnVHS = &vhs
+			}
 			if line.VertebralPeriod == nil && !rejected {
 				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {
 					return fmt.Errorf("%s: %w", it.File, err)

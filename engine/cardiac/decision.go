@@ -249,6 +249,17 @@ type Evidence struct {
 	// Decide also checks the VHS and VLAS ranges and the spread itself, so
 	// evidence built without it still meets guards 6 and 7.
 	Guards GuardResult
+	// Column is the column route's evidence (nil on the span route):
+	// then Spread is the heart points' spread (HeartSpread), bounded by
+	// MaxHeartSpreadForVHS instead of MaxSpreadForVHS, and the column
+	// must be found with a score of at least MinColumnScore.
+	Column *ColumnEvidence
+}
+
+// ColumnEvidence is what the column finder found (FindColumn).
+type ColumnEvidence struct {
+	Found bool    // a column was found dorsal to the heart
+	Score float64 // its repeat's score (Column.Score)
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -301,6 +312,8 @@ func (e Evidence) vhsGuard() Guard {
 		return GuardRadiographUncertain
 	case e.CorePeak < MinCorePeak:
 		return GuardLandmarksNotFound
+	case e.Column != nil && !e.Column.Found:
+		return GuardColumnNotFound
 	case e.Vertebra < MinVertebra:
 		return GuardVertebraDegenerate
 	case e.Guards.VHS != GuardNone:
@@ -309,7 +322,16 @@ func (e Evidence) vhsGuard() Guard {
 	if g := guardVHSRange(e.VHS); g != GuardNone {
 		return g
 	}
-	return guardSpread(e.Spread)
+	if e.Column == nil {
+		return guardSpread(e.Spread)
+	}
+	switch {
+	case !(e.Spread <= MaxHeartSpreadForVHS):
+		return GuardHeartPointsDisagree
+	case !(e.Column.Score >= MinColumnScore):
+		return GuardColumnWeak
+	}
+	return GuardNone
 }
 
 // vlasGuard is the first reason to withhold VLAS only (code 4).

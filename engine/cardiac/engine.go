@@ -49,7 +49,26 @@ type Options struct {
 	// come from the first stage alone (for evaluating what the second
 	// stage adds; docs/cardiac.md, "Refinement stage").
 	FirstStageOnly bool
+	// Route is how v is measured: RouteColumn (the default, "") from the
+	// column the image shows, RouteSpan from the models' Vertebra A-B
+	// (the route before v3.3, kept for side-by-side evaluation).
+	Route Route
 }
+
+// Route is how the engine measures the vertebral unit v
+// (docs/cardiac.md, "The column route").
+type Route string
+
+// The routes.
+const (
+	// RouteColumn measures v from the thoracic column's own period
+	// (FindColumn) and places Vertebra A and B on the column; the models
+	// give the heart points. The default.
+	RouteColumn Route = "column"
+	// RouteSpan takes v = |A-B| / 6 from the models' Vertebra A and B,
+	// checked by guards 8 and 9.
+	RouteSpan Route = "span"
+)
 
 // DefaultOptions are the engine's default settings: one intra-op thread per
 // model and as many landmark models at once as there are cores
@@ -254,6 +273,10 @@ type Result struct {
 	// that would return a VHS (guard 9). Not part of the spec's response
 	// body.
 	VertebralSpan *SpanCount
+	// Column is the thoracic column FindColumn measured v on (the column
+	// route), nil where it was not found or not sought (the span route,
+	// rejected images). Not part of the spec's response body.
+	Column *Column
 	// VHS and VLAS are rounded to DecimalsScore; nil where the code says
 	// they could not be calculated.
 	VHS, VLAS *float64
@@ -354,7 +377,11 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	}
 	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
 	r.LevelledDeg = levelled
-	r.checkImage(img)
+	if e.opts.Route == RouteSpan {
+		r.checkImage(img)
+	} else {
+		r.measureColumn(img, peaks)
+	}
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)
 		if err != nil {
@@ -430,8 +457,16 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 		Spread:         r.Spread,
 		Guards:         CheckPlausibility(r.Landmarks, r.Spread),
 	})
-	r.LandmarksDetected = r.Code.HasVHS()
 	r.AxesPerpendicular = finite && r.Geometry.AxesPerpendicular()
+	r.setNumbers()
+	return r
+}
+
+// setNumbers sets VHS, VLAS and LandmarksDetected from the code and the
+// geometry: each number rounded where the code carries it, nil where not.
+func (r *Result) setNumbers() {
+	r.VHS, r.VLAS = nil, nil
+	r.LandmarksDetected = r.Code.HasVHS()
 	if r.Code.HasVHS() {
 		v := Round(r.Geometry.VHS, DecimalsScore)
 		r.VHS = &v
@@ -440,7 +475,6 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 		v := Round(r.Geometry.VLAS, DecimalsScore)
 		r.VLAS = &v
 	}
-	return r
 }
 
 // checkImage applies the checks that look at the image itself to a

@@ -43,6 +43,15 @@ const (
 	// the column's own period along A-B (CountSpan) counts a span more
 	// than SpanCountTolerance vertebrae away from six.
 	GuardVertebralSpanNotSix Guard = "vertebral_span_not_six"
+	// GuardColumnNotFound (column route): no band dorsal to the heart
+	// repeats like a vertebral column, so v cannot be measured.
+	GuardColumnNotFound Guard = "column_not_found"
+	// GuardColumnWeak (column route): the column's repeat scores below
+	// MinColumnScore.
+	GuardColumnWeak Guard = "column_weak"
+	// GuardHeartPointsDisagree (column route): the members' heart points
+	// spread more than MaxHeartSpreadForVHS.
+	GuardHeartPointsDisagree Guard = "heart_points_disagree"
 	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
 	// (app/capture.PredictImage), not by Decide: the image was measured as
 	// a file, but it may be a screen photographed at an angle
@@ -82,6 +91,9 @@ var guardDescriptions = map[Guard]string{
 	GuardSpreadTooHigh:           "the five models disagree too much",
 	GuardVertebralPeriodMismatch: "the image does not show six vertebrae between Vertebra A and B",
 	GuardVertebralSpanNotSix:     "Vertebra A-B does not cover six of the image's vertebrae",
+	GuardColumnNotFound:          "no vertebral column was found dorsal to the heart",
+	GuardColumnWeak:              "the vertebral column's repeat is too faint to measure the vertebra",
+	GuardHeartPointsDisagree:     "the five models disagree on the heart's axes",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",
@@ -116,21 +128,13 @@ type GuardResult struct {
 // the guard that measures it, and non-finite input fails. The answer does
 // not change when the image is mirrored, rotated, scaled or shifted.
 func CheckPlausibility(l Landmarks, spread float64) GuardResult {
-	g := Measure(l)
-	if f := firstFailed(
-		func() Guard { return guardSpine(l) },
-		func() Guard { return guardScale(g) },
-		func() Guard { return guardAxes(l, g) },
-		func() Guard { return guardHeartTop(l) },
-		func() Guard { return guardVHSRange(g.VHS) },
-		func() Guard { return guardSpread(spread) },
-	); f != GuardNone {
-		return GuardResult{VHS: f}
+	r := checkPlausibilityWith(l, Measure(l).Vertebra)
+	if r.VHS == GuardNone {
+		if g := guardSpread(spread); g != GuardNone {
+			return GuardResult{VHS: g}
+		}
 	}
-	return GuardResult{VLAS: firstFailed(
-		func() Guard { return guardVLASPosition(l) },
-		func() Guard { return guardVLASRange(g.VLAS) },
-	)}
+	return r
 }
 
 func firstFailed(guards ...func() Guard) Guard {

@@ -345,15 +345,7 @@ func TestGuardsPassPhantomAnatomies(t *testing.T) {
 func TestEngineReportsGuard(t *testing.T) {
 	const w, h = 1000, 800
 	place := placement{mirror: true, rotDeg: 10, px: 40}
-	peaks := func(n int) [][NumLandmarks]float64 {
-		p := make([][NumLandmarks]float64, n)
-		for i := range p {
-			for k := range p[i] {
-				p[i][k] = 0.8
-			}
-		}
-		return p
-	}
+	peaks := sharpPeaks
 	cases := []struct {
 		name  string
 		l     Landmarks

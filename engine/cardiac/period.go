@@ -157,19 +157,7 @@ func bandAutocorrelations(img image.Image, a, b Point, f func(ac []float64, lag 
 		if hiLag >= len(p) {
 			continue
 		}
-		tr := trend[:len(p)]
-		movingAverage(p, win, tr)
-		var m float64
-		for i := range p {
-			p[i] -= tr[i]
-			m += p[i]
-		}
-		m /= float64(len(p))
-		var ss float64
-		for i := range p {
-			p[i] -= m
-			ss += p[i] * p[i]
-		}
+		ss := detrend(p, win, trend[:len(p)])
 		if math.Sqrt(ss/float64(len(p))) < periodMinProfileSD {
 			continue
 		}
@@ -236,49 +224,24 @@ func maxOf(x []float64) float64 {
 // the image spanning [0,W] x [0,H] with pixel centres at half-integers.
 // Between the outermost pixel centres only: nearer an edge is outside.
 type greySampler struct {
-	img  image.Image
-	b    image.Rectangle
-	gray *image.Gray
-	ycc  *image.YCbCr
+	px pixelReader
 }
 
-func newGreySampler(img image.Image) greySampler {
-	g := greySampler{img: img, b: img.Bounds()}
-	switch m := img.(type) {
-	case *image.Gray:
-		g.gray = m
-	case *image.YCbCr:
-		g.ycc = m
-	}
-	return g
-}
+func newGreySampler(img image.Image) greySampler { return greySampler{px: newPixelReader(img)} }
 
 // at is the grey level at (x, y) and whether (x, y) is inside.
 func (g greySampler) at(x, y float64) (float64, bool) {
 	fx, fy := x-0.5, y-0.5 // pixel index coordinates
-	w, h := g.b.Dx(), g.b.Dy()
+	w, h := g.px.b.Dx(), g.px.b.Dy()
 	if !(fx >= 0 && fy >= 0 && fx <= float64(w-1) && fy <= float64(h-1)) {
 		return 0, false
 	}
 	x0, y0 := int(fx), int(fy)
 	x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
 	ax, ay := fx-float64(x0), fy-float64(y0)
-	top := (1-ax)*g.pixel(x0, y0) + ax*g.pixel(x1, y0)
-	bottom := (1-ax)*g.pixel(x0, y1) + ax*g.pixel(x1, y1)
+	top := (1-ax)*g.px.pixel(x0, y0) + ax*g.px.pixel(x1, y0)
+	bottom := (1-ax)*g.px.pixel(x0, y1) + ax*g.px.pixel(x1, y1)
 	return (1-ay)*top + ay*bottom, true
-}
-
-// pixel is the grey level of pixel (i, j) counted from the bounds' corner.
-func (g greySampler) pixel(i, j int) float64 {
-	x, y := g.b.Min.X+i, g.b.Min.Y+j
-	switch {
-	case g.gray != nil:
-		return float64(g.gray.Pix[g.gray.PixOffset(x, y)]) / 255
-	case g.ycc != nil:
-		return float64(g.ycc.Y[g.ycc.YOffset(x, y)]) / 255
-	}
-	r, gr, bl, _ := g.img.At(x, y).RGBA()
-	return (0.299*float64(r) + 0.587*float64(gr) + 0.114*float64(bl)) / 0xffff
 }
 
 // Guard 9 (vertebral_span_not_six) and the vertebral span check of

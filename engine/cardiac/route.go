@@ -1,0 +1,119 @@
+package cardiac
+
+import (
+	"image"
+	"math"
+)
+
+// The column route (docs/cardiac.md, "The column route"): the landmark
+// models give the heart points; the vertebral unit v comes from the
+// column the image shows (FindColumn), and Vertebra A and B are placed
+// on that column. The heart points' agreement and the column's repeat
+// are judged separately, each by its own bound.
+const (
+	// MaxHeartSpreadForVHS (guard heart_points_disagree): the heart
+	// points' spread (HeartSpread) above this withholds the VHS (code
+	// 5). Chosen on validation sets only (docs/cardiac.md, "The column
+	// route").
+	MaxHeartSpreadForVHS = 0.005
+)
+
+// heartPoints are the four points VHS is measured between.
+var heartPoints = [...]int{HeartTop, HeartBottom, HeartRight, HeartLeft}
+
+// HeartSpread is the ensemble's disagreement on the heart's axes: the
+// mean over heart_top, heart_bottom, heart_right and heart_left of
+// Dispersion with scale max(W,H). It is the spread the column route
+// reports, since its Vertebra A and B come from the image, not from the
+// members.
+func HeartSpread(models []Landmarks, w, h int) float64 {
+	scale := float64(max(w, h))
+	var s float64
+	for _, k := range heartPoints {
+		s += Dispersion(models, k, scale)
+	}
+	return s / float64(len(heartPoints))
+}
+
+// measureColumn re-derives a result newResult made from the models'
+// landmarks on the column route: it finds the column in img with the
+// ensemble mean as the prior, puts Vertebra A and B on it, and decides the
+// code again from the heart points' own peaks and spread, the column's
+// unit and score, and the plausibility guards on the new landmarks.
+// Rejected results and code 0 are left as they are.
+func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
+	if r.Rejected || r.Code == CodeUnexpected || len(r.ModelLandmarks) == 0 {
+		return
+	}
+	w, h := r.Width, r.Height
+	scale := float64(max(w, h))
+	prior := EnsembleMean(r.ModelLandmarks)
+	col, found := FindColumn(img, prior)
+	l := r.Landmarks
+	v := math.NaN()
+	if found {
+		r.Column = &col
+		l[VertebraA], l[VertebraB] = col.A(), col.B()
+		l = clampTo(l, w, h)
+		v = col.V
+	}
+	r.Landmarks = l
+	r.Geometry = measureWith(l, v)
+	r.Spread = Round(HeartSpread(r.ModelLandmarks, w, h), DecimalsSpread)
+	r.Confidence = ConfidenceFor(r.Spread)
+	var core float64
+	for _, k := range heartPoints {
+		core += r.Peaks[k]
+	}
+	var guards GuardResult // no column: Decide withholds the VHS for that
+	if found {
+		// Guards 1-6 in vertebral units of the column, not of |A-B| / 6
+		// (they differ only where the column leaves the image); the heart
+		// spread has its own bound in Decide.
+		guards = checkPlausibilityWith(l, v)
+	}
+	r.Code, r.Guard = Decide(Evidence{
+		PRadiograph:    r.ClassifierConfidence,
+		Finite:         isFinite(r.Spread),
+		CorePeak:       core / float64(len(heartPoints)),
+		VLASPeak:       r.Peaks[VLASPoint],
+		VLASDispersion: Dispersion(r.ModelLandmarks, VLASPoint, scale),
+		Vertebra:       v / scale,
+		VHS:            r.Geometry.VHS,
+		VLAS:           r.Geometry.VLAS,
+		Spread:         r.Spread,
+		Guards:         guards,
+		Column:         &ColumnEvidence{Found: found, Score: col.Score},
+	})
+	r.GuardDetail = ""
+	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()
+	r.setNumbers()
+}
+
+// measureWith is Measure with the vertebral unit v given (NaN: none).
+func measureWith(l Landmarks, v float64) Geometry {
+	g := Measure(l)
+	g.Vertebra = v
+	g.VHS = (g.LongAxis + g.ShortAxis) / v
+	g.VLAS = g.VLASDist / v
+	return g
+}
+
+// checkPlausibilityWith is CheckPlausibility of l with the vertebral unit
+// v in place of |A-B| / 6, without the spread guard (7).
+func checkPlausibilityWith(l Landmarks, v float64) GuardResult {
+	g := measureWith(l, v)
+	if f := firstFailed(
+		func() Guard { return guardSpine(l) },
+		func() Guard { return guardScale(g) },
+		func() Guard { return guardAxes(l, g) },
+		func() Guard { return guardHeartTop(l) },
+		func() Guard { return guardVHSRange(g.VHS) },
+	); f != GuardNone {
+		return GuardResult{VHS: f}
+	}
+	return GuardResult{VLAS: firstFailed(
+		func() Guard { return guardVLASPosition(l) },
+		func() Guard { return guardVLASRange(g.VLAS) },
+	)}
+}

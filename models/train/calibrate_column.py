@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Choose the column route's two bounds (docs/cardiac.md, "The column route").
+
+Reads per-image dumps written by `go run ./bench/evalcardiac --route column --dump FILE` for
+validation sets (never the reported held-out seeds) and prints, for each candidate pair of
+bounds, how many VHS the column route would return and their error. A result counts when the
+engine returned a VHS or withheld it only by one of the two bounds (heart_points_disagree,
+column_weak); its VHS is then `column_vhs` (the reported heart points over the column's v).
+
+The rule, written before the tables were read (docs/cardiac.md):
+  * MinColumnScore is the smallest score (0.05 steps) under which the simulator's validation
+    radiographs, measured at their exact landmarks by bench/columncal, return no VHS off by more
+    than 1.5 v: the column's own failure (a harmonic, a band beside the spine), free of the heart.
+  * MaxHeartSpreadForVHS is the largest cut (0.0005 steps) under which no returned VHS of the
+    generalisation world's validation set (phantom.py, --gen) errs by more than --max-err v, with
+    MinColumnScore in place: the rule guard 7 of the span route was chosen by.
+
+    calibrate_column.py --gen dump-phantom.jsonl --own dump-sim.jsonl [--own dump-world2.jsonl]
+"""
+import argparse
+
+import numpy as np
+
+from calibrate_spread import load
+
+COUNTED_GUARDS = ("", "heart_points_disagree", "column_weak")
+
+
+def measurable(rows):
+    """(abs error, heart spread, column score) of radiographs the two bounds decide."""
+    out = []
+    for r in rows:
+        if r.get("negative") or r.get("guard", "") not in COUNTED_GUARDS:
+            continue
+        if r.get("column_vhs") is None or r.get("spread") is None:
+            continue
+        out.append((abs(r["column_vhs"] - r["vhs"]), r["spread"], r["column"]["Score"]))
+    return np.array(out).reshape(-1, 3)
+
+
+def returned(m, cut, score):
+    keep = (m[:, 1] <= cut) & (m[:, 2] >= score)
+    return m[keep, 0]
+
+
+CUTS = np.round(np.arange(0.003, 0.0201, 0.0005), 4)
+
+
+def choose(m, score, max_err, cuts=CUTS):
+    """The largest cut (None if none) below which, cut by cut, no returned VHS errs by more than
+    max_err: the first cut that returns such an error ends the search."""
+    chosen = None
+    for c in cuts:
+        e = returned(m, c, score)
+        if len(e) and e.max() > max_err:
+            break
+        chosen = c
+    return chosen
+
+
+def table(name, m, cuts, score):
+    print(f"{name}: {len(m)} radiographs decided by the two bounds (column score >= {score})")
+    print("  spread cut  returned  MAE    within 0.5  max err  >1.5 v")
+    for c in cuts:
+        e = returned(m, c, score)
+        if len(e):
+            print(f"  {c:.4f}     {len(e):8d}  {e.mean():.3f}  {np.mean(e <= 0.5):9.1%}  {e.max():.2f}     {int((e > 1.5).sum())}")
+        else:
+            print(f"  {c:.4f}     {0:8d}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gen", nargs="+", required=True, help="dumps of the generalisation world's validation set")
+    ap.add_argument("--own", nargs="*", default=[], help="dumps of the simulator's validation sets (reported only)")
+    ap.add_argument("--score", type=float, required=True, help="MinColumnScore (chosen by bench/columncal)")
+    ap.add_argument("--max-err", type=float, default=1.5)
+    a = ap.parse_args()
+    gen = measurable(load(a.gen))
+    chosen = choose(gen, a.score, a.max_err)
+    table("generalisation world", gen, CUTS, a.score)
+    for p in a.own:
+        table(p, measurable(load([p])), CUTS, a.score)
+    print(f"MaxHeartSpreadForVHS by the rule: {chosen}")
+
+
+if __name__ == "__main__":
+    main()
