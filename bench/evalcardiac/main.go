@@ -35,6 +35,11 @@ type Summary struct {
 	VHSMAE               num            `json:"vhs_mae"`
 	VHSMedianAE          num            `json:"vhs_median_ae"`
 	VHSP95AE             num            `json:"vhs_p95_ae"`
+	VHSCoverage          num            `json:"vhs_coverage"`   // share of radiographs with a VHS
+	VHSWithin05          num            `json:"vhs_within_0_5"` // share of returned VHS within 0.5 v
+	VHSWithin10          num            `json:"vhs_within_1_0"` // within 1.0 v
+	VHSMaxAE             num            `json:"vhs_max_ae"`     // the worst returned error
+	Route                string         `json:"route"`
 	VLASMeasured         int            `json:"vlas_measured"`
 	VLASMAE              num            `json:"vlas_mae"`
 	ClassAccuracy        num            `json:"class_accuracy"`
@@ -89,6 +94,20 @@ func median(x []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// shareWithin is the share of x at or below lim; NaN for an empty x.
+func shareWithin(x []float64, lim float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, v := range x {
+		if v <= lim {
+			n++
+		}
+	}
+	return float64(n) / float64(len(x))
 }
 
 func quantile(x []float64, q float64) float64 {
@@ -197,6 +216,8 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 			if c := res.Column; c != nil && c.V > 0 {
 				vhs := (res.Geometry.LongAxis + res.Geometry.ShortAxis) / c.V
 				line.ColumnVHS = &vhs
+				sd := res.HeartVHSSD
+				line.HeartVHSSD = &sd
 			}
 			if line.VertebralPeriod == nil && !rejected {
 				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {
@@ -249,6 +270,11 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		s.ByConfidence[k] = a
 	}
 	s.VHSMeasured, s.VLASMeasured = len(vhsErr), len(vlasErr)
+	s.Route = string(opts.Route)
+	if s.Radiographs > 0 {
+		s.VHSCoverage = num(float64(s.VHSMeasured) / float64(s.Radiographs))
+	}
+	s.VHSWithin05, s.VHSWithin10, s.VHSMaxAE = num(shareWithin(vhsErr, 0.5)), num(shareWithin(vhsErr, 1.0)), num(quantile(vhsErr, 1))
 	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(heldout.Mean(vhsErr)), num(median(vhsErr)), num(quantile(vhsErr, 0.95))
 	s.VLASMAE = num(heldout.Mean(vlasErr))
 	if s.VHSMeasured > 0 {
@@ -299,11 +325,13 @@ func writeCard(path, section, generator string, s Summary) error {
 		return fmt.Errorf("%s: eval markers missing", path)
 	}
 	var w strings.Builder
-	fmt.Fprintf(&w, "%s\nMeasured by `make eval` on %s: %d radiograph phantoms (%s) and %d negatives, none seen in training, run through the Go engine exactly as `vetlens predict` runs them.\n\n",
-		begin, time.Now().UTC().Format("2006-01-02"), s.Radiographs, generator, s.Negatives)
+	fmt.Fprintf(&w, "%s\nMeasured by `make eval` on %s: %d radiograph phantoms (%s) and %d negatives, none seen in training, run through the Go engine exactly as `vetlens predict` runs them, on the %s route.\n\n",
+		begin, time.Now().UTC().Format("2006-01-02"), s.Radiographs, generator, s.Negatives, s.Route)
 	w.WriteString("| metric | value | target |\n|---|---|---|\n")
 	fmt.Fprintf(&w, "| VHS MAE (vertebrae), %d measured | %.3f | <= 0.25 |\n", s.VHSMeasured, s.VHSMAE)
-	fmt.Fprintf(&w, "| VHS median / 95th percentile abs. error | %.3f / %.3f | |\n", s.VHSMedianAE, s.VHSP95AE)
+	fmt.Fprintf(&w, "| VHS median / 95th percentile / worst abs. error | %.3f / %.3f / %.2f | |\n", s.VHSMedianAE, s.VHSP95AE, s.VHSMaxAE)
+	fmt.Fprintf(&w, "| radiographs with a VHS (coverage) | %.1f %% | |\n", 100*s.VHSCoverage)
+	fmt.Fprintf(&w, "| returned VHS within 0.5 / 1.0 v | %.1f %% / %.1f %% | |\n", 100*s.VHSWithin05, 100*s.VHSWithin10)
 	fmt.Fprintf(&w, "| VLAS MAE (vertebrae), %d measured | %.3f | <= 0.2 |\n", s.VLASMeasured, s.VLASMAE)
 	fmt.Fprintf(&w, "| small / normal / large (<8.2, 8.2-10, >10) accuracy | %.1f %% | >= 95 %% |\n", 100*s.ClassAccuracy)
 	if s.Negatives > 0 {

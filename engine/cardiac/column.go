@@ -141,6 +141,10 @@ func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 	prof := make([]float64, nt)
 	trend := make([]float64, nt)
 	ac := make([]float64, 3*lagHi+3)
+	// The lags a band's peak search reads: its window and the neighbours
+	// of a third of it (fundamentalPeak); the chosen band's refinement
+	// reads up to three periods.
+	firstLag := max(0, int(math.Floor(float64(lagLo)*0.9/3))-1)
 	half := colHalfWidthV * perV
 	mid := float64(nt-1) / 2
 	pivot := colBeforeV * perV // the carina's foot, in columns of the grid
@@ -162,7 +166,7 @@ func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 			if !(amp > periodMinProfileSD) {
 				continue
 			}
-			correlations(prof, ac)
+			correlations(prof, ac[:lagHi+2], firstLag)
 			k, peak := fundamentalPeak(ac, lagLo, lagHi)
 			if k < 0 {
 				continue
@@ -208,7 +212,7 @@ func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 	dir = scaled(dir, 1/norm(dir))
 	foot := addScaled(addScaled(origin, u, colBeforeV*v0), n, pick.row*cell)
 	col := Column{Score: pick.score, Carina: foot, Dir: dir, Period: math.Hypot(1, pick.slope) * cell}
-	correlations(bestProf, ac)
+	correlations(bestProf, ac, 0)
 	col.Period *= refinePeriod(ac, bestLag)
 	col.V = col.Period * ColumnVertebraFactor
 	return col, true
@@ -323,10 +327,14 @@ func detrend(p []float64, win int, trend []float64) (ss float64) {
 }
 
 // correlations writes into ac[k] the Pearson correlation of p[0:n-k] with
-// p[k:n] for every k < len(ac) (0 where fewer than 4 pairs remain).
-func correlations(p, ac []float64) {
+// p[k:n] for every k from first to len(ac)-1 (0 where fewer than 4 pairs
+// remain), and 0 below first.
+func correlations(p, ac []float64, first int) {
 	n := len(p)
-	for k := range ac {
+	for k := range first {
+		ac[k] = 0
+	}
+	for k := first; k < len(ac); k++ {
 		m := n - k
 		if m < 4 {
 			ac[k] = 0

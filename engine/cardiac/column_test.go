@@ -161,8 +161,9 @@ func TestFindColumnRefuses(t *testing.T) {
 }
 
 // TestColumnRouteGuards: on the column route a result withholds the VHS
-// (code 5) when the column is missing or weak or the members disagree
-// on the heart, and names which; the number it returns otherwise is the
+// (code 5) when the column is missing or the members disagree on the
+// heart's VHS, and names which, but not for members that sit apart and
+// agree on the axes' lengths; the number it returns otherwise is the
 // heart's axes over the column's v, not over the members' A-B.
 func TestColumnRouteGuards(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
@@ -176,10 +177,14 @@ func TestColumnRouteGuards(t *testing.T) {
 	for i := range flat.Pix {
 		flat.Pix[i] = 90
 	}
-	// Two members 3 % of the image apart on every heart point.
+	// A member whose short axis is a vertebra longer: VHS 11, not 10.
 	apart := short
+	apart[HeartLeft] = addScaled(apart[HeartLeft], sub(short[HeartLeft], short[HeartRight]), c.period/short[HeartLeft].Dist(short[HeartRight]))
+	// Members 2 % of the image apart on every heart point, but agreeing
+	// on the axes' lengths: the pixel spread lowers the confidence only.
+	shifted := short
 	for _, k := range heartPoints {
-		apart[k] = addScaled(apart[k], Point{1, 1}, 0.03*900/math.Sqrt2)
+		shifted[k] = addScaled(shifted[k], Point{1, 1}, 0.02*900/math.Sqrt2)
 	}
 	cases := []struct {
 		name    string
@@ -190,6 +195,7 @@ func TestColumnRouteGuards(t *testing.T) {
 		{"plain column, members agree", img, []Landmarks{short, short}, GuardNone},
 		{"no column", flat, []Landmarks{short, short}, GuardColumnNotFound},
 		{"members disagree on the heart", img, []Landmarks{short, apart}, GuardHeartPointsDisagree},
+		{"members apart, agreeing on VHS", img, []Landmarks{short, shifted}, GuardNone},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -224,7 +230,7 @@ func TestColumnRouteGuards(t *testing.T) {
 // themselves.
 func TestDecideColumnGuards(t *testing.T) {
 	ok := Evidence{PRadiograph: 0.9, Finite: true, CorePeak: 0.5, VLASPeak: 0.5, Vertebra: 0.05,
-		VHS: 10, VLAS: 2, Spread: 0.003, Column: &ColumnEvidence{Found: true, Score: 0.8}}
+		VHS: 10, VLAS: 2, Spread: 0.003, Column: &ColumnEvidence{Found: true, Score: 0.8, HeartVHSSD: 0.05}}
 	cases := []struct {
 		name  string
 		edit  func(*Evidence)
@@ -235,9 +241,11 @@ func TestDecideColumnGuards(t *testing.T) {
 		{"column not found", func(e *Evidence) { e.Column = &ColumnEvidence{} }, CodeNoLandmarks, GuardColumnNotFound},
 		{"column weak", func(e *Evidence) { e.Column.Score = MinColumnScore - 0.01 }, CodeNoLandmarks, GuardColumnWeak},
 		{"column at the bound", func(e *Evidence) { e.Column.Score = MinColumnScore }, CodeHighConfidence, GuardNone},
-		{"heart spread over the bound", func(e *Evidence) { e.Spread = MaxHeartSpreadForVHS + 1e-5 }, CodeNoLandmarks, GuardHeartPointsDisagree},
-		{"heart spread NaN", func(e *Evidence) { e.Spread = math.NaN() }, CodeNoLandmarks, GuardHeartPointsDisagree},
-		{"both weak: the heart is named first", func(e *Evidence) { e.Spread, e.Column.Score = 1, 0 }, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"members' VHS over the bound", func(e *Evidence) { e.Column.HeartVHSSD = MaxHeartVHSSD + 0.01 }, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"members' VHS at the bound", func(e *Evidence) { e.Column.HeartVHSSD = MaxHeartVHSSD }, CodeHighConfidence, GuardNone},
+		{"members' VHS NaN", func(e *Evidence) { e.Column.HeartVHSSD = math.NaN() }, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"a wide pixel spread lowers the confidence", func(e *Evidence) { e.Spread = 0.009 }, CodeReview, GuardNone},
+		{"both weak: the heart is named first", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score = 1, 0 }, CodeNoLandmarks, GuardHeartPointsDisagree},
 		{"span route: no column needed", func(e *Evidence) { e.Column = nil }, CodeHighConfidence, GuardNone},
 		{"span route: its own spread bound", func(e *Evidence) { e.Column = nil; e.Spread = MaxSpreadForVHS + 1e-5 }, CodeNoLandmarks, GuardSpreadTooHigh},
 	}

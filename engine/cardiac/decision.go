@@ -250,16 +250,18 @@ type Evidence struct {
 	// evidence built without it still meets guards 6 and 7.
 	Guards GuardResult
 	// Column is the column route's evidence (nil on the span route):
-	// then Spread is the heart points' spread (HeartSpread), bounded by
-	// MaxHeartSpreadForVHS instead of MaxSpreadForVHS, and the column
-	// must be found with a score of at least MinColumnScore.
+	// then Spread (the heart points' spread, HeartSpread) sets the
+	// confidence level only, the members' VHS must agree within
+	// MaxHeartVHSSD and the column must be found with a score of at
+	// least MinColumnScore.
 	Column *ColumnEvidence
 }
 
-// ColumnEvidence is what the column finder found (FindColumn).
+// ColumnEvidence is what the column route measured.
 type ColumnEvidence struct {
-	Found bool    // a column was found dorsal to the heart
-	Score float64 // its repeat's score (Column.Score)
+	Found      bool    // a column was found dorsal to the heart
+	Score      float64 // its repeat's score (Column.Score)
+	HeartVHSSD float64 // the members' VHS disagreement (HeartVHSSD), vertebrae
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -326,7 +328,7 @@ func (e Evidence) vhsGuard() Guard {
 		return guardSpread(e.Spread)
 	}
 	switch {
-	case !(e.Spread <= MaxHeartSpreadForVHS):
+	case !(e.Column.HeartVHSSD <= MaxHeartVHSSD):
 		return GuardHeartPointsDisagree
 	case !(e.Column.Score >= MinColumnScore):
 		return GuardColumnWeak

@@ -273,6 +273,10 @@ type Result struct {
 	// that would return a VHS (guard 9). Not part of the spec's response
 	// body.
 	VertebralSpan *SpanCount
+	// HeartVHSSD is the column route's HeartVHSSD: how far the members'
+	// VHS disagree, in vertebrae; 0 on the span route, NaN where no
+	// column was found. Not part of the spec's response body.
+	HeartVHSSD float64
 	// Column is the thoracic column FindColumn measured v on (the column
 	// route), nil where it was not found or not sought (the span route,
 	// rejected images). Not part of the spec's response body.

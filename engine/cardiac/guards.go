@@ -49,8 +49,9 @@ const (
 	// GuardColumnWeak (column route): the column's repeat scores below
 	// MinColumnScore.
 	GuardColumnWeak Guard = "column_weak"
-	// GuardHeartPointsDisagree (column route): the members' heart points
-	// spread more than MaxHeartSpreadForVHS.
+	// GuardHeartPointsDisagree (column route): the VHS of the members'
+	// own heart points over the column's v spread more than
+	// MaxHeartVHSSD.
 	GuardHeartPointsDisagree Guard = "heart_points_disagree"
 	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
 	// (app/capture.PredictImage), not by Decide: the image was measured as

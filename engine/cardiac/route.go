@@ -11,11 +11,13 @@ import (
 // on that column. The heart points' agreement and the column's repeat
 // are judged separately, each by its own bound.
 const (
-	// MaxHeartSpreadForVHS (guard heart_points_disagree): the heart
-	// points' spread (HeartSpread) above this withholds the VHS (code
-	// 5). Chosen on validation sets only (docs/cardiac.md, "The column
-	// route").
-	MaxHeartSpreadForVHS = 0.005
+	// MaxHeartVHSSD (guard heart_points_disagree): the members' VHS
+	// over the column's v (HeartVHSSD) spreading more than this, in
+	// vertebrae (standard deviation), withholds the VHS (code 5). The
+	// disagreement is judged in the unit the result is read in, not in
+	// pixels of the image. Chosen on validation sets only
+	// (docs/cardiac.md, "The column route").
+	MaxHeartVHSSD = 0.11
 )
 
 // heartPoints are the four points VHS is measured between.
@@ -33,6 +35,25 @@ func HeartSpread(models []Landmarks, w, h int) float64 {
 		s += Dispersion(models, k, scale)
 	}
 	return s / float64(len(heartPoints))
+}
+
+// HeartVHSSD is the standard deviation over the members of the VHS each
+// member's own heart points give over the vertebral unit v (pixels):
+// how far the members disagree on the number itself. NaN for no members
+// or no v.
+func HeartVHSSD(models []Landmarks, v float64) float64 {
+	if len(models) == 0 || !(v > 0) {
+		return math.NaN()
+	}
+	var sum, sq float64
+	for _, m := range models {
+		x := (m[HeartTop].Dist(m[HeartBottom]) + m[HeartRight].Dist(m[HeartLeft])) / v
+		sum += x
+		sq += x * x
+	}
+	n := float64(len(models))
+	mean := sum / n
+	return math.Sqrt(max(0, sq/n-mean*mean))
 }
 
 // measureColumn re-derives a result newResult made from the models'
@@ -60,6 +81,7 @@ func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
 	r.Landmarks = l
 	r.Geometry = measureWith(l, v)
 	r.Spread = Round(HeartSpread(r.ModelLandmarks, w, h), DecimalsSpread)
+	r.HeartVHSSD = HeartVHSSD(r.ModelLandmarks, v)
 	r.Confidence = ConfidenceFor(r.Spread)
 	var core float64
 	for _, k := range heartPoints {
@@ -83,7 +105,7 @@ func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
 		VLAS:           r.Geometry.VLAS,
 		Spread:         r.Spread,
 		Guards:         guards,
-		Column:         &ColumnEvidence{Found: found, Score: col.Score},
+		Column:         &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD},
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()

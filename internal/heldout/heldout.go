@@ -88,6 +88,9 @@ type DumpLine struct {
 	// column's v, also where a guard withheld the VHS (NaN-free: absent
 	// when no column was found).
 	ColumnVHS *float64 `json:"column_vhs,omitempty"`
+	// HeartVHSSD is how far the members' VHS over the column's v
+	// disagree (cardiac.Result.HeartVHSSD), where a column was found.
+	HeartVHSSD *float64 `json:"heart_vhs_sd,omitempty"`
 }
 
 // ReadDump reads a dump (one JSON DumpLine a line) by file name.

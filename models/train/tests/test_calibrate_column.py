@@ -6,15 +6,15 @@ import numpy as np
 import calibrate_column
 
 
-def row(err, spread, score, guard=""):
-    return {"vhs": 10.0, "column_vhs": 10.0 + err, "spread": spread, "guard": guard,
+def row(err, sd, score, guard=""):
+    return {"vhs": 10.0, "column_vhs": 10.0 + err, "heart_vhs_sd": sd, "spread": 0.01, "guard": guard,
             "column": {"Score": score, "V": 40.0}}
 
 
 class CalibrateColumnTest(unittest.TestCase):
-    rows = [row(0.2, 0.004, 0.9), row(-0.4, 0.006, 0.8, "heart_points_disagree"),
-            row(1.8, 0.008, 0.9, "heart_points_disagree"), row(3.0, 0.004, 0.3, "column_weak"),
-            row(5.0, 0.001, 0.9, "axes_out_of_scale"),  # decided by another guard: not counted
+    rows = [row(0.2, 0.04, 0.9), row(-0.4, 0.06, 0.8, "heart_points_disagree"),
+            row(1.8, 0.08, 0.9, "heart_points_disagree"), row(3.0, 0.04, 0.3, "column_weak"),
+            row(5.0, 0.01, 0.9, "axes_out_of_scale"),  # decided by another guard: not counted
             {"vhs": 9.0, "guard": "column_not_found", "spread": 0.004},
             {"negative": True, "code": 6, "file": "neg_0001.jpg"}]
 
@@ -25,15 +25,15 @@ class CalibrateColumnTest(unittest.TestCase):
 
     def test_the_score_bound_withholds_weak_columns(self):
         m = calibrate_column.measurable(self.rows)
-        self.assertEqual(len(calibrate_column.returned(m, 0.02, 0.5)), 3)
-        self.assertEqual(len(calibrate_column.returned(m, 0.02, 0.0)), 4)
+        self.assertEqual(len(calibrate_column.returned(m, 0.2, 0.5)), 3)
+        self.assertEqual(len(calibrate_column.returned(m, 0.2, 0.0)), 4)
 
     def test_chooses_the_largest_cut_before_the_first_large_error(self):
         m = calibrate_column.measurable(self.rows)
-        cuts = np.array([0.004, 0.005, 0.006, 0.007, 0.008, 0.009])
-        self.assertAlmostEqual(calibrate_column.choose(m, 0.5, 1.5, cuts), 0.007)
+        cuts = np.array([0.04, 0.05, 0.06, 0.07, 0.08, 0.09])
+        self.assertAlmostEqual(calibrate_column.choose(m, 0.5, 1.5, cuts), 0.07)
         # A looser error limit lets the 1.8 v one through.
-        self.assertAlmostEqual(calibrate_column.choose(m, 0.5, 2.0, cuts), 0.009)
+        self.assertAlmostEqual(calibrate_column.choose(m, 0.5, 2.0, cuts), 0.09)
         # Every cut returns the 3 v weak column when the score bound is off.
         self.assertIsNone(calibrate_column.choose(m, 0.0, 1.5, cuts))
 
