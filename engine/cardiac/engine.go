@@ -2,6 +2,7 @@ package cardiac
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -49,9 +50,12 @@ type Options struct {
 	// come from the first stage alone (for evaluating what the second
 	// stage adds; docs/cardiac.md, "Refinement stage").
 	FirstStageOnly bool
-	// Route is how v is measured: RouteColumn (the default, "") from the
-	// column the image shows, RouteSpan from the models' Vertebra A-B
-	// (the route before v3.3, kept for side-by-side evaluation).
+	// Route is how v is measured: RouteColumn from the column the image
+	// shows, RouteSpan from the models' Vertebra A-B (the route before
+	// v3.3, kept for side-by-side evaluation). "" takes the cardiac
+	// family's param "route" from the manifest, and RouteColumn where the
+	// manifest names none, so a model version keeps the route it was
+	// validated with (app/learn's rollback restores both).
 	Route Route
 }
 
@@ -130,6 +134,11 @@ func Load(dir string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
 	}
+	if o.Route == "" {
+		if o.Route, err = familyRoute(fam); err != nil {
+			return nil, fmt.Errorf("model manifest %s: %w", dir, err)
+		}
+	}
 	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin,
 		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
 	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs)
@@ -200,6 +209,30 @@ func (e *Engine) Close() error {
 		errs = append(errs, l.s.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Route is the route the engine measures v by (Options.Route, or the
+// manifest's).
+func (e *Engine) Route() Route { return e.opts.Route }
+
+// familyRoute reads the cardiac family's param "route": RouteColumn
+// where it is absent.
+func familyRoute(fam manifest.Family) (Route, error) {
+	var p struct {
+		Route Route `json:"route"`
+	}
+	if len(fam.Params) > 0 {
+		if err := json.Unmarshal(fam.Params, &p); err != nil {
+			return "", fmt.Errorf("cardiac family params: %w", err)
+		}
+	}
+	switch p.Route {
+	case "":
+		return RouteColumn, nil
+	case RouteColumn, RouteSpan:
+		return p.Route, nil
+	}
+	return "", fmt.Errorf("cardiac family param route %q: want %q or %q", p.Route, RouteColumn, RouteSpan)
 }
 
 // ModelVersion is the manifest's cardiac family model_version.

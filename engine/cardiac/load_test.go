@@ -64,6 +64,7 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"refinement without margin", withRefine(2), nil, "need the cardiac family param refine_margin", nil},
 		{"refinement margin negative", withRefine(2), margin(`{"refine_margin":-0.1}`), "refine_margin in [0,2]", nil},
 		{"refinement margin not a number", withRefine(2), margin(`{"refine_margin":"wide"}`), "cardiac family params", nil},
+		{"unknown route", five, margin(`{"route":"guess"}`), `route "guess"`, nil},
 		{"refinement checksum mismatch", append(withRefine(1), func() manifest.Model {
 			m := refine(2)
 			m.SHA256 = strings.Repeat("0", 64)
@@ -106,5 +107,28 @@ func TestLoadManifestErrors(t *testing.T) {
 				t.Errorf("error %v is not %v", err, tc.sentinel)
 			}
 		})
+	}
+}
+
+// TestFamilyRoute: the manifest's cardiac family names the route its
+// models were validated with; none means the column route.
+func TestFamilyRoute(t *testing.T) {
+	cases := []struct {
+		params string
+		want   Route
+		err    bool
+	}{
+		{"", RouteColumn, false},
+		{`{}`, RouteColumn, false},
+		{`{"route":"column"}`, RouteColumn, false},
+		{`{"route":"span","refine_margin":0.2}`, RouteSpan, false},
+		{`{"route":"spine"}`, "", true},
+		{`{"route":7}`, "", true},
+	}
+	for _, tc := range cases {
+		got, err := familyRoute(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)})
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("params %s: route %q, error %v; want %q, error %v", tc.params, got, err, tc.want, tc.err)
+		}
 	}
 }
