@@ -160,11 +160,17 @@ func DICOMLimits() dicom.Limits {
 }
 
 // DICOMDecodeBytes estimates the peak memory of decoding a DICOM file:
-// the parsed data set (its pixel data included), the stored values of the
-// first frame (2 bytes per pixel), a JPEG frame's decoded image (up to 3)
-// and the grey image (1).
+// the parsed data set (its pixel data included; for a deflated file, also
+// the inflated copy the parser reads, which holds the elements before the
+// pixel data and the first frame only), the stored values of the first
+// frame (2 bytes per pixel), a JPEG frame's decoded image (up to 3) and
+// the grey image (1).
 func DICOMDecodeBytes(h dicom.Header) int64 {
-	return h.DataBytes + 6*int64(h.Width)*int64(h.Height)
+	data := h.DataBytes
+	if h.TransferSyntaxUID == dicom.DeflatedExplicitVRLE {
+		data *= 2
+	}
+	return data + 6*int64(h.Width)*int64(h.Height)
 }
 
 // DICOMError maps engine/dicom's errors to this package's sentinels,
