@@ -224,6 +224,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		return err
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
+	ln = api.Listener(ln) // the connection limits
 	srv := api.HTTPServer(httpapi.TLSConfig(cert))
 	srv.ConnState = c.connState
 	if created {
@@ -266,6 +267,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		public := publicHost(c.publicHost, host)
 		fmt.Fprintf(stdout, "vetlens: redirect target https://%s\n", net.JoinHostPort(public, port))
+		rl = api.Listener(rl)
 		run(func() error {
 			return httpapi.Serve(ctx, &http.Server{Handler: httpapi.RedirectHandler(public, port),
 				ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}, rl, 5*time.Second)

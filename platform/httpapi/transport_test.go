@@ -48,7 +48,8 @@ func TestRedirectIgnoresHost(t *testing.T) {
 }
 
 // serveReal runs the API behind HTTPServer (its timeouts, ErrorLog and
-// TLS configuration) on a loopback listener until the test ends.
+// TLS configuration) on a loopback listener with its connection limits
+// (Listener) until the test ends.
 func serveReal(t *testing.T, a *api) (addr string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,7 +59,7 @@ func serveReal(t *testing.T, a *api) (addr string) {
 	srv := a.h.HTTPServer(TLSConfig(a.srv.TLS.Certificates...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, srv, ln, time.Second) }()
+	go func() { done <- Serve(ctx, srv, a.h.Listener(ln), time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String()
 }

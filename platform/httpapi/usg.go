@@ -26,6 +26,7 @@ const (
 	codeNotFound    usg.Code = "not_found"
 	codeMethod      usg.Code = "method_not_allowed"
 	codeNoSpace     usg.Code = "insufficient_storage"
+	codeTimeout     usg.Code = "request_timeout"
 )
 
 // cors adds the spec's permissive CORS headers to every /usg/v1 response.
@@ -95,6 +96,10 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 	s.bodyDone(w)
 	if tooLarge {
 		usgError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
+		return
+	}
+	if bodyTimedOut(err) {
+		usgError(w, http.StatusRequestTimeout, codeTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxSmallBody)))
 		return
 	}
 	if err != nil {

@@ -33,7 +33,8 @@ func v3Error(w http.ResponseWriter, status int, msg string) {
 // v3 wraps a cardiac handler: API key (403 when missing or invalid), the
 // per-key in-flight limit (429), the request timeout, and a body bounded
 // by limit (413 beyond it) and by the route's read timeout
-// (bodyReadTimeout), read before the handler runs.
+// (bodyReadTimeout; 408 past it, and the connection closed), read before
+// the handler runs. The key is checked before any of the body is read.
 func (s *Server) v3(limit int64, h v3Handler) http.Handler {
 	return s.v3Body(limit, true, h)
 }
@@ -76,6 +77,10 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 			s.bodyDone(w)
 			if tooLarge {
 				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
+				return
+			}
+			if bodyTimedOut(err) {
+				v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(limit)))
 				return
 			}
 			if err != nil {
@@ -134,6 +139,9 @@ func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool)
 	switch {
 	case errors.As(err, &mbe):
 		v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		return nil, false
+	case bodyTimedOut(err):
+		v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxPredictBody)))
 		return nil, false
 	case err != nil:
 		s.v3Fail(w, req.r, err)
