@@ -50,6 +50,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
 	pixelWait := config.PixelWait.Duration(fs, 0)
 	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
+	freeRechecks := config.MaxFreeRechecks.Int(fs, 0)
 	importDir := config.ImportDir.String(fs, "")
 	learnPoll := config.LearnPoll.Duration(fs, config.DefaultLearnPoll)
 	if err := fs.Parse(args); err != nil {
@@ -67,7 +68,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
-		learnPoll: *learnPoll,
+		learnPoll: *learnPoll, freeRechecks: *freeRechecks,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -94,6 +95,8 @@ type serveConfig struct {
 	pixelWait   time.Duration
 	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
 	popSessions int
+	// freeRechecks is app.Config.MaxFreeRechecks (0: no cap).
+	freeRechecks int
 	// importDir is the watched import folder ("": none).
 	importDir string
 	// learnPoll is how often the active model version is checked (0:
@@ -198,6 +201,7 @@ func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *ap
 	cfg.CardiacConcurrency = c.cardiacConc
 	cfg.PixelBudget, cfg.PixelWait = c.pixelBudget, c.pixelWait
 	cfg.MaxOpenSessionsPerKey = c.popSessions
+	cfg.MaxFreeRechecks = c.freeRechecks
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
