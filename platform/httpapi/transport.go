@@ -36,12 +36,29 @@ func TLSConfig(certs ...tls.Certificate) *tls.Config {
 // on https://publicHost:httpsPort. The target host is the configured
 // one, never the request's Host header, so a forged Host cannot turn the
 // redirect into one to another site.
+//
+// A request that carries an x-api-key header is refused instead (403,
+// naming HTTPS and the address to use; the USG error shape, code
+// https_required, under /usg/): a redirect would let a client set up with
+// http:// keep working while it sends its key in clear text on every
+// call. The connection is closed after the answer, the body unread.
 func RedirectHandler(publicHost, httpsPort string) http.Handler {
 	base := "https://" + net.JoinHostPort(publicHost, httpsPort)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uri := r.URL.RequestURI()
 		if !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") {
 			uri = "/" + strings.TrimLeft(uri, "/")
+		}
+		if len(r.Header.Values("x-api-key")) > 0 {
+			msg := "API requests with a key must use HTTPS: send this one to " + base + uri +
+				". Plain HTTP is refused because the key crosses the network in clear text; this key was sent so, so consider replacing it (vetlens keys create, then keys revoke)"
+			w.Header().Set("Connection", "close")
+			if strings.HasPrefix(uri, "/usg/") {
+				usgError(w, http.StatusForbidden, codeHTTPSRequired, msg)
+				return
+			}
+			v3Error(w, http.StatusForbidden, msg)
+			return
 		}
 		http.Redirect(w, r, base+uri, http.StatusPermanentRedirect)
 	})

@@ -27,6 +27,8 @@ const (
 	codeMethod      usg.Code = "method_not_allowed"
 	codeNoSpace     usg.Code = "insufficient_storage"
 	codeTimeout     usg.Code = "request_timeout"
+	// codeHTTPSRequired: a request with a key over plain HTTP.
+	codeHTTPSRequired usg.Code = "https_required"
 )
 
 // cors adds the spec's permissive CORS headers to every /usg/v1 response.
