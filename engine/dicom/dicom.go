@@ -19,6 +19,8 @@ import (
 	dcm "github.com/suyashkumar/dicom"
 	"github.com/suyashkumar/dicom/pkg/tag"
 	"github.com/suyashkumar/dicom/pkg/uid"
+
+	"vetlens/internal/errs"
 )
 
 // Sentinel errors, returned wrapped with detail.
@@ -148,7 +150,7 @@ func Decode(b []byte, lim Limits) (img *Image, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			img, err = nil, fmt.Errorf("%w: pixel data: %v", ErrCorrupt, r)
+			img, err = nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the pixel data could not be read", fmt.Errorf("panic: %v", r)))
 		}
 	}()
 	gray, voi, err := p.render()
@@ -203,13 +205,13 @@ func parse(b []byte, lim Limits, withPixels bool) (p *parsed, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+			p, err = nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the data set could not be parsed", fmt.Errorf("panic: %v", r)))
 		}
 	}()
 	p.ds, err = dcm.Parse(bytes.NewReader(src), int64(len(src)), nil,
 		dcm.SkipProcessingPixelDataValue(), dcm.AllowUnknownSpecificCharacterSet(), dcm.AllowMissingMetaElementGroupLength())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the data set could not be parsed", err))
 	}
 	if err := p.checkImage(lim); err != nil {
 		return nil, err

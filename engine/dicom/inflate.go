@@ -10,6 +10,8 @@ import (
 	"io"
 
 	"github.com/suyashkumar/dicom/pkg/tag"
+
+	"vetlens/internal/errs"
 )
 
 // DeflateMargin bounds what a deflated data set may inflate to beyond the
@@ -108,7 +110,7 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return fmt.Errorf("%w: deflated data set ends inside %s", ErrCorrupt, what)
 		}
-		return fmt.Errorf("%w: deflated data set: %s: %v", ErrCorrupt, what, err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the deflated data set could not be inflated", err))
 	}
 	var hdr [12]byte
 	read := func(p []byte, what string) error {
@@ -254,7 +256,7 @@ func (res *inflatedSet) finish(out *bytes.Buffer, metaLen int, br *bufio.Reader,
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return fmt.Errorf("%w: deflated data set ends inside its pixel data", ErrCorrupt)
 			}
-			return fmt.Errorf("%w: deflated data set: pixel data: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the deflated pixel data could not be inflated", err))
 		}
 	}
 	res.file = file

@@ -81,20 +81,35 @@ func GreyPixels(w, h int) []byte {
 	return p
 }
 
-// Deflated is a DICOM Part 10 file with the deflated explicit VR little
-// endian transfer syntax whose data set is what write writes, deflated as
-// it is written (so a data set of hundreds of MB never sits in memory).
-func Deflated(t testing.TB, write func(w io.Writer)) []byte {
-	t.Helper()
+// partTen is the preamble, "DICM" and the file meta information of a
+// Part 10 file in transfer syntax ts.
+func partTen(ts string) *bytes.Buffer {
 	var meta bytes.Buffer
 	Elem(&meta, 0x0002, 0x0001, "OB", []byte{0, 1})
-	Elem(&meta, 0x0002, 0x0010, "UI", []byte(DeflatedTS))
+	Elem(&meta, 0x0002, 0x0010, "UI", []byte(ts))
 	var file bytes.Buffer
 	file.Write(make([]byte, 128))
 	file.WriteString("DICM")
 	Elem(&file, 0x0002, 0x0000, "UL", binary.LittleEndian.AppendUint32(nil, uint32(meta.Len())))
 	file.Write(meta.Bytes())
-	z, err := flate.NewWriter(&file, flate.BestCompression)
+	return &file
+}
+
+// Explicit is a DICOM Part 10 file with the explicit VR little endian
+// transfer syntax whose data set is what write writes.
+func Explicit(write func(w io.Writer)) []byte {
+	file := partTen("1.2.840.10008.1.2.1")
+	write(file)
+	return file.Bytes()
+}
+
+// Deflated is a DICOM Part 10 file with the deflated explicit VR little
+// endian transfer syntax whose data set is what write writes, deflated as
+// it is written (so a data set of hundreds of MB never sits in memory).
+func Deflated(t testing.TB, write func(w io.Writer)) []byte {
+	t.Helper()
+	file := partTen(DeflatedTS)
+	z, err := flate.NewWriter(file, flate.BestCompression)
 	if err != nil {
 		t.Fatal(err)
 	}

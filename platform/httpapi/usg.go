@@ -10,6 +10,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/usg"
+	"vetlens/internal/errs"
 )
 
 // usgError writes the USG error body {error: {code, message}}.
@@ -133,10 +134,11 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if app.KindOf(err) == app.KindInvalid {
+			s.logFail(r, http.StatusBadRequest, err)
 			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
 			return
 		}
-		s.cfg.Logger.Error("usg predict", "err", err)
+		s.cfg.Logger.Error("usg predict", "err", errs.Chain(err))
 		usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error; safe to retry once")
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/errs"
 )
 
 // v3Request is an authenticated cardiac request with its bounded body:
@@ -120,10 +121,20 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 		}
 	}
-	if status == http.StatusInternalServerError {
-		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
-	}
+	s.logFail(r, status, err)
 	v3Error(w, status, msg)
+}
+
+// logFail logs a failed request's whole error chain (errs.Chain): every
+// 500, and a refusal whose body left out a library's or the system's
+// text (errs.Hidden). The client gets the plain message only.
+func (s *Server) logFail(r *http.Request, status int, err error) {
+	switch {
+	case status >= http.StatusInternalServerError:
+		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "status", status, "err", errs.Chain(err))
+	case errs.Hidden(err):
+		s.cfg.Logger.Info("request refused", "path", r.URL.Path, "status", status, "err", errs.Chain(err))
+	}
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) {
