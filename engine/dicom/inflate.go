@@ -89,9 +89,12 @@ func (a imageAttrs) frameBytes() int64 {
 // inflated: the elements before the pixel data count against the margin
 // (ErrTooLarge past it), large top-level private elements are skipped
 // without being kept, the pixel data is read for its first frame only
-// (withPixels; otherwise not at all) and nothing after it is read. The
-// frame's size is checked (lim.CheckSize, lim.MaxBytes) before its buffer
-// is allocated.
+// and nothing after it is read. Without withPixels (a header read, which
+// runs before the caller reserves memory) only the top-level image
+// attributes (group 0028, up to 64 KiB each) are kept and the pixel data
+// is not read, so a header read holds next to nothing whatever the file;
+// dataBytes is still what a decode keeps. The frame's size is checked
+// (lim.CheckSize, lim.MaxBytes) before its buffer is allocated.
 func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, withPixels bool) (*inflatedSet, error) {
 	out := bytes.NewBuffer(make([]byte, 0, len(meta)+4096))
 	out.Write(meta)
@@ -124,6 +127,16 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 	var stack []open
 	var attrs imageAttrs
 	res := &inflatedSet{}
+	// kept counts what a decode keeps of the data set (withPixels: what
+	// out gets), so that a header read, which keeps only the top-level
+	// image attributes and reads past the rest, reports the same size.
+	kept := int64(0)
+	emit := func(p []byte) {
+		kept += int64(len(p))
+		if withPixels {
+			out.Write(p)
+		}
+	}
 	for n := 0; ; n++ {
 		for len(stack) > 0 && stack[len(stack)-1].end >= 0 && pos >= stack[len(stack)-1].end {
 			stack = stack[:len(stack)-1]
@@ -152,7 +165,7 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 					stack = stack[:len(stack)-1]
 				}
 			}
-			out.Write(hdr[:8])
+			emit(hdr[:8])
 			continue
 		}
 		vr := string(hdr[4:6])
@@ -171,14 +184,14 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 				return nil, fmt.Errorf("%w: encapsulated pixel data in a deflated data set", ErrCorrupt)
 			}
 			res.pixelLen = int64(vl)
-			return res, res.finish(out, len(meta), br, cr, hdr[:headLen], attrs, lim, withPixels)
+			return res, res.finish(out, kept, br, cr, hdr[:headLen], attrs, lim, withPixels)
 		case vr == "SQ" || vl == undefinedLength:
 			end := int64(-1)
 			if vl != undefinedLength {
 				end = pos + int64(vl)
 			}
 			stack = append(stack, open{end})
-			out.Write(hdr[:headLen])
+			emit(hdr[:headLen])
 		case top && t.Group%2 == 1 && vl > skipPrivateBytes:
 			if _, err := br.Discard(int(vl)); err != nil {
 				return nil, fail(fmt.Sprintf("element %v", t), err)
@@ -187,6 +200,15 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 		default:
 			if int64(vl) > cr.left+int64(br.Buffered()) {
 				return nil, fmt.Errorf("%w: deflated data set: element %v claims %d bytes, over the %d MB allowed before the pixel data", ErrTooLarge, t, vl, DeflateMargin>>20)
+			}
+			kept += int64(headLen) + int64(vl)
+			if !withPixels && !(top && t.Group == 0x0028 && vl <= skipPrivateBytes) {
+				// A header read keeps the image attributes only.
+				if _, err := br.Discard(int(vl)); err != nil {
+					return nil, fail(fmt.Sprintf("element %v", t), err)
+				}
+				pos += int64(vl)
+				continue
 			}
 			out.Write(hdr[:headLen])
 			at := out.Len()
@@ -211,14 +233,14 @@ func inflateDataSet(meta []byte, tsAt, tsLen int, deflated []byte, lim Limits, w
 			}
 		}
 	}
-	res.file, res.dataBytes, res.inflated = out.Bytes(), int64(out.Len()-len(meta)), cr.read
+	res.file, res.dataBytes, res.inflated = out.Bytes(), kept, cr.read
 	return res, nil
 }
 
 // finish ends the rewritten file at the top-level pixel data, whose
 // header is head: with the first frame read into it (withPixels, a frame
 // these attributes describe) or with no value.
-func (res *inflatedSet) finish(out *bytes.Buffer, metaLen int, br *bufio.Reader, cr *cappedReader, head []byte, attrs imageAttrs, lim Limits, withPixels bool) error {
+func (res *inflatedSet) finish(out *bytes.Buffer, kept int64, br *bufio.Reader, cr *cappedReader, head []byte, attrs imageAttrs, lim Limits, withPixels bool) error {
 	metaAndKept := int64(out.Len())
 	frame := attrs.frameBytes()
 	if frame > 0 && lim.CheckSize != nil {
@@ -231,10 +253,10 @@ func (res *inflatedSet) finish(out *bytes.Buffer, metaLen int, br *bufio.Reader,
 	}
 	padded := frame + frame&1
 	px := int64(attrs.rows) * int64(attrs.cols)
-	if lim.MaxBytes > 0 && frame > 0 && metaAndKept+padded+4*px > lim.MaxBytes {
-		return fmt.Errorf("%w: %dx%d DICOM needs about %d MB to decode, over %d MB", ErrTooLarge, attrs.cols, attrs.rows, (metaAndKept+padded+4*px)>>20, lim.MaxBytes>>20)
+	dataBytes := kept + int64(len(head)) + padded
+	if lim.MaxBytes > 0 && frame > 0 && dataBytes+4*px > lim.MaxBytes {
+		return fmt.Errorf("%w: %dx%d DICOM needs about %d MB to decode, over %d MB", ErrTooLarge, attrs.cols, attrs.rows, (dataBytes+4*px)>>20, lim.MaxBytes>>20)
 	}
-	dataBytes := metaAndKept - int64(metaLen) + int64(len(head)) + padded
 	if !withPixels || frame == 0 {
 		padded = 0
 	}
