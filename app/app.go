@@ -55,6 +55,11 @@ type Config struct {
 	USGRate Cents
 	// RecheckWindow is the grace for a repeated uuid (24 h).
 	RecheckWindow time.Duration
+	// MaxFreeRechecks caps the free recheck_24h answers a (customer, uuid)
+	// pair gets within one window: the next valid call is billed as a new
+	// one, which starts a new window. 0 (the default) is no cap, as the
+	// spec has it. `vetlens serve --max-free-rechecks`.
+	MaxFreeRechecks int
 	// CardiacConcurrency is how many cardiac images are measured at once
 	// across all requests (default 1: the engine uses every core per image).
 	CardiacConcurrency int

@@ -124,7 +124,9 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // is counted at no charge: the usage statistics, not a bill); a cardiac call with a uuid billed
 // for the same customer less than RecheckWindow ago is recheck_24h and not
 // billed (the window counts from the last billed call, so repeats do not
-// extend it); the tier is the higher of the customer's contracted tier and
+// extend it; with Config.MaxFreeRechecks set, only that many per window
+// are free, and the next is billed and starts a new window; each free
+// recheck is counted for the key, RecheckCount); the tier is the higher of the customer's contracted tier and
 // the volume tier of the call's rank in the month (TierFor), counting
 // cardiac and USG calls together; the rate is the tier's single or
 // session rate (custom for enterprise customers that have one), or the
@@ -155,9 +157,12 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGL
 				reason = ReasonNoValid
 				return repo.Event{}, false, nil
 			}
-			if recheck != "" && !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < s.cfg.RecheckWindow {
+			if recheck != "" && !st.LastBilled.IsZero() && now.Sub(st.LastBilled) < s.cfg.RecheckWindow &&
+				(s.cfg.MaxFreeRechecks <= 0 || st.Rechecks < s.cfg.MaxFreeRechecks) {
 				reason = ReasonRecheck
-				return repo.Event{}, false, nil
+				// Counted per key and per pair (Ledger.RecheckCount,
+				// BillState.Rechecks); never in the ledger.
+				return repo.Event{Time: now, KeyPrefix: c.KeyPrefix, UUID: ch.UUID, Recheck: true}, false, nil
 			}
 			reason = ReasonValid
 			tier := s.tier(cust, st.MonthlyUsage+1)

@@ -256,9 +256,17 @@ func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *
 	return body, nil
 }
 
+// MaxHistoric bounds historic_vhs and historic_vlas in a response: each
+// holds the MaxHistoric most recent earlier values (oldest first), so a
+// uuid measured hundreds of times does not grow every response with it
+// (issue 46: 299 rechecks grew one from 694 B to 12.6 KB). The store
+// keeps every entry.
+const MaxHistoric = 50
+
 // history returns the historic_vhs and historic_vlas values: JSON null
-// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first, without
-// the entries removed at the desktop or replaced by a correction.
+// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first, the
+// MaxHistoric most recent of each, without the entries removed at the
+// desktop or replaced by a correction.
 func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
 	if uuid == "" {
 		return json.RawMessage("null"), json.RawMessage("null"), nil
@@ -286,6 +294,7 @@ func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawM
 			vlas = append(vlas, [2]any{d, *h.VLAS})
 		}
 	}
+	vhs, vlas = vhs[max(0, len(vhs)-MaxHistoric):], vlas[max(0, len(vlas)-MaxHistoric):]
 	a, _ := json.Marshal(vhs)
 	b, _ := json.Marshal(vlas)
 	return a, b, nil

@@ -40,6 +40,10 @@ type KeyInfo struct {
 	Tier     string `json:"tier"`
 	Created  string `json:"created"`
 	Status   string `json:"status"` // active or revoked
+	// Rechecks is how many free recheck_24h answers the key was given in
+	// the current month (UTC), so a clinic's operator can see a key
+	// measuring many radiographs under one uuid (issue 46).
+	Rechecks int `json:"rechecks_this_month"`
 }
 
 func hashKey(key string) []byte {
@@ -135,7 +139,11 @@ func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 		if c, err := s.repos.Customers.Get(ctx, k.Customer); err == nil {
 			tier = c.Tier
 		}
-		out = append(out, keyInfo(k, tier))
+		info := keyInfo(k, tier)
+		if info.Rechecks, err = s.repos.Ledger.RecheckCount(ctx, k.Prefix, Month(s.clock.Now())); err != nil {
+			return nil, fmt.Errorf("list keys: %w", err)
+		}
+		out = append(out, info)
 	}
 	return out, nil
 }

@@ -115,6 +115,9 @@ func (noLedger) MonthlyCharges(context.Context, string, string) (int, int64, err
 	return 0, 0, ErrNoStorage
 }
 func (noLedger) Events(context.Context) ([]repo.Event, error) { return nil, ErrNoStorage }
+func (noLedger) RecheckCount(context.Context, string, string) (int, error) {
+	return 0, ErrNoStorage
+}
 
 type noHistory struct{ repo.History }
 

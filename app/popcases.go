@@ -251,7 +251,8 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 }
 
 // SessionFrame feeds one frame (base64 already decoded) to a session.
-// Continue responses carry no billing; complete is billed once at the
+// Continue responses carry no billing and no measurement (frame_result's
+// vhs and vlas are null; withholdFrameMeasurement); complete is billed once at the
 // session rate when the final result has a valid VHS; failed carries
 // billing {billable false, reason no_valid_vhs} and is not billed. An
 // unknown, expired or other customer's session is KindNotFound (404); a
@@ -320,6 +321,9 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if use == sessionLocal {
 		return body, out, nil
 	}
+	if use == sessionAPI {
+		withholdFrameMeasurement(body)
+	}
 	switch out.Status {
 	case StatusComplete:
 		r := out.Result
@@ -335,6 +339,21 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 		body.Billing = &b
 	}
 	return body, out, nil
+}
+
+// withholdFrameMeasurement clears the VHS and VLAS of a continue
+// response's frame_result (the spec allows null there) and keeps the
+// frame's result code, spread, confidence, landmarks_detected and
+// pop_detected. A continue response is not billed, so a VHS in it would be
+// a free measurement: a session fed frames of different radiographs that
+// never agree would never complete, and so never be billed, while each
+// frame measured one. The measurement comes with the billed complete
+// response only. The desktop's in-process capture loop keeps its live
+// values (it does not call this).
+func withholdFrameMeasurement(body *FrameBody) {
+	if body.SessionStatus == StatusContinue && body.FrameResult != nil {
+		body.FrameResult.VHS, body.FrameResult.VLAS = nil, nil
+	}
 }
 
 // NewFrameBody is the /v3/pop-session body of one frame outcome, without

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"vetlens/internal/ident"
+
+	"vetlens/internal/errs"
 )
 
 // Request limits. The body limits of the HTTP API are derived from them
@@ -115,7 +117,7 @@ func (s *jsonStream) readErr(err error) error {
 	if err == io.EOF {
 		return errEOF
 	}
-	return &Error{Kind: KindInvalid, Msg: "could not read request body", Err: err}
+	return &Error{Kind: KindInvalid, Msg: "could not read request body", Err: errs.Hide("the connection failed", err)}
 }
 
 // byte reads one byte, counting it against the ignored budget while

@@ -95,9 +95,9 @@ func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitInternal
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CUSTOMER\tPREFIX\tTIER\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "CUSTOMER\tPREFIX\tTIER\tCREATED\tSTATUS\tRECHECKS")
 		for _, k := range ks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Customer, k.Prefix, k.Tier, k.Created, k.Status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", k.Customer, k.Prefix, k.Tier, k.Created, k.Status, k.Rechecks)
 		}
 		tw.Flush()
 	case "revoke":

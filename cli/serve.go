@@ -50,6 +50,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pixelMB := config.PixelBudgetMB.Int64(fs, 0)
 	pixelWait := config.PixelWait.Duration(fs, 0)
 	popSessions := config.MaxPoPSessions.Int(fs, config.DefaultMaxPoPSessions)
+	freeRechecks := config.MaxFreeRechecks.Int(fs, 0)
 	importDir := config.ImportDir.String(fs, "")
 	learnPoll := config.LearnPoll.Duration(fs, config.DefaultLearnPoll)
 	if err := fs.Parse(args); err != nil {
@@ -67,7 +68,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dataDir: *dataDir, store: storeSpec(*storeFlag), addr: *addr, cert: *certPath, key: *keyPath, redirect: *redirect, publicHost: *public,
 		models: config.ModelsDir(*models), ortLib: *ortLib, inFlight: *inFlight, usgRate: app.Cents(usgRate), cardiacConc: *cardiacConc,
 		pixelBudget: *pixelMB << 20, pixelWait: *pixelWait, popSessions: *popSessions, importDir: *importDir,
-		learnPoll: *learnPoll,
+		learnPoll: *learnPoll, freeRechecks: *freeRechecks,
 	}, stdout, logger); err != nil {
 		fmt.Fprintf(stderr, "vetlens serve: %v\n", err)
 		return ExitInternal
@@ -94,6 +95,8 @@ type serveConfig struct {
 	pixelWait   time.Duration
 	// popSessions is app.Config.MaxOpenSessionsPerKey (0: default).
 	popSessions int
+	// freeRechecks is app.Config.MaxFreeRechecks (0: no cap).
+	freeRechecks int
 	// importDir is the watched import folder ("": none).
 	importDir string
 	// learnPoll is how often the active model version is checked (0:
@@ -198,6 +201,7 @@ func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *ap
 	cfg.CardiacConcurrency = c.cardiacConc
 	cfg.PixelBudget, cfg.PixelWait = c.pixelBudget, c.pixelWait
 	cfg.MaxOpenSessionsPerKey = c.popSessions
+	cfg.MaxFreeRechecks = c.freeRechecks
 	svc, err = app.New(deps, cfg)
 	if err != nil {
 		closeAll()
@@ -224,6 +228,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		return err
 	}
 	api := httpapi.New(svc, httpapi.Config{MaxInFlightPerKey: c.inFlight, Logger: log})
+	ln = api.Listener(ln) // the connection limits
 	srv := api.HTTPServer(httpapi.TLSConfig(cert))
 	srv.ConnState = c.connState
 	if created {
@@ -266,6 +271,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		public := publicHost(c.publicHost, host)
 		fmt.Fprintf(stdout, "vetlens: redirect target https://%s\n", net.JoinHostPort(public, port))
+		rl = api.Listener(rl)
 		run(func() error {
 			return httpapi.Serve(ctx, &http.Server{Handler: httpapi.RedirectHandler(public, port),
 				ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}, rl, 5*time.Second)

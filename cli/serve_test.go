@@ -171,6 +171,17 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "https://127.0.0.1:") {
 		t.Fatalf("redirect with a forged Host: %s", loc)
 	}
+	// A request with a key over plain HTTP is refused, naming HTTPS.
+	keyed, _ := http.NewRequest("POST", "http://"+redir+"/v3/predict", strings.NewReader(`{}`))
+	keyed.Header.Set("x-api-key", key)
+	if resp, err = client.Do(keyed); err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" || !strings.Contains(string(kb), "must use HTTPS") {
+		t.Fatalf("plain HTTP with a key: %d %s", resp.StatusCode, kb)
+	}
 	kout.Reset()
 	Keys(ctx, []string{"list", "--data-dir", dir}, &kout, &kerr)
 	if !strings.Contains(kout.String(), "Clinic B") {

@@ -125,6 +125,9 @@ type Ledger interface {
 	MonthlyCharges(ctx context.Context, customer, month string) (int, int64, error)
 	// Events returns the whole ledger in append order.
 	Events(ctx context.Context) ([]Event, error)
+	// RecheckCount is how many free rechecks (Event.Recheck) the key
+	// with this prefix was given in month (YYYY-MM).
+	RecheckCount(ctx context.Context, keyPrefix, month string) (int, error)
 }
 
 // History keeps cardiac measurements per (customer, uuid). Entries are
@@ -298,6 +301,12 @@ type Event struct {
 	// MonthlyUsage is the customer's billable count in the month including
 	// this event.
 	MonthlyUsage int `json:"monthly_usage"`
+	// Recheck, set by a Decide that does not bill, records the outcome as
+	// a free recheck of BillRequest.RecheckUUID for KeyPrefix: the store
+	// counts it for the (customer, uuid) pair until the pair is billed
+	// again (BillState.Rechecks) and for the key in the month
+	// (Ledger.RecheckCount). It is never part of the ledger.
+	Recheck bool `json:"-"`
 }
 
 // UnmarshalJSON reads an event, also as written before amounts were
@@ -335,6 +344,9 @@ type BillState struct {
 	// LastBilled is when the (customer, RecheckUUID) pair was last billed;
 	// zero when never or when no uuid was given.
 	LastBilled time.Time
+	// Rechecks is how many free rechecks (Event.Recheck) the pair was
+	// given since it was last billed.
+	Rechecks int
 }
 
 // BillRequest identifies whose state a decision reads.

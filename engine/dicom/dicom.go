@@ -19,6 +19,8 @@ import (
 	dcm "github.com/suyashkumar/dicom"
 	"github.com/suyashkumar/dicom/pkg/tag"
 	"github.com/suyashkumar/dicom/pkg/uid"
+
+	"vetlens/internal/errs"
 )
 
 // Sentinel errors, returned wrapped with detail.
@@ -93,8 +95,10 @@ type Header struct {
 	Photometric string
 	// TransferSyntaxUID and TransferSyntax (its name) say how pixels are encoded.
 	TransferSyntaxUID, TransferSyntax string
-	// DataBytes is the size of the data set (after inflating a deflated
-	// one); the parser holds about this much while reading.
+	// DataBytes is the size of the data set; the parser holds about this
+	// much while reading. For a deflated one it is what is inflated and
+	// kept: the elements before the pixel data and the first frame
+	// (inflateDataSet), whether or not the pixels were read.
 	DataBytes int64
 }
 
@@ -127,9 +131,10 @@ type Limits struct {
 
 // ReadHeader checks the file (ErrNotDICOM, ErrCorrupt, ErrUnsupported,
 // ErrUnsupportedTransferSyntax, or the error of lim.CheckSize) and returns
-// its header without decoding pixels.
+// its header without decoding pixels. A deflated data set is inflated only
+// as far as its pixel data, whose value is not read.
 func ReadHeader(b []byte, lim Limits) (Header, error) {
-	p, err := parse(b, lim)
+	p, err := parse(b, lim, false)
 	if err != nil {
 		return Header{}, err
 	}
@@ -139,13 +144,13 @@ func ReadHeader(b []byte, lim Limits) (Header, error) {
 // Decode checks the file as ReadHeader does and decodes its first frame
 // to 8-bit grey, with its pixel spacing and tags.
 func Decode(b []byte, lim Limits) (img *Image, err error) {
-	p, err := parse(b, lim)
+	p, err := parse(b, lim, true)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			img, err = nil, fmt.Errorf("%w: pixel data: %v", ErrCorrupt, r)
+			img, err = nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the pixel data could not be read", fmt.Errorf("panic: %v", r)))
 		}
 	}()
 	gray, voi, err := p.render()
@@ -163,31 +168,50 @@ type parsed struct {
 	ds    dcm.Dataset
 	pixel dcm.PixelDataInfo
 	big   bool // big-endian native pixel data
+	// declaredPixel is the pixel data's declared length when its value
+	// was not read (a deflated file's header), else -1.
+	declaredPixel int64
 }
 
 // parse checks lengths, parses the data set (pixel data kept raw) and
-// checks the image attributes against the pixel data.
-func parse(b []byte, lim Limits) (p *parsed, err error) {
+// checks the image attributes against the pixel data. A deflated data set
+// is inflated as a stream (inflateDataSet) up to its pixel data, and with
+// its first frame only when withPixels.
+func parse(b []byte, lim Limits, withPixels bool) (p *parsed, err error) {
 	if !Is(b) {
 		return nil, ErrNotDICOM
 	}
-	ts, dataBytes, err := prescan(b, lim.MaxBytes)
+	m, err := readMeta(b)
 	if err != nil {
 		return nil, err
 	}
-	p = &parsed{hdr: Header{TransferSyntaxUID: ts, TransferSyntax: TransferSyntaxName(ts), DataBytes: dataBytes}, big: ts == ExplicitVRBigEndian}
-	if !Supported(ts) {
-		return nil, unsupportedTS(ts, "")
+	p = &parsed{hdr: Header{TransferSyntaxUID: m.ts, TransferSyntax: TransferSyntaxName(m.ts), DataBytes: int64(len(b) - m.dataAt)},
+		big: m.ts == ExplicitVRBigEndian, declaredPixel: -1}
+	src := b
+	if m.ts == DeflatedExplicitVRLE {
+		inf, err := inflateDataSet(b[:m.dataAt], m.tsAt, m.tsLen, b[m.dataAt:], lim, withPixels)
+		if err != nil {
+			return nil, err
+		}
+		src, p.hdr.DataBytes = inf.file, inf.dataBytes
+		if !withPixels {
+			p.declaredPixel = inf.pixelLen
+		}
+	} else if err := prescan(b, m); err != nil {
+		return nil, err
+	}
+	if !Supported(m.ts) {
+		return nil, unsupportedTS(m.ts, "")
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+			p, err = nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the data set could not be parsed", fmt.Errorf("panic: %v", r)))
 		}
 	}()
-	p.ds, err = dcm.Parse(bytes.NewReader(b), int64(len(b)), nil,
+	p.ds, err = dcm.Parse(bytes.NewReader(src), int64(len(src)), nil,
 		dcm.SkipProcessingPixelDataValue(), dcm.AllowUnknownSpecificCharacterSet(), dcm.AllowMissingMetaElementGroupLength())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the data set could not be parsed", err))
 	}
 	if err := p.checkImage(lim); err != nil {
 		return nil, err
@@ -276,7 +300,11 @@ func (p *parsed) checkImage(lim Limits) error {
 		return nil
 	}
 	frame := px * int64(h.SamplesPerPixel) * int64(h.BitsAllocated/8)
-	if have := int64(len(p.pixel.UnprocessedValueData)); have < frame {
+	have := int64(len(p.pixel.UnprocessedValueData))
+	if p.declaredPixel >= 0 {
+		have = p.declaredPixel
+	}
+	if have < frame {
 		return fmt.Errorf("%w: pixel data holds %d bytes, one %dx%d frame needs %d", ErrCorrupt, have, h.Width, h.Height, frame)
 	}
 	return nil

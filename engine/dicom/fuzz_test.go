@@ -2,6 +2,7 @@ package dicom_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"testing"
 
@@ -27,6 +28,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add(append(make([]byte, 128), "DICM"...))
+	// Deflated seeds, built here so they do not need dcmtk: an image, an
+	// image after a sequence and a large private element, and a deflate
+	// bomb (a private element inflating to twice DeflateMargin).
+	image := func(w io.Writer) {
+		dicomtest.GreyAttrs(w, 32, 32)
+		dicomtest.Elem(w, 0x7fe0, 0x0010, "OB", dicomtest.GreyPixels(32, 32))
+	}
+	f.Add(dicomtest.Deflated(f, image))
+	f.Add(dicomtest.Deflated(f, func(w io.Writer) {
+		w.Write([]byte{0x08, 0x00, 0x40, 0x11, 'S', 'Q', 0, 0, 0xff, 0xff, 0xff, 0xff})
+		w.Write([]byte{0xfe, 0xff, 0x00, 0xe0, 0xff, 0xff, 0xff, 0xff})
+		dicomtest.Elem(w, 0x0008, 0x1150, "UI", []byte("1.2.3"))
+		w.Write([]byte{0xfe, 0xff, 0x0d, 0xe0, 0, 0, 0, 0})
+		w.Write([]byte{0xfe, 0xff, 0xdd, 0xe0, 0, 0, 0, 0})
+		dicomtest.ElemHeader(w, 0x0009, 0x1000, "OB", 128<<10)
+		dicomtest.Zeros(w, 128<<10)
+		image(w)
+	}))
+	f.Add(dicomtest.DeflateBomb(f, 2*dicom.DeflateMargin))
 	sentinels := []error{dicom.ErrNotDICOM, dicom.ErrCorrupt, dicom.ErrUnsupported, dicom.ErrUnsupportedTransferSyntax, dicom.ErrTooLarge}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := dicom.Limits{MaxBytes: 64 << 20, CheckSize: func(w, h int) error {

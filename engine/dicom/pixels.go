@@ -11,6 +11,8 @@ import (
 
 	dcm "github.com/suyashkumar/dicom"
 	"github.com/suyashkumar/dicom/pkg/tag"
+
+	"vetlens/internal/errs"
 )
 
 // render decodes the first frame's stored values and maps them to grey
@@ -149,7 +151,7 @@ func (p *parsed) jpegErr(err error) error {
 	if _, ok := err.(jpeg.UnsupportedError); ok {
 		return unsupportedTS(p.hdr.TransferSyntaxUID, err.Error())
 	}
-	return fmt.Errorf("%w: JPEG frame: %v", ErrCorrupt, err)
+	return fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the JPEG frame could not be decoded", err))
 }
 
 // greyLUT maps every possible stored value (0 .. 2^BitsStored-1) to grey:

@@ -1,11 +1,8 @@
 package dicom
 
 import (
-	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/suyashkumar/dicom/pkg/tag"
@@ -20,13 +17,19 @@ const undefinedLength = 0xffffffff
 var longVRs = map[string]bool{"OB": true, "OD": true, "OF": true, "OL": true, "OV": true, "OW": true,
 	"SQ": true, "SV": true, "UC": true, "UN": true, "UR": true, "UT": true, "UV": true}
 
-// prescan reads the file meta information (explicit VR little endian) for
-// the transfer syntax and walks every element of the data set, checking
-// that each defined length fits in what is left, so that the parser never
-// allocates for a length the file cannot hold. A deflated data set is
-// inflated first, to at most maxBytes (0: no bound). It returns the
-// transfer syntax UID and the data set's size.
-func prescan(b []byte, maxBytes int64) (ts string, dataBytes int64, err error) {
+// fileMeta is where a file's meta information puts things.
+type fileMeta struct {
+	// ts is the transfer syntax UID.
+	ts string
+	// tsAt and tsLen locate the transfer syntax value in the file.
+	tsAt, tsLen int
+	// dataAt is the offset of the data set.
+	dataAt int
+}
+
+// readMeta reads the file meta information (explicit VR little endian)
+// for the transfer syntax, checking that each length fits in the file.
+func readMeta(b []byte) (m fileMeta, err error) {
 	pos := 132
 	for pos+8 <= len(b) && binary.LittleEndian.Uint16(b[pos:]) == 0x0002 {
 		elem := binary.LittleEndian.Uint16(b[pos+2:])
@@ -34,48 +37,37 @@ func prescan(b []byte, maxBytes int64) (ts string, dataBytes int64, err error) {
 		var vl uint32
 		if longVRs[vr] {
 			if pos+12 > len(b) {
-				return "", 0, fmt.Errorf("%w: truncated file meta information", ErrCorrupt)
+				return m, fmt.Errorf("%w: truncated file meta information", ErrCorrupt)
 			}
 			vl, pos = binary.LittleEndian.Uint32(b[pos+8:]), pos+12
 		} else {
 			vl, pos = uint32(binary.LittleEndian.Uint16(b[pos+6:])), pos+8
 		}
 		if int64(vl) > int64(len(b)-pos) {
-			return "", 0, fmt.Errorf("%w: file meta element (0002,%04x) claims %d bytes, %d left", ErrCorrupt, elem, vl, len(b)-pos)
+			return m, fmt.Errorf("%w: file meta element (0002,%04x) claims %d bytes, %d left", ErrCorrupt, elem, vl, len(b)-pos)
 		}
 		if elem == 0x0010 {
-			ts = strings.TrimRight(string(b[pos:pos+int(vl)]), " \x00")
+			m.ts, m.tsAt, m.tsLen = strings.TrimRight(string(b[pos:pos+int(vl)]), " \x00"), pos, int(vl)
 		}
 		pos += int(vl)
 	}
-	if ts == "" {
-		return "", 0, fmt.Errorf("%w: no transfer syntax in the file meta information", ErrCorrupt)
+	if m.ts == "" {
+		return m, fmt.Errorf("%w: no transfer syntax in the file meta information", ErrCorrupt)
 	}
-	data := b[pos:]
-	if ts == DeflatedExplicitVRLE {
-		r := flate.NewReader(bytes.NewReader(data))
-		limit := maxBytes
-		if limit <= 0 {
-			limit = 1 << 40
-		}
-		var buf bytes.Buffer
-		n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
-		if err != nil {
-			return "", 0, fmt.Errorf("%w: deflated data set: %v", ErrCorrupt, err)
-		}
-		if n > limit {
-			return "", 0, fmt.Errorf("%w: deflated data set inflates to over %d MB", ErrTooLarge, limit>>20)
-		}
-		data = buf.Bytes()
-	}
+	m.dataAt = pos
+	return m, nil
+}
+
+// prescan walks every element of an uncompressed data set, checking that
+// each defined length fits in what is left, so that the parser never
+// allocates for a length the file cannot hold. (A deflated data set is
+// checked while inflateDataSet reads it.)
+func prescan(b []byte, m fileMeta) error {
 	var bo binary.ByteOrder = binary.LittleEndian
-	if ts == ExplicitVRBigEndian {
+	if m.ts == ExplicitVRBigEndian {
 		bo = binary.BigEndian
 	}
-	if err := scanLengths(data, bo, ts == ImplicitVRLittleEndian); err != nil {
-		return "", 0, err
-	}
-	return ts, int64(len(data)), nil
+	return scanLengths(b[m.dataAt:], bo, m.ts == ImplicitVRLittleEndian)
 }
 
 // MaxElements bounds the elements, items and fragments of a data set: a

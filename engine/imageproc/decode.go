@@ -14,6 +14,8 @@ import (
 	"image/png"
 
 	"vetlens/engine/dicom"
+
+	"vetlens/internal/errs"
 )
 
 // Decode limits. The header is read first (image.DecodeConfig) and an image
@@ -117,7 +119,7 @@ func CheckHeader(b []byte) (image.Config, string, error) {
 	case errors.Is(err, image.ErrFormat):
 		return cfg, "", formatError(b)
 	case err != nil:
-		return cfg, format, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return cfg, format, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the image header could not be read", err))
 	case format != "jpeg" && format != "png":
 		return cfg, format, formatError(b)
 	case format == "jpeg" && jpegCutShort(b):
@@ -160,11 +162,17 @@ func DICOMLimits() dicom.Limits {
 }
 
 // DICOMDecodeBytes estimates the peak memory of decoding a DICOM file:
-// the parsed data set (its pixel data included), the stored values of the
-// first frame (2 bytes per pixel), a JPEG frame's decoded image (up to 3)
-// and the grey image (1).
+// the parsed data set (its pixel data included; for a deflated file, also
+// the inflated copy the parser reads, which holds the elements before the
+// pixel data and the first frame only), the stored values of the first
+// frame (2 bytes per pixel), a JPEG frame's decoded image (up to 3) and
+// the grey image (1).
 func DICOMDecodeBytes(h dicom.Header) int64 {
-	return h.DataBytes + 6*int64(h.Width)*int64(h.Height)
+	data := h.DataBytes
+	if h.TransferSyntaxUID == dicom.DeflatedExplicitVRLE {
+		data *= 2
+	}
+	return data + 6*int64(h.Width)*int64(h.Height)
 }
 
 // DICOMError maps engine/dicom's errors to this package's sentinels,
@@ -234,12 +242,12 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			img, err = nil, fmt.Errorf("%w: %s decoder failed: %v", ErrCorrupt, format, r)
+			img, err = nil, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the "+format+" decoder failed", fmt.Errorf("panic: %v", r)))
 		}
 	}()
 	cfg, err := config(b)
 	if err != nil {
-		return nil, format, fmt.Errorf("%w: %s header: %v", ErrCorrupt, format, err)
+		return nil, format, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the "+format+" header could not be read", err))
 	}
 	if err := CheckSize(cfg.Width, cfg.Height); err != nil {
 		return nil, format, err
@@ -251,7 +259,7 @@ func Decode(b []byte) (img image.Image, format string, err error) {
 	}
 	img, err = decode(b)
 	if err != nil {
-		return nil, format, fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err)
+		return nil, format, fmt.Errorf("%w: %w", ErrCorrupt, errs.Hide("the "+format+" data could not be decoded", err))
 	}
 	if bd := img.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
 		return nil, format, fmt.Errorf("%w: %s decoded to %dx%d, header said %dx%d", ErrCorrupt, format, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)

@@ -126,6 +126,8 @@ var (
 		Help: "how long an image waits for room in the pixel budget before 503"}
 	MaxPoPSessions = Setting{Flag: "max-pop-sessions", Commands: []string{"serve"}, Default: strconv.Itoa(DefaultMaxPoPSessions),
 		Help: "open PoP capture sessions per API key before 429"}
+	MaxFreeRechecks = Setting{Flag: "max-free-rechecks", Commands: []string{"serve"}, Default: "0: no cap (the spec)",
+		Help: "free recheck_24h answers per patient uuid within its 24 h window; the next one is billed and starts a new window"}
 	TrainDir = Setting{Flag: "train-dir", Env: "VETLENS_TRAIN_DIR", Commands: []string{"gui", "learn"},
 		Default: "train/ in the models directory",
 		Help:    "folder holding the fine-tuning trainer learn.py and heldout.py (docs/learning.md)"}
@@ -160,7 +162,7 @@ var (
 // All is every setting, in the order `vetlens help config` lists them.
 func All() []Setting {
 	return []Setting{DataDir, Store, Addr, Serve, Cert, Key, RedirectAddr, PublicHost, Models, ORTLib, ORTLibCompat, Camera,
-		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, TrainDir, Python, LearnPoll, Steps, Minutes, NoPromote, Seed, Threads, SyntheticN, Phantoms, ShuffleLabels,
+		ImportDir, Open, MaxInFlight, USGRate, CardiacConcurrency, PixelBudgetMB, PixelWait, MaxPoPSessions, MaxFreeRechecks, TrainDir, Python, LearnPoll, Steps, Minutes, NoPromote, Seed, Threads, SyntheticN, Phantoms, ShuffleLabels,
 		XDGRuntimeDir, TestModels, TestPostgres}
 }
 

@@ -107,31 +107,8 @@ func TestAttackCornersRSS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	var wg sync.WaitGroup
-	statuses := make(chan int, clients)
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, "POST", a.srv.URL+"/v3/corners", strings.NewReader(body))
-			req.Header.Set("x-api-key", a.key)
-			resp, err := a.client.Do(req)
-			if err != nil {
-				statuses <- -1
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
+	counts := burst(ctx, a, "/v3/corners", body, clients)
 	took := time.Since(start)
-	close(statuses)
-	counts := map[int]int{}
-	for s := range statuses {
-		counts[s]++
-	}
 	// After the burst the budget returns memory to the OS (TrimDelay).
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
@@ -165,4 +142,34 @@ func TestAttackCornersRSS(t *testing.T) {
 	if grow := after - idle; grow > min(200<<20, capacity/2) {
 		check("RSS %d MB above idle after the burst", grow>>20)
 	}
+}
+
+// burst sends body to path from clients goroutines at once with a's key
+// and counts the statuses (-1: no response).
+func burst(ctx context.Context, a *api, path, body string, clients int) map[int]int {
+	var wg sync.WaitGroup
+	statuses := make(chan int, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, "POST", a.srv.URL+path, strings.NewReader(body))
+			req.Header.Set("x-api-key", a.key)
+			resp, err := a.client.Do(req)
+			if err != nil {
+				statuses <- -1
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	return counts
 }

@@ -41,9 +41,15 @@ func TestPoPSessionFlow(t *testing.T) {
 	if c["session_status"] != "continue" || len(c) != len(strings.Fields(want)) || c["billing"] != nil || c["good_frames"] != 1.0 {
 		t.Fatalf("continue %v", c)
 	}
+	// A continue frame is not billed, so it carries no measurement: vhs
+	// and vlas are null (present, as the spec's shape has them), the
+	// frame's code, spread and confidence stay (issue 46).
 	fr := c["frame_result"].(map[string]any)
-	if len(fr) != 6 || fr["pop_detected"] != true || fr["landmarks_detected"] != true {
-		t.Errorf("frame_result %v", fr)
+	_, hasVHS := fr["vhs"]
+	_, hasVLAS := fr["vlas"]
+	if len(fr) != 6 || fr["pop_detected"] != true || fr["landmarks_detected"] != true || c["result_code"] != 1.0 ||
+		!hasVHS || !hasVLAS || fr["vhs"] != nil || fr["vlas"] != nil || fr["spread"] != 0.004 || fr["model_confidence"] != "optimal" {
+		t.Errorf("continue frame_result %v (result_code %v), want vhs and vlas null", fr, c["result_code"])
 	}
 	nos := frame(bad) // no screen seen: code 5, empty frame_result
 	if nos["result_code"] != 5.0 || nos["frame_result"].(map[string]any)["landmarks_detected"] != false || nos["frame_result"].(map[string]any)["vhs"] != nil {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -77,6 +78,34 @@ type Config struct {
 	// HandshakeLogsPerMinute is how many failed TLS handshakes are logged
 	// per minute; the rest are counted and reported in one line. Default 10.
 	HandshakeLogsPerMinute int
+	// MaxConns is the most connections open at once on a listener wrapped
+	// by Listener; more are closed as soon as they are accepted. Default
+	// DefaultMaxConns: 4096, or half the open file limit when that is
+	// lower, so the store, the models and the logs keep their descriptors.
+	MaxConns int
+	// MaxConnsPerAddr is the most connections open at once from one
+	// remote IP address. Default DefaultMaxConnsPerAddr (256), at most
+	// MaxConns.
+	MaxConnsPerAddr int
+}
+
+// Connection limit defaults (docs/security.md).
+const (
+	// DefaultMaxConns bounds the open connections where the open file
+	// limit allows more than twice as many.
+	DefaultMaxConns = 4096
+	// DefaultMaxConnsPerAddr bounds the open connections from one remote
+	// IP address: a clinic machine needs a few (one per request in flight
+	// with HTTP/1.1, up to MaxInFlightPerKey per key, and idle keep-alives).
+	DefaultMaxConnsPerAddr = 256
+)
+
+// defaultMaxConns is DefaultMaxConns within half of the open file limit.
+func defaultMaxConns() int {
+	if n := openFileLimit(); n > 0 && n/2 < DefaultMaxConns {
+		return max(n/2, 16)
+	}
+	return DefaultMaxConns
 }
 
 func (c *Config) defaults() {
@@ -116,6 +145,13 @@ func (c *Config) defaults() {
 	if c.HandshakeLogsPerMinute <= 0 {
 		c.HandshakeLogsPerMinute = 10
 	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = defaultMaxConns()
+	}
+	if c.MaxConnsPerAddr <= 0 {
+		c.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	c.MaxConnsPerAddr = min(c.MaxConnsPerAddr, c.MaxConns)
 }
 
 // Server is the HTTP API over one app.Service.
@@ -137,12 +173,16 @@ func New(svc *app.Service, cfg Config) *Server {
 }
 
 // ServeHTTP implements http.Handler: HSTS on HTTPS responses, the write
-// timeout on every response (timedWriter), then the routes.
+// timeout on every response and the connection closed after a response
+// to a body not read to its end (timedWriter), then the routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil && s.cfg.HSTSMaxAge > 0 {
 		w.Header().Set("Strict-Transport-Security", "max-age="+strconv.FormatInt(int64(s.cfg.HSTSMaxAge/time.Second), 10))
 	}
-	s.mux.ServeHTTP(newTimedWriter(w, s.cfg.WriteTimeout), r)
+	tw := newTimedWriter(w, s.cfg.WriteTimeout)
+	tw.trackBody(r)
+	s.mux.ServeHTTP(tw, r)
+	tw.finish()
 }
 
 func (s *Server) routes() {
@@ -203,6 +243,10 @@ func (s *Server) release(prefix string) {
 	}
 }
 
+// bodyTimedOut reports whether a body read failed at its read deadline
+// (bodyReadTimeout): the client sent it too slowly, or not at all.
+func bodyTimedOut(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
 // readBody reads the bounded body; tooLarge reports a MaxBytesReader stop.
 func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
 	b, err := io.ReadAll(r.Body)
@@ -232,6 +276,13 @@ func (s *Server) HTTPServer(tlsConf *tls.Config) *http.Server {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          newErrorLog(s.cfg.Logger, s.cfg.HandshakeLogsPerMinute, time.Minute, time.Now),
 	}
+}
+
+// Listener wraps ln with the connection limits (MaxConns in all,
+// MaxConnsPerAddr from one remote address; LimitListener): what serves
+// the API listens through it.
+func (s *Server) Listener(ln net.Listener) net.Listener {
+	return LimitListener(ln, ConnLimits{Total: s.cfg.MaxConns, PerAddr: s.cfg.MaxConnsPerAddr}, s.cfg.Logger)
 }
 
 // Serve serves srv on ln (TLS when srv.TLSConfig is set) until ctx ends,

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/errs"
 )
 
 // sse writes Server-Sent Events, flushing after each; a write failure
@@ -48,7 +50,10 @@ func (s *sse) event(name string, data any) error {
 }
 
 // streamEvents adapts the sse writer to app.StreamEvents.
-type streamEvents struct{ s *sse }
+type streamEvents struct {
+	s   *sse
+	log *slog.Logger
+}
 
 // Started sends processing_started.
 func (e streamEvents) Started(n int, mv string) error {
@@ -60,10 +65,13 @@ func (e streamEvents) Photo(p app.PhotoResult) error { return e.s.event("photo",
 
 // ImageError sends an error event for one image.
 func (e streamEvents) ImageError(i int, uuid string, err error) error {
-	msg := err.Error()
+	msg := "internal server error"
 	var ae *app.Error
-	if errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Kind != app.KindInternal {
 		msg = ae.Error()
+	}
+	if msg != err.Error() || errs.Hidden(err) {
+		e.log.Info("stream image refused", "index", i, "err", errs.Chain(err))
 	}
 	return e.s.event("error", map[string]any{"index": i, "uuid": uuid, "error": msg})
 }
@@ -138,12 +146,12 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 			}
 		}
 	}()
-	if _, err := s.svc.PredictBatch(ctx, req.caller, pr, streamEvents{out}); err != nil {
+	if _, err := s.svc.PredictBatch(ctx, req.caller, pr, streamEvents{out, s.cfg.Logger}); err != nil {
 		if ctx.Err() != nil && req.r.Context().Err() != nil {
 			return // client gone
 		}
 		if app.KindOf(err) != app.KindBusy {
-			s.cfg.Logger.Error("stream failed", "err", err)
+			s.cfg.Logger.Error("stream failed", "err", errs.Chain(err))
 		}
 		msg := "internal server error"
 		var ae *app.Error

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/tls"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -35,12 +36,29 @@ func TLSConfig(certs ...tls.Certificate) *tls.Config {
 // on https://publicHost:httpsPort. The target host is the configured
 // one, never the request's Host header, so a forged Host cannot turn the
 // redirect into one to another site.
+//
+// A request that carries an x-api-key header is refused instead (403,
+// naming HTTPS and the address to use; the USG error shape, code
+// https_required, under /usg/): a redirect would let a client set up with
+// http:// keep working while it sends its key in clear text on every
+// call. The connection is closed after the answer, the body unread.
 func RedirectHandler(publicHost, httpsPort string) http.Handler {
 	base := "https://" + net.JoinHostPort(publicHost, httpsPort)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uri := r.URL.RequestURI()
 		if !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") {
 			uri = "/" + strings.TrimLeft(uri, "/")
+		}
+		if len(r.Header.Values("x-api-key")) > 0 {
+			msg := "API requests with a key must use HTTPS: send this one to " + base + uri +
+				". Plain HTTP is refused because the key crosses the network in clear text; this key was sent so, so consider replacing it (vetlens keys create, then keys revoke)"
+			w.Header().Set("Connection", "close")
+			if strings.HasPrefix(uri, "/usg/") {
+				usgError(w, http.StatusForbidden, codeHTTPSRequired, msg)
+				return
+			}
+			v3Error(w, http.StatusForbidden, msg)
+			return
 		}
 		http.Redirect(w, r, base+uri, http.StatusPermanentRedirect)
 	})
@@ -68,40 +86,114 @@ func (s *Server) bodyDone(w http.ResponseWriter) {
 // to timeout from the moment a response starts, and renews it at every
 // write and flush, so a response must be delivered within timeout and a
 // stream must keep moving (its events and heartbeats renew it).
+//
+// A response that starts before an HTTP/1.x request's body was read to
+// its end (a missing or wrong key, a body past its read deadline, too
+// large, or refused part-way) closes the connection after it
+// (Connection: close). Otherwise net/http would read the rest of the body
+// first, to reuse the connection: a client that sends a Content-Length
+// and then nothing, or a byte a second, would hold the connection (and
+// the answer) until the server's backstop read deadline, 310 s.
 type timedWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	body    *trackedBody // nil: no body to track
+	started bool
 }
 
 func newTimedWriter(w http.ResponseWriter, timeout time.Duration) *timedWriter {
 	return &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
 }
 
+// trackBody tracks r's HTTP/1.x body (when it has one) for the response.
+func (t *timedWriter) trackBody(r *http.Request) {
+	if r.ProtoMajor != 1 || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	t.body = &trackedBody{ReadCloser: r.Body, length: r.ContentLength}
+	r.Body = t.body
+}
+
+// start marks the response started: it closes the connection after the
+// response when the body was not read to its end.
+func (t *timedWriter) start() {
+	if t.started {
+		return
+	}
+	t.started = true
+	if t.body != nil && !t.body.complete() {
+		t.Header().Set("Connection", "close")
+	}
+}
+
+// finish runs when the handler returns. When the body was not read to its
+// end it ends the connection's read deadline now: net/http's own close of
+// the body would otherwise read (discard) up to 256 KiB of what is left
+// before it closes the connection, at the client's pace.
+func (t *timedWriter) finish() {
+	if t.body != nil && !t.body.complete() {
+		t.rc.SetReadDeadline(time.Now())
+	}
+}
+
 func (t *timedWriter) renew() { t.rc.SetWriteDeadline(time.Now().Add(t.timeout)) }
 
 // WriteHeader starts the write timeout and writes the header.
 func (t *timedWriter) WriteHeader(code int) {
+	t.start()
 	t.renew()
 	t.ResponseWriter.WriteHeader(code)
 }
 
 // Write renews the write timeout and writes.
 func (t *timedWriter) Write(b []byte) (int, error) {
+	t.start()
 	t.renew()
 	return t.ResponseWriter.Write(b)
 }
 
 // Flush renews the write timeout and flushes (SSE events, heartbeats).
 func (t *timedWriter) Flush() {
+	t.start()
 	t.renew()
 	t.rc.Flush()
 }
 
 // FlushError is Flush reporting the error (http.ResponseController uses it).
 func (t *timedWriter) FlushError() error {
+	t.start()
 	t.renew()
 	return t.rc.Flush()
+}
+
+// trackedBody is a request body that knows whether it was read to its
+// end: io.EOF, or all of a declared Content-Length.
+type trackedBody struct {
+	io.ReadCloser
+	length int64 // Content-Length; -1 unknown (chunked)
+	mu     sync.Mutex
+	read   int64
+	eof    bool
+}
+
+// Read reads and counts.
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	b.read += int64(n)
+	if err == io.EOF {
+		b.eof = true
+	}
+	b.mu.Unlock()
+	return n, err
+}
+
+// complete reports whether the body was read to its end.
+func (b *trackedBody) complete() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.eof || (b.length >= 0 && b.read >= b.length)
 }
 
 // Unwrap gives http.ResponseController the underlying writer.

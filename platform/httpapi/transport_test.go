@@ -19,6 +19,8 @@ import (
 // TestRedirectIgnoresHost: the HTTP to HTTPS redirect goes to the
 // configured public host whatever Host the request carries (it echoed
 // Host before: Host: evil.example.com gave Location: https://evil.example.com).
+// A request with an x-api-key header gets 403 naming HTTPS instead of a
+// redirect (issue 46), in the USG shape under /usg/.
 func TestRedirectIgnoresHost(t *testing.T) {
 	h := RedirectHandler("vetlens.clinic.lan", "8443")
 	for _, tc := range []struct {
@@ -39,6 +41,31 @@ func TestRedirectIgnoresHost(t *testing.T) {
 			}
 		})
 	}
+	// A request carrying a key is refused, naming HTTPS, never redirected.
+	for _, tc := range []struct {
+		name, method, target, key, want string
+		usgShape                        bool
+	}{
+		{"cardiac predict with a key", "POST", "/v3/predict", "vl_12345678_secret", "https://vetlens.clinic.lan:8443/v3/predict", false},
+		{"health with a key", "GET", "/v3/health?x=1", "vl_12345678_secret", "https://vetlens.clinic.lan:8443/v3/health?x=1", false},
+		{"USG predict with a key", "POST", "/usg/v1/predict", "vl_12345678_secret", "https://vetlens.clinic.lan:8443/usg/v1/predict", true},
+		{"an empty key header", "POST", "/v3/predict", "", "https://vetlens.clinic.lan:8443/v3/predict", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.method, "http://vetlens.clinic.lan"+tc.target, strings.NewReader(`{"image":"..."}`))
+			r.Header["X-Api-Key"] = []string{tc.key}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			body := w.Body.String()
+			if w.Code != http.StatusForbidden || w.Header().Get("Location") != "" || !strings.Contains(body, "HTTPS") || !strings.Contains(body, tc.want) ||
+				w.Header().Get("Connection") != "close" {
+				t.Fatalf("%d Location %q Connection %q: %s; want 403 naming HTTPS and %s", w.Code, w.Header().Get("Location"), w.Header().Get("Connection"), body, tc.want)
+			}
+			if got := strings.Contains(body, `"code":"https_required"`); got != tc.usgShape {
+				t.Errorf("USG error shape %v, want %v: %s", got, tc.usgShape, body)
+			}
+		})
+	}
 	if w := httptest.NewRecorder(); true {
 		RedirectHandler("fe80::1", "8443").ServeHTTP(w, httptest.NewRequest("GET", "/x", nil))
 		if loc := w.Header().Get("Location"); loc != "https://[fe80::1]:8443/x" {
@@ -48,7 +75,8 @@ func TestRedirectIgnoresHost(t *testing.T) {
 }
 
 // serveReal runs the API behind HTTPServer (its timeouts, ErrorLog and
-// TLS configuration) on a loopback listener until the test ends.
+// TLS configuration) on a loopback listener with its connection limits
+// (Listener) until the test ends.
 func serveReal(t *testing.T, a *api) (addr string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,7 +86,7 @@ func serveReal(t *testing.T, a *api) (addr string) {
 	srv := a.h.HTTPServer(TLSConfig(a.srv.TLS.Certificates...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, srv, ln, time.Second) }()
+	go func() { done <- Serve(ctx, srv, a.h.Listener(ln), time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/usg"
+	"vetlens/internal/errs"
 )
 
 // usgError writes the USG error body {error: {code, message}}.
@@ -26,6 +27,9 @@ const (
 	codeNotFound    usg.Code = "not_found"
 	codeMethod      usg.Code = "method_not_allowed"
 	codeNoSpace     usg.Code = "insufficient_storage"
+	codeTimeout     usg.Code = "request_timeout"
+	// codeHTTPSRequired: a request with a key over plain HTTP.
+	codeHTTPSRequired usg.Code = "https_required"
 )
 
 // cors adds the spec's permissive CORS headers to every /usg/v1 response.
@@ -97,6 +101,10 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 		usgError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
 		return
 	}
+	if bodyTimedOut(err) {
+		usgError(w, http.StatusRequestTimeout, codeTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxSmallBody)))
+		return
+	}
 	if err != nil {
 		usgError(w, http.StatusBadRequest, usg.CodeInvalidJSON, "could not read request body")
 		return
@@ -126,10 +134,11 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if app.KindOf(err) == app.KindInvalid {
+			s.logFail(r, http.StatusBadRequest, err)
 			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
 			return
 		}
-		s.cfg.Logger.Error("usg predict", "err", err)
+		s.cfg.Logger.Error("usg predict", "err", errs.Chain(err))
 		usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error; safe to retry once")
 		return
 	}

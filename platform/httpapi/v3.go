@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/errs"
 )
 
 // v3Request is an authenticated cardiac request with its bounded body:
@@ -33,7 +34,8 @@ func v3Error(w http.ResponseWriter, status int, msg string) {
 // v3 wraps a cardiac handler: API key (403 when missing or invalid), the
 // per-key in-flight limit (429), the request timeout, and a body bounded
 // by limit (413 beyond it) and by the route's read timeout
-// (bodyReadTimeout), read before the handler runs.
+// (bodyReadTimeout; 408 past it, and the connection closed), read before
+// the handler runs. The key is checked before any of the body is read.
 func (s *Server) v3(limit int64, h v3Handler) http.Handler {
 	return s.v3Body(limit, true, h)
 }
@@ -78,6 +80,10 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
 				return
 			}
+			if bodyTimedOut(err) {
+				v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(limit)))
+				return
+			}
 			if err != nil {
 				v3Error(w, http.StatusBadRequest, "could not read request body")
 				return
@@ -115,10 +121,20 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 		}
 	}
-	if status == http.StatusInternalServerError {
-		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
-	}
+	s.logFail(r, status, err)
 	v3Error(w, status, msg)
+}
+
+// logFail logs a failed request's whole error chain (errs.Chain): every
+// 500, and a refusal whose body left out a library's or the system's
+// text (errs.Hidden). The client gets the plain message only.
+func (s *Server) logFail(r *http.Request, status int, err error) {
+	switch {
+	case status >= http.StatusInternalServerError:
+		s.cfg.Logger.Error("request failed", "path", r.URL.Path, "status", status, "err", errs.Chain(err))
+	case errs.Hidden(err):
+		s.cfg.Logger.Info("request refused", "path", r.URL.Path, "status", status, "err", errs.Chain(err))
+	}
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) {
@@ -134,6 +150,9 @@ func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool)
 	switch {
 	case errors.As(err, &mbe):
 		v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		return nil, false
+	case bodyTimedOut(err):
+		v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxPredictBody)))
 		return nil, false
 	case err != nil:
 		s.v3Fail(w, req.r, err)

@@ -85,11 +85,23 @@ func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide
 				}
 				st.LastBilled = t
 			}
+			st.Rechecks = int(btoiOr0(tx.Bucket(bucketRecheckPairs).Get(join(req.Customer, req.RecheckUUID))))
 		}
 		var err error
 		ev, bill, err = decide(st)
-		if err != nil || !bill {
+		if err != nil {
 			return err
+		}
+		if !bill {
+			if ev.Recheck && req.RecheckUUID != "" {
+				return countRecheck(tx, req, ev.KeyPrefix)
+			}
+			return nil
+		}
+		if req.RecheckUUID != "" {
+			if err := tx.Bucket(bucketRecheckPairs).Delete(join(req.Customer, req.RecheckUUID)); err != nil {
+				return fmt.Errorf("recheck count: %w", err)
+			}
 		}
 		led := tx.Bucket(bucketLedger)
 		seq, err := led.NextSequence()
@@ -122,6 +134,49 @@ func (s *LedgerService) Bill(ctx context.Context, req BillRequest, decide Decide
 		return Event{}, BillState{}, false, fmt.Errorf("store: bill %q: %w", req.Customer, err)
 	}
 	return ev, st, bill, nil
+}
+
+// countRecheck adds one free recheck to the request's (customer, uuid)
+// pair and to the key's month.
+func countRecheck(tx *bolt.Tx, req BillRequest, keyPrefix string) error {
+	for _, c := range []struct {
+		bucket []byte
+		key    []byte
+	}{
+		{bucketRecheckPairs, join(req.Customer, req.RecheckUUID)},
+		{bucketRecheckUsage, join(keyPrefix, req.Month)},
+	} {
+		b := tx.Bucket(c.bucket)
+		if err := b.Put(c.key, itob(btoiOr0(b.Get(c.key))+1)); err != nil {
+			return fmt.Errorf("recheck count: %w", err)
+		}
+	}
+	return nil
+}
+
+// btoiOr0 reads an 8-byte big-endian count; 0 when absent or malformed.
+func btoiOr0(v []byte) uint64 {
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// RecheckCount is how many free rechecks the key with this prefix was
+// given in month ("YYYY-MM").
+func (s *LedgerService) RecheckCount(ctx context.Context, keyPrefix, month string) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	var n uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = btoiOr0(tx.Bucket(bucketRecheckUsage).Get(join(keyPrefix, month)))
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: recheck count: %w", err)
+	}
+	return int(n), nil
 }
 
 // MonthlyUsage is the customer's billable events in month ("YYYY-MM").

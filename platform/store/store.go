@@ -33,8 +33,12 @@ var (
 	bucketUsage     = []byte("ledger_usage")   // join(customer, YYYY-MM) + seq -> empty (index over ledger)
 	bucketRecheck   = []byte("ledger_recheck") // join(customer, uuid) -> last billed time (RFC3339Nano)
 	bucketLedgerIDs = []byte("ledger_ids")     // event id (idempotency key) -> seq (index over ledger)
-	bucketHistory   = []byte("history")        // join(customer, uuid) + seq -> HistoryEntry
-	bucketUSGLog    = []byte("usg_log")        // seq -> USGLogEntry
+	// join(customer, uuid) -> free rechecks since the pair was last billed (8 bytes BE)
+	bucketRecheckPairs = []byte("recheck_pairs")
+	// join(key prefix, YYYY-MM) -> free rechecks given to the key in the month (8 bytes BE)
+	bucketRecheckUsage = []byte("recheck_usage")
+	bucketHistory      = []byte("history") // join(customer, uuid) + seq -> HistoryEntry
+	bucketUSGLog       = []byte("usg_log") // seq -> USGLogEntry
 	// history_images: the history key -> the measured image (PNG).
 	bucketHistoryImages = []byte("history_images")
 	bucketPatients      = []byte("patients") // patient id -> Patient
@@ -110,7 +114,7 @@ func Open(dir string, lockTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketLedgerIDs, bucketHistory, bucketUSGLog, bucketHistoryImages, bucketPatients, bucketAudit} {
+		for _, b := range [][]byte{bucketKeys, bucketCustomers, bucketLedger, bucketUsage, bucketRecheck, bucketLedgerIDs, bucketRecheckPairs, bucketRecheckUsage, bucketHistory, bucketUSGLog, bucketHistoryImages, bucketPatients, bucketAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("create bucket %s: %w", b, err)
 			}

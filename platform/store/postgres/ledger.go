@@ -126,10 +126,24 @@ func (s ledger) billOnce(ctx context.Context, req repo.BillRequest, decide repo.
 		if last != nil {
 			st.LastBilled = last.UTC()
 		}
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(count), 0) FROM recheck_pairs WHERE customer = $1 AND uuid = $2`,
+			req.Customer, req.RecheckUUID).Scan(&st.Rechecks); err != nil {
+			return ev, st, false, fmt.Errorf("recheck count: %w", err)
+		}
 	}
 	ev, bill, err := decide(st)
 	if err != nil {
 		return repo.Event{}, repo.BillState{}, false, errDecide{err}
+	}
+	if !bill && ev.Recheck && req.RecheckUUID != "" {
+		if err := countRecheck(ctx, tx, req, ev.KeyPrefix); err != nil {
+			return repo.Event{}, repo.BillState{}, false, err
+		}
+	}
+	if bill && req.RecheckUUID != "" {
+		if _, err := tx.Exec(ctx, `DELETE FROM recheck_pairs WHERE customer = $1 AND uuid = $2`, req.Customer, req.RecheckUUID); err != nil {
+			return repo.Event{}, repo.BillState{}, false, fmt.Errorf("recheck count: %w", err)
+		}
 	}
 	if bill {
 		ev.ID = req.IdempotencyKey
@@ -151,6 +165,31 @@ func (s ledger) billOnce(ctx context.Context, req repo.BillRequest, decide repo.
 		return repo.Event{}, repo.BillState{}, false, fmt.Errorf("commit: %w", err)
 	}
 	return ev, st, bill, nil
+}
+
+// countRecheck adds one free recheck to the request's (customer, uuid)
+// pair and to the key's month.
+func countRecheck(ctx context.Context, tx pgx.Tx, req repo.BillRequest, keyPrefix string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO recheck_pairs (customer, uuid, count) VALUES ($1, $2, 1)
+		ON CONFLICT (customer, uuid) DO UPDATE SET count = recheck_pairs.count + 1`, req.Customer, req.RecheckUUID); err != nil {
+		return fmt.Errorf("recheck count: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO recheck_usage (key_prefix, month, count) VALUES ($1, $2, 1)
+		ON CONFLICT (key_prefix, month) DO UPDATE SET count = recheck_usage.count + 1`, keyPrefix, req.Month); err != nil {
+		return fmt.Errorf("recheck usage: %w", err)
+	}
+	return nil
+}
+
+// RecheckCount is how many free rechecks the key with this prefix was
+// given in month (YYYY-MM).
+func (s ledger) RecheckCount(ctx context.Context, keyPrefix, month string) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT coalesce(max(count), 0) FROM recheck_usage WHERE key_prefix = $1 AND month = $2`, keyPrefix, month).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: recheck count: %w", err)
+	}
+	return n, nil
 }
 
 // MonthlyUsage is the customer's billable events in month (YYYY-MM).

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Open) {
 		{"Keys", testKeys},
 		{"Customers", testCustomers},
 		{"BillCountsAndRecheck", testBillCountsAndRecheck},
+		{"RecheckCounts", testRecheckCounts},
 		{"BillIdempotencyKey", testBillIdempotency},
 		{"BillDecideErrorAppendsNothing", testBillDecideError},
 		{"BillConcurrent", testBillConcurrent},
@@ -151,6 +152,62 @@ func testCustomers(t *testing.T, r repo.Repos) {
 
 func billAll(ev repo.Event) repo.Decide {
 	return func(repo.BillState) (repo.Event, bool, error) { return ev, true, nil }
+}
+
+// testRecheckCounts: a decision not to bill marked Recheck counts one
+// free recheck for the (customer, uuid) pair, which the next decision
+// sees (BillState.Rechecks) until the pair is billed again, and one for
+// the key in the month (RecheckCount); nothing reaches the ledger. A
+// plain decision not to bill counts nothing.
+func testRecheckCounts(t *testing.T, r repo.Repos) {
+	ctx := context.Background()
+	bill := func(customer, uuid, key, month string, recheck, billed bool) repo.BillState {
+		t.Helper()
+		var seen repo.BillState
+		_, _, _, err := r.Ledger.Bill(ctx, repo.BillRequest{Customer: customer, Month: month, RecheckUUID: uuid, IdempotencyKey: repo.NewID()},
+			func(st repo.BillState) (repo.Event, bool, error) {
+				seen = st
+				ev := repo.Event{Time: t0, KeyPrefix: key, Service: "cardiac", CallType: "single", UUID: uuid, Tier: "paygo", RateCents: 300}
+				if !billed {
+					return repo.Event{Time: t0, KeyPrefix: key, UUID: uuid, Recheck: recheck}, false, nil
+				}
+				return ev, true, nil
+			})
+		must(t, err)
+		return seen
+	}
+	bill("a", "rex", "k1", "2026-03", false, true)
+	for i := range 3 {
+		if st := bill("a", "rex", "k1", "2026-03", true, false); st.Rechecks != i {
+			t.Fatalf("recheck %d: decide saw %d rechecks", i+1, st.Rechecks)
+		}
+	}
+	bill("a", "rex", "k1", "2026-03", false, false) // not a recheck: not counted
+	bill("a", "rex", "k2", "2026-04", true, false)  // another key, another month
+	if st := bill("a", "rex", "k1", "2026-03", false, true); st.Rechecks != 4 {
+		t.Fatalf("before billing again: %d rechecks, want 4", st.Rechecks)
+	}
+	if st := bill("a", "rex", "k1", "2026-03", true, false); st.Rechecks != 0 {
+		t.Fatalf("after billing again: %d rechecks, want 0", st.Rechecks)
+	}
+	for _, other := range [][2]string{{"a", "max"}, {"b", "rex"}} {
+		if st := bill(other[0], other[1], "k3", "2026-03", false, false); st.Rechecks != 0 {
+			t.Errorf("%v: %d rechecks, want none (per pair)", other, st.Rechecks)
+		}
+	}
+	for _, tc := range []struct {
+		key, month string
+		want       int
+	}{{"k1", "2026-03", 4}, {"k2", "2026-04", 1}, {"k2", "2026-03", 0}, {"k3", "2026-03", 0}, {"", "2026-03", 0}} {
+		if n, err := r.Ledger.RecheckCount(ctx, tc.key, tc.month); err != nil || n != tc.want {
+			t.Errorf("RecheckCount(%q, %s) = %d, %v; want %d", tc.key, tc.month, n, err, tc.want)
+		}
+	}
+	evs, err := r.Ledger.Events(ctx)
+	must(t, err)
+	if len(evs) != 2 {
+		t.Fatalf("ledger holds %d events, want the 2 billed", len(evs))
+	}
 }
 
 func testBillCountsAndRecheck(t *testing.T, r repo.Repos) {

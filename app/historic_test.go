@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"vetlens/app/repo"
+)
+
+// TestHistoricIsBounded: a response's historic_vhs and historic_vlas hold
+// at most MaxHistoric values each, the most recent ones, oldest first,
+// however many measurements the uuid has (issue 46: 299 rechecks grew a
+// response to 12.6 KB); under the bound every value is there.
+func TestHistoricIsBounded(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{0, 3, MaxHistoric, MaxHistoric + 1, 299} {
+		s, clk := newTestService(t, t0)
+		c := newCaller(t, s, "clinic", "")
+		for i := range n {
+			v, l := 8+float64(i)/1000, 2+float64(i)/1000
+			if _, err := s.repos.History.Add(ctx, c.Customer, "rex", repo.HistoryEntry{Time: t0.Add(time.Duration(i) * time.Hour), VHS: &v, VLAS: &l}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Set(t0.Add(time.Duration(n+1) * time.Hour))
+		body, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "rex", HasUUID: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, raw := range map[string]json.RawMessage{"historic_vhs": body.HistoricVHS, "historic_vlas": body.HistoricVLAS} {
+			var got [][2]any
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatalf("%d: %s %s: %v", n, name, raw, err)
+			}
+			want := min(n, MaxHistoric)
+			if len(got) != want {
+				t.Fatalf("%d measurements: %s has %d values, want %d", n, name, len(got), want)
+			}
+			base := 8.0
+			if name == "historic_vlas" {
+				base = 2
+			}
+			for k, e := range got { // the most recent, oldest first
+				if i := n - want + k; e[1].(float64) != base+float64(i)/1000 {
+					t.Fatalf("%d measurements: %s[%d] = %v, want measurement %d", n, name, k, e, i)
+				}
+			}
+		}
+	}
+}
