@@ -209,17 +209,19 @@ eval: eval-cardiac eval-usg eval-pop
 eval-cardiac:
 	cd models/train && $(PY) heldout.py --generator xraysim --out ../../testdata/heldout --n 320 --negatives 200
 	cd models/train && $(PY) heldout.py --generator phantom --out ../../testdata/heldout-phantom --n 300 --negatives 0
-	$(GO) run ./bench/evalcardiac --data testdata/heldout --card models/CARDIAC_MODEL_CARD.md --section eval
-	$(GO) run ./bench/evalcardiac --data testdata/heldout-phantom --card models/CARDIAC_MODEL_CARD.md --section eval-phantom
 	# The simulator's held-out set tilted 15-30 degrees (tilt.py): a family
 	# of conditions beyond the training's rotations, where the engine
 	# levels the spine (docs/cardiac.md, "Levelling a tilted spine").
 	cd models/train && $(PY) tilt.py ../../testdata/heldout ../../testdata/heldout-tilt
-	$(GO) run ./bench/evalcardiac --data testdata/heldout-tilt --card models/CARDIAC_MODEL_CARD.md --section eval-tilt
 	# The simulator's second world (docs/cardiac.md, "The simulator's
 	# second world"): the held-out patients drawn with world 2's anatomy.
 	cd models/train && $(PY) heldout.py --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
-	$(GO) run ./bench/evalcardiac --data testdata/heldout-world2 --card models/CARDIAC_MODEL_CARD.md --section eval-world2
+	# Each set on the shipped column route and, beside it, the span route
+	# it replaced (docs/cardiac.md, "The column route"): the model card's
+	# sections NAME and NAME-span.
+	for s in "heldout eval" "heldout-phantom eval-phantom" "heldout-tilt eval-tilt" "heldout-world2 eval-world2"; do set -- $$s; \
+		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route column --card models/CARDIAC_MODEL_CARD.md --section $$2 || exit 1; \
+		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route span --card models/CARDIAC_MODEL_CARD.md --section $$2-span || exit 1; done
 
 # PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)
