@@ -85,16 +85,19 @@ func (c Column) B() Point { return addScaled(c.A(), c.Dir, 6*c.V) }
 // prior (landmarks in pixels of img: the models' ensemble mean) and
 // measures its period. It samples the image once into a grid aligned
 // with the prior's Vertebra A-B, one cell every v0/12, from 3.5 v0
-// cranial to 7 v0 caudal of the carina's foot and from 0.5 to 5 v0
+// cranial to 7 v0 caudal of the carina's foot and from 0.75 to 4.5 v0
 // dorsal of the carina. Every band of +/- 0.25 v0 across, turned by up to
 // 8 degrees and offset in steps of v0/6, gives a detrended grey profile;
-// its correlation with itself at lags whose period would make VHS 6.5 to
-// 14 is searched for the highest local maximum. The band with the best
-// maximum (less a small handicap for its distance from the prior's A-B)
-// is the column; its period is refined between samples by parabolas
-// through the first three multiples of the peak. ok is false when the
-// prior's heart or A-B is degenerate or not finite, when no band lies
-// mostly inside the image, or when no band repeats at all.
+// its correlation with itself at lags whose period would make VHS 5.5 to
+// 16 is searched for the period (fundamentalPeak). Among the bands whose
+// profile varies at least colMinAmpShare as much as the most varied
+// band's, the best score (less a small handicap for the band's distance
+// from the prior's A-B) sets the direction, and across it the band with
+// the strongest repeat among those scoring nearly as well is the column;
+// its period is refined between samples by parabolas through the first
+// three multiples of the peak. ok is false when the prior's heart or A-B
+// is degenerate or not finite, when no band lies mostly inside the
+// image, or when no band repeats at all.
 func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 	for _, p := range prior {
 		if !isFinite(p.X) || !isFinite(p.Y) {

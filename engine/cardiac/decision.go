@@ -46,7 +46,7 @@ const (
 
 // Plausibility guards: anatomical checks on the ensemble-mean landmarks and
 // the spread before a VHS is returned (CheckPlausibility, guards.go;
-// docs/cardiac.md, "Plausibility guards", numbers them 1-8 and gives the
+// docs/cardiac.md, "Plausibility guards", numbers them 1-9 and gives the
 // reasoning; guard 8, MinVertebralPeriodScore in period.go, looks at the
 // image and is checked by Predict after Decide). A failed guard gives code 5, except guard 5 and the VLAS half
 // of guard 6, which withhold VLAS only (code 4). Every guard is written in

@@ -8,7 +8,7 @@ never the reported held-out seeds), and prints, for each candidate cut, how
 many measurements would be withheld and the error of those returned. The
 chosen cut is the largest one under which no returned VHS is off by more
 than --max-err vertebrae, provided it withholds at most --max-withheld of the
-measurements; docs/cardiac.md records the choice.
+measurements; experiments/2026-cardiac-journal.md records the choice (the span route's guard 7).
 
     calibrate_spread.py --max-err 1.5 dump-validation.jsonl
 """

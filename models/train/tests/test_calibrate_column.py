@@ -37,6 +37,16 @@ class CalibrateColumnTest(unittest.TestCase):
         # Every cut returns the 3 v weak column when the score bound is off.
         self.assertIsNone(calibrate_column.choose(m, 0.0, 1.5, cuts))
 
+    def test_score_rule_takes_the_smallest_step_without_a_wrong_column(self):
+        truth = {"a.jpg": {"landmarks": {"Vertebra A": [0, 0], "Vertebra B": [240, 0]}}}  # exact v 40 px
+        rows = [{"file": "a.jpg", "column": {"Score": sc, "V": v}} for sc, v in
+                [(0.9, 40.0), (0.8, 41.0), (0.62, 80.0), (0.5, 20.0), (0.3, 39.0)]]
+        rows.append({"file": "a.jpg", "guard": "column_not_found"})
+        cols = calibrate_column.column_errors(rows, truth)
+        self.assertEqual(len(cols), 5)
+        self.assertAlmostEqual(calibrate_column.choose_score(cols), 0.65)
+        self.assertAlmostEqual(calibrate_column.choose_score(cols, max_rel=1.5), 0.30)
+
 
 if __name__ == "__main__":
     unittest.main()
