@@ -169,10 +169,14 @@ func TestColumnRouteGuards(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	img := c.gray(2)
 	truth := heartBeside(c, 10)
-	// The members agree on the heart, but put B two vertebrae short:
-	// the span route would read VHS 15.
+	// The members agree on the heart, but put B a vertebra short: the
+	// span route would read VHS 12.
 	short := truth
-	short[VertebraB] = addScaled(short[VertebraA], sub(truth[VertebraB], truth[VertebraA]), 4.0/6)
+	short[VertebraB] = addScaled(short[VertebraA], sub(truth[VertebraB], truth[VertebraA]), 5.0/6)
+	// Members whose span covers three vertebrae: a column of the right
+	// period disagrees with them by about twice.
+	halfSpan := truth
+	halfSpan[VertebraB] = addScaled(halfSpan[VertebraA], sub(truth[VertebraB], truth[VertebraA]), 3.0/6)
 	flat := image.NewGray(img.Bounds())
 	for i := range flat.Pix {
 		flat.Pix[i] = 90
@@ -196,6 +200,7 @@ func TestColumnRouteGuards(t *testing.T) {
 		{"no column", flat, []Landmarks{short, short}, GuardColumnNotFound},
 		{"members disagree on the heart", img, []Landmarks{short, apart}, GuardHeartPointsDisagree},
 		{"members apart, agreeing on VHS", img, []Landmarks{short, shifted}, GuardNone},
+		{"members' span half the column's", img, []Landmarks{halfSpan, halfSpan}, GuardColumnSpanDisagree},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,7 +235,7 @@ func TestColumnRouteGuards(t *testing.T) {
 // themselves.
 func TestDecideColumnGuards(t *testing.T) {
 	ok := Evidence{PRadiograph: 0.9, Finite: true, CorePeak: 0.5, VLASPeak: 0.5, Vertebra: 0.05,
-		VHS: 10, VLAS: 2, Spread: 0.003, Column: &ColumnEvidence{Found: true, Score: 0.8, HeartVHSSD: 0.05}}
+		VHS: 10, VLAS: 2, Spread: 0.003, Column: &ColumnEvidence{Found: true, Score: 0.8, HeartVHSSD: 0.05, SpanRatio: 1.1}}
 	cases := []struct {
 		name  string
 		edit  func(*Evidence)
@@ -244,6 +249,10 @@ func TestDecideColumnGuards(t *testing.T) {
 		{"members' VHS over the bound", func(e *Evidence) { e.Column.HeartVHSSD = MaxHeartVHSSD + 0.01 }, CodeNoLandmarks, GuardHeartPointsDisagree},
 		{"members' VHS at the bound", func(e *Evidence) { e.Column.HeartVHSSD = MaxHeartVHSSD }, CodeHighConfidence, GuardNone},
 		{"members' VHS NaN", func(e *Evidence) { e.Column.HeartVHSSD = math.NaN() }, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"column twice the members' span", func(e *Evidence) { e.Column.SpanRatio = 2 }, CodeNoLandmarks, GuardColumnSpanDisagree},
+		{"column half the members' span", func(e *Evidence) { e.Column.SpanRatio = 0.5 }, CodeNoLandmarks, GuardColumnSpanDisagree},
+		{"column just inside the ratio", func(e *Evidence) { e.Column.SpanRatio = 1 / (MaxColumnSpanRatio - 0.01) }, CodeHighConfidence, GuardNone},
+		{"ratio NaN", func(e *Evidence) { e.Column.SpanRatio = math.NaN() }, CodeNoLandmarks, GuardColumnSpanDisagree},
 		{"a wide pixel spread lowers the confidence", func(e *Evidence) { e.Spread = 0.009 }, CodeReview, GuardNone},
 		{"both weak: the heart is named first", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score = 1, 0 }, CodeNoLandmarks, GuardHeartPointsDisagree},
 		{"span route: no column needed", func(e *Evidence) { e.Column = nil }, CodeHighConfidence, GuardNone},

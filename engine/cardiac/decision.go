@@ -262,6 +262,7 @@ type ColumnEvidence struct {
 	Found      bool    // a column was found dorsal to the heart
 	Score      float64 // its repeat's score (Column.Score)
 	HeartVHSSD float64 // the members' VHS disagreement (HeartVHSSD), vertebrae
+	SpanRatio  float64 // the column's v over the members' |A-B| / 6
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -332,6 +333,8 @@ func (e Evidence) vhsGuard() Guard {
 		return GuardHeartPointsDisagree
 	case !(e.Column.Score >= MinColumnScore):
 		return GuardColumnWeak
+	case !(e.Column.SpanRatio < MaxColumnSpanRatio && e.Column.SpanRatio > 1/MaxColumnSpanRatio):
+		return GuardColumnSpanDisagree
 	}
 	return GuardNone
 }

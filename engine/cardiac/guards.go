@@ -49,6 +49,10 @@ const (
 	// GuardColumnWeak (column route): the column's repeat scores below
 	// MinColumnScore.
 	GuardColumnWeak Guard = "column_weak"
+	// GuardColumnSpanDisagree (column route): the column's v and the
+	// members' |A-B| / 6 differ by MaxColumnSpanRatio or more: one of
+	// them is likely read at a multiple of the true vertebra.
+	GuardColumnSpanDisagree Guard = "column_span_disagree"
 	// GuardHeartPointsDisagree (column route): the VHS of the members'
 	// own heart points over the column's v spread more than
 	// MaxHeartVHSSD.
@@ -95,6 +99,7 @@ var guardDescriptions = map[Guard]string{
 	GuardColumnNotFound:          "no vertebral column was found dorsal to the heart",
 	GuardColumnWeak:              "the vertebral column's repeat is too faint to measure the vertebra",
 	GuardHeartPointsDisagree:     "the five models disagree on the heart's axes",
+	GuardColumnSpanDisagree:      "the vertebral column's period and the models' vertebrae disagree by half or double",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",

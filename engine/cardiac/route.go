@@ -18,6 +18,14 @@ const (
 	// pixels of the image. Chosen on validation sets only
 	// (docs/cardiac.md, "The column route").
 	MaxHeartVHSSD = 0.11
+	// MaxColumnSpanRatio (guard column_span_disagree): the column's v and
+	// the members' own |A-B| / 6 differing by this factor or more, either
+	// way, withholds the VHS (code 5). The members' span is no measure of
+	// v on real radiographs, but a column read at twice (or half) its
+	// period disagrees with it by about that factor; 1.5 withheld every
+	// column more than 30 % off on the three validation sets and no
+	// returned number (docs/cardiac.md, "The column route").
+	MaxColumnSpanRatio = 1.5
 )
 
 // heartPoints are the four points VHS is measured between.
@@ -105,7 +113,7 @@ func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
 		VLAS:           r.Geometry.VLAS,
 		Spread:         r.Spread,
 		Guards:         guards,
-		Column:         &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD},
+		Column:         &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD, SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6)},
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()
