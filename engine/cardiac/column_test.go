@@ -231,6 +231,48 @@ func TestColumnRouteGuards(t *testing.T) {
 	}
 }
 
+// TestDoubtedImageWithoutColumnIsRejected: where the validity classifier
+// is unsure (p_radiograph under ValidityConfident) and no column repeats,
+// the image is rejected (code 6) with nothing drawn; with a column it
+// stays code 5 with its landmarks for review, and a confident classifier
+// keeps code 5 either way.
+func TestDoubtedImageWithoutColumnIsRejected(t *testing.T) {
+	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
+	l := heartBeside(c, 10)
+	flat := image.NewGray(image.Rect(0, 0, c.w, c.h))
+	for i := range flat.Pix {
+		flat.Pix[i] = 200
+	}
+	cases := []struct {
+		name  string
+		img   image.Image
+		p     float64
+		code  Code
+		guard Guard
+	}{
+		{"doubted, no column", flat, 0.2, CodeRejected, GuardNone},
+		{"doubted, a column", c.gray(3), 0.2, CodeNoLandmarks, GuardRadiographUncertain},
+		{"confident, no column", flat, 0.9, CodeNoLandmarks, GuardColumnNotFound},
+	}
+	for _, tc := range cases {
+		r := newResult(c.w, c.h, tc.p, []Landmarks{l, l}, sharpPeaks(2))
+		r.measureColumn(tc.img, sharpPeaks(2))
+		if r.Code != tc.code || r.Guard != tc.guard {
+			t.Errorf("%s: code %d guard %q, want %d %q", tc.name, r.Code, r.Guard, tc.code, tc.guard)
+		}
+		if r.Rejected != (tc.code == CodeRejected) {
+			t.Errorf("%s: rejected %v", tc.name, r.Rejected)
+		}
+		if r.Rejected && (r.Landmarks != Landmarks{} || r.ModelLandmarks != nil || r.VHS != nil) {
+			t.Errorf("%s: a rejected image keeps landmarks %v", tc.name, r.Landmarks)
+		}
+		if r.ClassifierConfidence != tc.p {
+			t.Errorf("%s: classifier confidence %v, want %v", tc.name, r.ClassifierConfidence, tc.p)
+		}
+		checkConsistent(t, r)
+	}
+}
+
 // TestDecideColumnGuards: Decide's column-route checks, in order, by
 // themselves.
 func TestDecideColumnGuards(t *testing.T) {

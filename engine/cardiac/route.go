@@ -69,7 +69,9 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 // ensemble mean as the prior, puts Vertebra A and B on it, and decides the
 // code again from the heart points' own peaks and spread, the column's
 // unit and score, and the plausibility guards on the new landmarks.
-// Rejected results and code 0 are left as they are.
+// Rejected results and code 0 are left as they are. An image the
+// validity classifier was unsure of (p_radiograph under
+// ValidityConfident) on which no column is found is rejected (code 6).
 func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
 	if r.Rejected || r.Code == CodeUnexpected || len(r.ModelLandmarks) == 0 {
 		return
@@ -78,6 +80,15 @@ func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
 	scale := float64(max(w, h))
 	prior := EnsembleMean(r.ModelLandmarks)
 	col, found := FindColumn(img, prior)
+	if !found && r.ClassifierConfidence < ValidityConfident {
+		// The classifier doubts the image and no thoracic column repeats
+		// dorsal to where the models put a heart: not a lateral thorax
+		// (code 6, nothing drawn), rather than a code 5 with landmarks on
+		// a document or a scan of something else.
+		*r = Result{Width: w, Height: h, ClassifierConfidence: r.ClassifierConfidence,
+			Rejected: true, Code: CodeRejected, Spread: math.NaN()}
+		return
+	}
 	l := r.Landmarks
 	v := math.NaN()
 	if found {
