@@ -84,6 +84,10 @@ type Measurement struct {
 	// (ReopenMeasurement); nil for a new measurement. Saving it stores a
 	// correction that supersedes the base.
 	Base *EntryRef
+	// KeepPatient is the patient the clinician chose to file this
+	// measurement under although its DICOM patient tags name another
+	// (the mismatch acknowledged: StudyMismatch); "" when not asked.
+	KeepPatient string
 }
 
 // EntryRef names one stored history entry.
@@ -299,6 +303,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	if m == nil || m.Result == nil {
 		return Saved{Entry: e}, errf(KindInvalid, "nothing measured to save")
 	}
+	if err := s.checkStudyPatient(ctx, m, id); err != nil {
+		return Saved{Entry: e}, err
+	}
 	kind, err := req.kind()
 	if err != nil {
 		return Saved{Entry: e}, err
@@ -381,6 +388,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		if _, err := s.repos.Audit.Append(ctx, ev); err != nil {
 			return Saved{Entry: stored}, fmt.Errorf("save measurement: audit: %w", err)
 		}
+	}
+	if err := s.auditKeptPatient(ctx, m, stored); err != nil {
+		return Saved{Entry: stored}, fmt.Errorf("save measurement: %w", err)
 	}
 	return Saved{Entry: stored}, nil
 }
@@ -635,6 +645,10 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	p := d.Patient
 	if p.ID == "" {
 		p.ID = strings.TrimSpace(req.PatientID)
+	}
+	if mm := StudyMismatch(m, p); mm != nil {
+		return report.Report{}, errf(KindInvalid, "the file's patient tags contradict patient %s (%s): switch to the file's patient, or keep %s with the mismatch acknowledged",
+			p.ID, strings.Join(mm.Differences, "; "), p.ID)
 	}
 	ref := ReferenceForPatient(p)
 	rep := report.Report{

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
 	"vetlens/app/importq"
@@ -69,6 +72,9 @@ func TestOpenDICOM(t *testing.T) {
 	wait(t, done)
 	if u.tabs.Selected().Text != "Review" || u.review.m.DICOM == nil || u.review.m.PatientID != "Bella" || u.PatientID() != "Bella" {
 		t.Fatalf("dropped DICOM: tab %q, DICOM %v, patient %q", u.tabs.Selected().Text, u.review.m.DICOM != nil, u.review.m.PatientID)
+	}
+	if !u.review.mismatch.Visible() {
+		t.Fatal("a DICOM of another patient opened without asking")
 	}
 	// An unsupported transfer syntax says which.
 	rle := set.Get(t, "rle")
@@ -141,15 +147,97 @@ func TestImportFolder(t *testing.T) {
 	if !strings.Contains(u.imports.status.Text, "Watching "+dir) {
 		t.Errorf("status %q", u.imports.status.Text)
 	}
+	// Tapped while another patient is loaded: the same rule as Open asks
+	// whose study it is, and switching takes the file's patient.
 	u.SetPatientID("Bella")
 	u.imports.list.Select(0)
-	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != dicomtest.PatientID {
+	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != "Bella" {
 		t.Fatalf("tap: tab %q, patient %q", u.tabs.Selected().Text, u.PatientID())
+	}
+	if !u.review.mismatch.Visible() || !u.review.save.Disabled() {
+		t.Fatalf("imported file for another patient: question shown %v, save off %v", u.review.mismatch.Visible(), u.review.save.Disabled())
+	}
+	test.Tap(u.review.switchPatient)
+	if u.PatientID() != dicomtest.PatientID || u.review.mismatch.Visible() {
+		t.Fatalf("switch: patient %q, question shown %v", u.PatientID(), u.review.mismatch.Visible())
 	}
 	if !strings.Contains(u.review.dicom.Text, "Rex Smith") {
 		t.Errorf("Review DICOM text %q", u.review.dicom.Text)
 	}
 	if err := u.WatchImportFolder(""); err != nil || u.pref(PrefImportDir, "x") != "" || !strings.Contains(u.imports.status.Text, "Not watching") {
 		t.Errorf("stop: %v, setting %q, status %q", err, u.pref(PrefImportDir, "x"), u.imports.status.Text)
+	}
+}
+
+// TestMismatchedDICOMAsks: a DICOM whose Patient ID is not the loaded
+// patient's is measured, but Review asks whose study it is before
+// anything is saved or reported; saving meanwhile is refused and files
+// nothing. Keeping the loaded patient files it there with the
+// acknowledgement in the audit trail (and a change of patient asks
+// again); switching finds or creates the file's patient and files it
+// there.
+func TestMismatchedDICOMAsks(t *testing.T) {
+	set := dicomtest.Build(t)
+	file := set.Get(t, "mono1-16bit").Path
+	for _, tc := range []struct {
+		name   string
+		answer func(u *UI) *widget.Button
+		filed  string // patient whose history gets the study
+		other  string // patient whose history stays empty
+		audit  string // last audit action of filed
+	}{
+		{"keep the loaded patient", func(u *UI) *widget.Button { return u.review.keepPatient }, "Bella", dicomtest.PatientID, "patient_mismatch_kept"},
+		{"switch to the file's patient", func(u *UI) *widget.Button { return u.review.switchPatient }, dicomtest.PatientID, "Bella", "patient_created"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, _, done := newTestUI(t, true)
+			u.SetPatientID("Bella")
+			if err := u.SavePatient(); err != nil {
+				t.Fatal(err)
+			}
+			u.SelectTab("Review")
+			if err := u.OpenFile(file); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done)
+			r := u.review
+			if r.m == nil || r.m.Result.VHS == nil {
+				t.Fatalf("not measured: %q", r.status.Text)
+			}
+			if u.PatientID() != "Bella" || !r.mismatch.Visible() || !strings.Contains(r.mismatchText.Text, dicomtest.PatientID) ||
+				!strings.Contains(r.mismatchText.Text, "Bella") {
+				t.Fatalf("patient %q, question shown %v: %q", u.PatientID(), r.mismatch.Visible(), r.mismatchText.Text)
+			}
+			if !r.save.Disabled() || !r.export.Disabled() {
+				t.Fatal("Save or Export on while the question is open")
+			}
+			if err := u.SaveReview(); err == nil {
+				t.Fatal("saved under a patient the file contradicts")
+			}
+			test.Tap(tc.answer(u))
+			if r.mismatch.Visible() || r.save.Disabled() || u.PatientID() != tc.filed {
+				t.Fatalf("answered: question shown %v, save off %v, patient %q", r.mismatch.Visible(), r.save.Disabled(), u.PatientID())
+			}
+			if tc.filed == "Bella" {
+				// Another patient chosen afterwards is asked about again.
+				u.SetPatientID("Milo")
+				if !r.mismatch.Visible() || !r.save.Disabled() {
+					t.Fatal("a change of patient after keeping Bella did not ask again")
+				}
+				u.SetPatientID("Bella")
+			}
+			test.Tap(r.save)
+			ctx := context.Background()
+			rec, err := u.svc.Patient(ctx, tc.filed)
+			if err != nil || len(rec.Cardiac) != 1 {
+				t.Fatalf("%s: %v entries, %v; status %q", tc.filed, rec, err, r.status.Text)
+			}
+			if got := rec.Audit[len(rec.Audit)-1].Action; got != tc.audit {
+				t.Errorf("last audit of %s: %q, want %q", tc.filed, got, tc.audit)
+			}
+			if other, err := u.svc.Patient(ctx, tc.other); err != nil || len(other.Cardiac) != 0 {
+				t.Errorf("%s got the study: %+v, %v", tc.other, other, err)
+			}
+		})
 	}
 }

@@ -36,6 +36,14 @@ type review struct {
 	hand, undo, reset               *widget.Button
 	side                            *fyne.Container
 
+	// mismatch asks whose study a file is when its patient tags
+	// contradict the loaded patient (app.StudyMismatch): switch to the
+	// file's patient, or keep the loaded one with the mismatch
+	// acknowledged. Save and the report wait for the answer.
+	mismatch                   *fyne.Container
+	mismatchText               *widget.Label
+	switchPatient, keepPatient *widget.Button
+
 	// m is the model's measurement on screen (for a hand placement, the
 	// image and the model's result for it, whatever its code).
 	m *app.Measurement
@@ -88,13 +96,27 @@ func newReview(u *UI) *review {
 	r.undo = widget.NewButton("Undo", r.undoStep)
 	r.reset = widget.NewButton("Reset to the model's points", r.resetToModel)
 	r.confirm.Hide()
+	r.mismatchText = newValueLabel("")
+	r.mismatchText.TextStyle = fyne.TextStyle{Bold: true}
+	r.switchPatient = widget.NewButton("Switch to the file's patient", func() {
+		if err := u.SwitchToFilePatient(); err != nil {
+			r.status.SetText(err.Error())
+		}
+	})
+	r.keepPatient = widget.NewButton("Keep the loaded patient", func() {
+		if err := u.KeepLoadedPatient(); err != nil {
+			r.status.SetText(err.Error())
+		}
+	})
+	r.mismatch = container.NewVBox(widget.NewSeparator(), r.mismatchText, r.switchPatient, r.keepPatient, widget.NewSeparator())
+	r.mismatch.Hide()
 	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
 		b.Disable()
 	}
 	r.conf.TextStyle = fyne.TextStyle{Italic: true}
 	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
-		r.open, r.file, r.dicom, widget.NewSeparator(),
+		r.open, r.file, r.dicom, r.mismatch, widget.NewSeparator(),
 		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.status, r.detailsBox,
 		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
@@ -135,11 +157,13 @@ func (r *review) chooseFile() {
 
 // OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
 // photograph of a screen is corrected first) and measures it in the
-// background for the patient in the patient field (for a DICOM file with
-// the field empty, the file's patient, whose record the file's tags then
-// create or complete: prefillFromDICOM); the Review tab shows the result
-// when it is done. Errors reading the file or
-// in the patient field are returned at once.
+// background for the patient in the patient field; the Review tab shows
+// the result when it is done. Whose study a DICOM file is follows
+// app.RouteFilePatient (routeFilePatient): with the field empty or
+// naming the file's patient, the file's patient, whose record its tags
+// create or complete; where its tags contradict the loaded patient,
+// Review asks. Errors reading the file or in the patient field are
+// returned at once.
 func (u *UI) OpenFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -166,7 +190,7 @@ func (u *UI) OpenFile(path string) error {
 			return
 		}
 		r.show(m)
-		u.prefillFromDICOM(m, false)
+		u.routeFilePatient(m)
 	})
 	return nil
 }
@@ -295,10 +319,11 @@ func (r *review) update() {
 	} else {
 		savable = complete && v.VHS != nil && rejectedOK
 	}
+	asking := r.showMismatch()
 	// One save per change: Save stays off while the screen holds what was
 	// last saved for this patient.
-	enable(r.save, savable && r.saveKey() != r.savedAs)
-	reportable := v.VHS != nil && (r.kind == app.MeasurementModel && !res.Rejected || complete && r.kind.Clinician() && rejectedOK)
+	enable(r.save, savable && !asking && r.saveKey() != r.savedAs)
+	reportable := !asking && v.VHS != nil && (r.kind == app.MeasurementModel && !res.Rejected || complete && r.kind.Clinician() && rejectedOK)
 	enable(r.export, reportable)
 	printOK, why := r.u.printerReady()
 	enable(r.print, reportable && printOK)
@@ -631,19 +656,72 @@ func dicomText(d *app.DICOMImage) string {
 // study text under the file name (for the Xvfb run).
 func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }
 
-// prefillFromDICOM creates or completes the patient record from a DICOM
-// measurement's tags (PrefillPatient: the patient field then shows it)
-// when the field is empty or names the file's patient, or always with
-// switchPatient (an imported file is its own patient's); otherwise the
-// field's patient is kept (the Review tab shows the file's).
-func (u *UI) prefillFromDICOM(m *app.Measurement, switchPatient bool) {
-	if m == nil || m.DICOM == nil || m.DICOM.Tags.PatientID == "" {
-		return
+// routeFilePatient follows app.RouteFilePatient for a measured file
+// (opened, dropped, or taken from the watched import folder): the file's
+// patient becomes the current one (its record created or completed from
+// the tags) when none is loaded or the loaded one is the file's; where
+// the tags contradict the loaded patient, Review asks (showMismatch).
+func (u *UI) routeFilePatient(m *app.Measurement) {
+	route, _ := app.RouteFilePatient(u.Patient(), m)
+	if route == app.RouteFile {
+		if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
+			u.review.status.SetText(u.review.status.Text + " " + err.Error())
+		}
 	}
-	if cur := u.PatientID(); !switchPatient && cur != "" && cur != m.DICOM.Tags.PatientID {
-		return
+	u.review.update()
+}
+
+// showMismatch shows or hides the question whose study the file on
+// Review is (app.StudyMismatch against the patient bar's record) and
+// reports whether it is asked.
+func (r *review) showMismatch() bool {
+	mm := app.StudyMismatch(r.m, r.u.Patient())
+	if mm == nil {
+		r.mismatch.Hide()
+		return false
 	}
-	if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
-		u.review.status.SetText(u.review.status.Text + " " + err.Error())
+	r.mismatchText.SetText(mm.Question())
+	if mm.File.ID != "" {
+		r.switchPatient.SetText("Switch to the file's patient " + mm.File.ID)
+		r.switchPatient.Enable()
+	} else {
+		r.switchPatient.SetText("Switch to the file's patient (the file has no patient ID: type it above)")
+		r.switchPatient.Disable()
 	}
+	r.keepPatient.SetText("Keep " + mm.PatientID + " (I checked: this study is " + mm.PatientID + "'s)")
+	r.mismatch.Show()
+	return true
+}
+
+// SwitchToFilePatient answers the mismatch question with the file's
+// patient: its record is found or created from the file's tags
+// (PrefillPatient) and becomes the current patient.
+func (u *UI) SwitchToFilePatient() error {
+	r := u.review
+	if r.m == nil || r.m.DICOM == nil || r.m.DICOM.Tags.PatientID == "" {
+		return fmt.Errorf("switch patient: the file names no patient ID")
+	}
+	r.m.KeepPatient = ""
+	if _, err := u.PrefillPatient(r.m.DICOM.Tags.PatientTags()); err != nil {
+		return fmt.Errorf("switch patient: %w", err)
+	}
+	r.status.SetText("Switched to the file's patient " + u.PatientID() + ".")
+	r.update()
+	return nil
+}
+
+// KeepLoadedPatient answers the mismatch question with the loaded
+// patient: the study is filed under it with the mismatch acknowledged
+// (app.Measurement.KeepPatient; the save is audited as such). Choosing
+// another patient afterwards asks again.
+func (u *UI) KeepLoadedPatient() error {
+	r := u.review
+	mm := app.StudyMismatch(r.m, u.Patient())
+	if mm == nil {
+		return fmt.Errorf("keep patient: nothing to acknowledge")
+	}
+	r.m.KeepPatient = mm.PatientID
+	r.status.SetText("Kept patient " + mm.PatientID + " although the file says otherwise (" + strings.Join(mm.Differences, "; ") + "); saving records the acknowledgement in the audit trail.")
+	r.update()
+	return nil
 }

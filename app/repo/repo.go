@@ -208,8 +208,9 @@ type AuditEvent struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
 	PatientID string    `json:"patient_id"`
-	// Action is "patient_created", "patient_updated", "corrected" or
-	// "hidden".
+	// Action is "patient_created", "patient_updated", "corrected",
+	// "hidden" or "patient_mismatch_kept" (a study filed under a patient
+	// its DICOM tags contradict, acknowledged by the clinician).
 	Action string `json:"action"`
 	// Customer and Entry name the history entry concerned (0: none).
 	Customer string `json:"customer,omitempty"`
