@@ -239,6 +239,10 @@ type SaveRequest struct {
 	// the model rejected (result code 6) is a radiograph; a hand
 	// placement on a rejected image is saved only with it.
 	ConfirmedRadiograph bool
+	// Confirmed marks the model's points the clinician confirmed as they
+	// are (one action per point): with the points moved or placed, they
+	// settle the points a withheld result doubts (CheckDoubt).
+	Confirmed Settled
 }
 
 // Saved is the outcome of SaveMeasurement.
@@ -308,6 +312,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	}
 	kind, err := req.kind()
 	if err != nil {
+		return Saved{Entry: e}, err
+	}
+	if err := req.checkDoubt(kind); err != nil {
 		return Saved{Entry: e}, err
 	}
 	r := m.Result
@@ -637,6 +644,9 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	r := m.Result
 	if r.Rejected && (lm == nil || !req.ConfirmedRadiograph) {
 		return report.Report{}, errf(KindInvalid, "the model rejected this image as not a radiograph: there is no report for it (confirm it is a radiograph and place the landmarks by hand to measure it)")
+	}
+	if err := req.checkDoubt(kind); err != nil {
+		return report.Report{}, err
 	}
 	img, v := ReportImage(m, lm)
 	if v.VHS == nil {

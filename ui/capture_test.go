@@ -106,8 +106,8 @@ func TestOpenScreenPhotoIsRectified(t *testing.T) {
 	if b.Dx() != m.Result.Width || b.Dy() != m.Result.Height || b.Dx() == 0 || (b.Dx() == 960 && b.Dy() == 540) {
 		t.Fatalf("shown image %v, result %dx%d", b, m.Result.Width, m.Result.Height)
 	}
-	if !strings.Contains(u.review.status.Text, "photograph of a screen") && m.Result.Code.HasVHS() {
-		t.Fatalf("status %q does not say the photo was corrected", u.review.status.Text)
+	if !strings.Contains(u.review.state.Text, "photograph of a screen") && m.Result.Code.HasVHS() {
+		t.Fatalf("state %q does not say the photo was corrected", u.review.state.Text)
 	}
 }
 

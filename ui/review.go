@@ -25,9 +25,16 @@ type review struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	view                            *LandmarkView
-	file, vhs, vlas, reading, conf  *widget.Label
-	status, kindText, rangeText     *widget.Label
+	view                           *LandmarkView
+	file, vhs, vlas, reading, conf *widget.Label
+	status, kindText, rangeText    *widget.Label
+	// state is the panel's one current state: whose values are shown
+	// (the model's result, or the clinician's points, or why there is no
+	// verdict yet) and who placed the points.
+	state *widget.Label
+	// confirmBox holds one button per point a withheld result doubts that
+	// the clinician has not yet moved or confirmed (app.CheckDoubt).
+	confirmBox                      *fyne.Container
 	guide, details                  *widget.Label
 	dicom                           *widget.Label // a DICOM file's patient and study
 	detailsBox                      *widget.Accordion
@@ -62,14 +69,21 @@ type review struct {
 	// set once its landmarks were changed since.
 	baseKind app.MeasurementKind
 	moved    bool
+	// confirmed marks the model's points the clinician confirmed as they
+	// are (app.SaveRequest.Confirmed).
+	confirmed app.Settled
+	// modelText is the model's result in words (or, for a measurement
+	// reopened from the history, what was reopened).
+	modelText string
 }
 
 // reviewStep is one undo step: the view's landmarks, the kind and
 // whether the landmarks had been moved.
 type reviewStep struct {
-	state EditState
-	kind  app.MeasurementKind
-	moved bool
+	state     EditState
+	kind      app.MeasurementKind
+	moved     bool
+	confirmed app.Settled
 }
 
 func newReview(u *UI) *review {
@@ -77,7 +91,8 @@ func newReview(u *UI) *review {
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
 		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), rangeText: newValueLabel(""),
-		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""),
+		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""), state: newValueLabel(""),
+		confirmBox: container.NewVBox(),
 	}
 	r.view.OnEdit = r.pushUndo
 	r.view.OnChange = r.landmarksChanged
@@ -117,8 +132,8 @@ func newReview(u *UI) *review {
 	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
 		r.open, r.file, r.dicom, r.mismatch, widget.NewSeparator(),
-		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.status, r.detailsBox,
-		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
+		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.state, r.status, r.detailsBox,
+		widget.NewSeparator(), r.guide, r.confirmBox, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
 	)
 	r.side = side
@@ -208,7 +223,7 @@ func (u *UI) ShowMeasurement(m *app.Measurement, source string) {
 // saved with.
 func (r *review) show(m *app.Measurement) {
 	res := m.Result
-	r.m, r.kind, r.history, r.savedAt, r.savedAs, r.moved = m, app.MeasurementModel, nil, time.Time{}, "", false
+	r.m, r.kind, r.history, r.savedAt, r.savedAs, r.moved, r.confirmed = m, app.MeasurementModel, nil, time.Time{}, "", false, app.Settled{}
 	if m.Base != nil {
 		r.kind = m.Base.Kind
 	}
@@ -233,7 +248,8 @@ func (r *review) show(m *app.Measurement) {
 		r.savedAs = r.saveKey() // nothing to save until it is corrected
 		r.savedAt = b.Time
 	}
-	r.status.SetText(text)
+	r.modelText = text
+	r.status.SetText("")
 	r.dicom.SetText(dicomText(m.DICOM))
 	r.confirm.SetChecked(false)
 	if res.Rejected {
@@ -274,12 +290,16 @@ func (r *review) update() {
 	v := app.Values{VHS: res.VHS, VLAS: res.VLAS, AxesPerpendicular: res.AxesPerpendicular}
 	complete := r.view.Complete()
 	span := r.spanCheck()
+	doubt := app.CheckDoubt(r.m, r.kind, r.clinicianLandmarks(), r.confirmed)
 	switch {
 	case r.kind == app.MeasurementModel:
 		r.kindText.SetText("")
 	case !complete:
 		v = app.Values{}
 		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), cardiac.NumLandmarks))
+	case doubt != nil:
+		v = app.Values{} // no verdict from doubted points
+		r.kindText.SetText(doubt.Text())
 	default:
 		v = app.EditedValues(r.view.Landmarks())
 		text := "EDITED: landmarks moved by hand; values recomputed from the edited landmarks, model confidence no longer applies. Saving keeps the model's values beside these."
@@ -296,11 +316,14 @@ func (r *review) update() {
 	}
 	r.setValues(v.VHS, v.VLAS)
 	r.setDetails(v, span)
+	r.setState(v, doubt)
 
 	rejectedOK := !res.Rejected || r.confirm.Checked
 	switch {
 	case r.view.Placing():
 		r.guide.SetText(placementStep(r.view.NextLandmark()) + " Tap the image to place it.")
+	case doubt != nil && len(doubt.Unsettled) > 0:
+		r.guide.SetText("Move each doubted point to where it belongs, or confirm it where it is. " + editKeys + " Or place all 7 by hand.")
 	case r.kind == app.MeasurementManual:
 		r.guide.SetText("All 7 landmarks placed. " + editKeys)
 	case res.Rejected && !r.confirm.Checked:
@@ -348,7 +371,7 @@ func (r *review) update() {
 // saveKey identifies what Save would store: the patient, the kind and
 // the landmarks in effect.
 func (r *review) saveKey() string {
-	return fmt.Sprintf("%s|%s|%v|%d", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed())
+	return fmt.Sprintf("%s|%s|%v|%d|%v", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed(), r.confirmed)
 }
 
 // spanCheck is the vertebral span check of the landmarks in effect
@@ -387,6 +410,9 @@ func (r *review) setDetails(v app.Values, span *app.SpanCheck) {
 	if span != nil {
 		lines = append(lines, span.Summary())
 	}
+	if r.kind.Clinician() && r.modelText != "" {
+		lines = append(lines, "The model's own result: "+r.modelText)
+	}
 	lines = append(lines, fmt.Sprintf("Result code %d: %s. The number API clients receive for this outcome.", res.Code, res.Code.Description()))
 	ref := r.u.Reference()
 	lines = append(lines, "VHS range: "+ref.VHSLabel()+", mean ± 2 SD of healthy animals.", "VLAS: "+ref.VLASLabel()+".")
@@ -420,7 +446,54 @@ func enable(b *widget.Button, on bool) {
 
 // pushUndo keeps the current state as an undo step (before a change).
 func (r *review) pushUndo() {
-	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind, moved: r.moved})
+	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind, moved: r.moved, confirmed: r.confirmed})
+}
+
+// setState shows the panel's one current state (the values v in effect,
+// doubt why there are none from the clinician's points) and who placed
+// the points, and offers a confirmation per doubted point not yet
+// settled.
+func (r *review) setState(v app.Values, doubt *app.Doubt) {
+	var text string
+	switch {
+	case !r.kind.Clinician():
+		text = r.modelText
+	case r.view.Placing():
+		text = "Placing the landmarks by hand."
+	case doubt != nil:
+		text = "No verdict yet: the values wait for the doubted points."
+	case v.VHS != nil:
+		text = "Values from the clinician's points: VHS " + fmtValue(v.VHS) + ", VLAS " + fmtValue(v.VLAS) + "."
+	default:
+		text = "The clinician's points give no VHS."
+	}
+	if by := app.PointsBy(r.m, r.kind, r.clinicianLandmarks(), r.confirmed); by != "" {
+		text = strings.TrimSpace(text + " " + by)
+	}
+	r.state.SetText(text)
+	r.confirmBox.RemoveAll()
+	if doubt == nil || r.view.Placing() || r.kind == app.MeasurementManual {
+		return
+	}
+	for _, k := range doubt.Unsettled {
+		k := k
+		r.confirmBox.Add(widget.NewButton("Confirm "+app.LandmarkNames[k]+" where it is", func() { r.confirmPoint(k) }))
+	}
+}
+
+// confirmPoint confirms landmark k of a withheld result where the model
+// put it (one undo step): it counts as the clinician's, like a move.
+func (r *review) confirmPoint(k int) {
+	if r.m == nil || r.confirmed[k] {
+		return
+	}
+	r.pushUndo()
+	r.confirmed[k] = true
+	if r.kind == app.MeasurementModel {
+		r.kind = app.MeasurementEdited
+	}
+	r.moved = true
+	r.update()
 }
 
 // landmarksChanged follows a placement, drag or nudge: moving the model's
@@ -469,7 +542,7 @@ func (r *review) undoStep() {
 	s := r.history[len(r.history)-1]
 	r.history = r.history[:len(r.history)-1]
 	r.view.Restore(s.state)
-	r.kind, r.moved = s.kind, s.moved
+	r.kind, r.moved, r.confirmed = s.kind, s.moved, s.confirmed
 	r.view.requestFocus() // the arrow keys keep working after the button
 	r.update()
 }
@@ -483,7 +556,7 @@ func (r *review) resetToModel() {
 	}
 	r.pushUndo()
 	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: cardiac.NumLandmarks})
-	r.kind, r.moved = r.baseKind, false
+	r.kind, r.moved, r.confirmed = r.baseKind, false, app.Settled{}
 	r.view.requestFocus()
 	r.update()
 }
@@ -531,7 +604,8 @@ func (r *review) saveToHistory() {
 // patient.
 func (u *UI) saveRequest() app.SaveRequest {
 	r := u.review
-	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked}
+	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked,
+		Confirmed: r.confirmed}
 }
 
 // SaveReview saves the Review tab's measurement (model, edited or placed

@@ -128,8 +128,8 @@ func TestClinicalWorkflow(t *testing.T) {
 	}
 	open := rowButton(t, p.cardiac.Objects[0], "Open")
 	test.Tap(open)
-	if u.tabs.Selected().Text != "Review" || r.m.Base == nil || !r.save.Disabled() || !strings.HasPrefix(r.status.Text, "Reopened the measurement") {
-		t.Fatalf("reopen: tab %q, base %v, save %v, status %q", u.tabs.Selected().Text, r.m.Base, r.save.Disabled(), r.status.Text)
+	if u.tabs.Selected().Text != "Review" || r.m.Base == nil || !r.save.Disabled() || !strings.HasPrefix(r.state.Text, "Reopened the measurement") {
+		t.Fatalf("reopen: tab %q, base %v, save %v, state %q", u.tabs.Selected().Text, r.m.Base, r.save.Disabled(), r.state.Text)
 	}
 	start := r.view.WidgetPos(cardiac.HeartBottom)
 	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 30)}, Dragged: fyne.NewDelta(0, 30)})
