@@ -88,6 +88,31 @@ type Measurement struct {
 	// measurement under although its DICOM patient tags name another
 	// (the mismatch acknowledged: StudyMismatch); "" when not asked.
 	KeepPatient string
+	// Captured is set for the result of a capture session: unlike a file
+	// it cannot be opened again, so leaving it unsaved loses it
+	// (UnsavedWork).
+	Captured bool
+}
+
+// UnsavedWork says what leaving a measurement on screen would lose, ""
+// for nothing: landmarks the clinician changed (edited, placed by hand
+// or confirmed: changed) since it was opened or last saved, or the
+// result of a capture session never saved. saved is whether the screen
+// holds what was last saved (or reopened). A model measurement of a file
+// loses nothing: the file can be opened again. Quitting and changing the
+// patient ask first while there is some.
+func UnsavedWork(m *Measurement, kind MeasurementKind, changed, saved bool) string {
+	switch {
+	case m == nil || saved:
+		return ""
+	case changed && kind == MeasurementManual:
+		return "landmarks placed by hand"
+	case changed:
+		return "edited landmarks"
+	case m.Captured && m.Base == nil:
+		return "a capture session's result"
+	}
+	return ""
 }
 
 // EntryRef names one stored history entry.
@@ -566,7 +591,7 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 			return out, fmt.Errorf("session result image: %w", err)
 		}
 		release() // the review keeps img: it is reserved only while decoded
-		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID}
+		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID, Captured: true}
 		if body.Billing != nil {
 			m.Billing = *body.Billing
 		}

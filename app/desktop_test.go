@@ -469,3 +469,31 @@ func TestImageKind(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsavedWork: changed landmarks and an unsaved capture are work to
+// lose; a saved screen or a file's unedited measurement are not.
+func TestUnsavedWork(t *testing.T) {
+	res, _ := landmarkResult()
+	file := &Measurement{Result: res}
+	captured := &Measurement{Result: res, Captured: true}
+	for _, tc := range []struct {
+		name           string
+		m              *Measurement
+		kind           MeasurementKind
+		changed, saved bool
+		want           string
+	}{
+		{"nothing open", nil, MeasurementModel, false, false, ""},
+		{"a file as measured", file, MeasurementModel, false, false, ""},
+		{"edited", file, MeasurementEdited, true, false, "edited landmarks"},
+		{"placed by hand", file, MeasurementManual, true, false, "placed by hand"},
+		{"edited and saved", file, MeasurementEdited, true, true, ""},
+		{"a capture", captured, MeasurementModel, false, false, "capture session"},
+		{"a capture, saved", captured, MeasurementModel, false, true, ""},
+	} {
+		got := UnsavedWork(tc.m, tc.kind, tc.changed, tc.saved)
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -205,6 +205,7 @@ func (b *bloodwork) submit() {
 		b.showCorrections(res.Corrections)
 		b.show(&res.Response.Result)
 		b.lastShown = key
+		b.u.recordsChanged()
 		if res.Repeat {
 			b.errLabel.SetText("Same values as this patient's last screening: its result is shown, nothing new was logged.")
 		}

@@ -74,26 +74,64 @@ func (u *UI) reportReady() error {
 	return nil
 }
 
-// QuitQuestion is what quitting asks first while the API serves clients
-// on other machines (connections open, or one active within the last
-// few minutes); empty when quitting can go ahead at once.
+// QuitQuestion is what quitting asks first while Review holds unsaved
+// work (UnsavedWork) or the API serves clients on other machines
+// (connections open, or one active within the last few minutes); empty
+// when quitting can go ahead at once.
 func (u *UI) QuitQuestion() string {
-	l := u.opts.Listener
-	if l == nil {
+	var parts []string
+	if work := u.UnsavedWork(); work != "" {
+		parts = append(parts, "Review holds unsaved work for patient "+patientName(u.PatientID())+" ("+work+"): quitting loses it.")
+	}
+	if l := u.opts.Listener; l != nil {
+		switch st := l.Status(); {
+		case !st.Running:
+		case st.LANClients > 0:
+			parts = append(parts, fmt.Sprintf("%d connection(s) from other machines are open to the API. Quitting stops the API for them.", st.LANClients))
+		case !st.LastLANActivity.IsZero() && time.Since(st.LastLANActivity) < recentLANClient:
+			parts = append(parts, fmt.Sprintf("A client on another machine used the API %s ago. Quitting stops the API for the clinic network.",
+				time.Since(st.LastLANActivity).Round(time.Second)))
+		}
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	st := l.Status()
-	if !st.Running {
-		return ""
+	return strings.Join(parts, " ") + " Quit anyway?"
+}
+
+// patientName is a patient id as a question names it ("none" for the
+// empty id).
+func patientName(id string) string {
+	if id == "" {
+		return "(none)"
 	}
-	switch {
-	case st.LANClients > 0:
-		return fmt.Sprintf("%d connection(s) from other machines are open to the API. Quitting stops the API for them. Quit anyway?", st.LANClients)
-	case !st.LastLANActivity.IsZero() && time.Since(st.LastLANActivity) < recentLANClient:
-		return fmt.Sprintf("A client on another machine used the API %s ago. Quitting stops the API for the clinic network. Quit anyway?",
-			time.Since(st.LastLANActivity).Round(time.Second))
+	return id
+}
+
+// confirmDiscard runs proceed at once while Review holds no unsaved work
+// (or there is no window to ask in); else it asks first, naming what
+// would be lost and action (what proceed does), and runs proceed on
+// "Discard" or back on "Back".
+func (u *UI) confirmDiscard(action string, proceed, back func()) {
+	work := u.UnsavedWork()
+	if work == "" || u.opts.Window == nil {
+		proceed()
+		return
 	}
-	return ""
+	msg := newValueLabel("Review holds unsaved work for patient " + patientName(u.PatientID()) + " (" + work + "). To " + action +
+		", discard it? To keep it, go back and save it first.")
+	d := dialog.NewCustomConfirm("Unsaved work", "Discard", "Back", msg, func(discard bool) {
+		if !discard {
+			if back != nil {
+				back()
+			}
+			return
+		}
+		u.review.clear()
+		proceed()
+	}, u.opts.Window)
+	d.Resize(fyne.NewSize(520, 220))
+	d.Show()
 }
 
 // RequestQuit quits (the menu's Quit, Ctrl+Q, closing the window),
@@ -104,7 +142,11 @@ func (u *UI) RequestQuit() {
 		u.quit()
 		return
 	}
-	dialog.ShowConfirm("Stop serving the clinic network?", q, func(ok bool) {
+	title := "Quit VetLens?"
+	if u.UnsavedWork() == "" {
+		title = "Stop serving the clinic network?"
+	}
+	dialog.ShowConfirm(title, q, func(ok bool) {
 		if ok {
 			u.quit()
 		}

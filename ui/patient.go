@@ -37,6 +37,11 @@ type patientBar struct {
 	loaded bool
 	// filling is set while the bar fills its own fields.
 	filling bool
+	// current is the patient id the bar last showed; carry is set while
+	// the work on Review goes with a change of patient (switching to a
+	// file's own patient), which then does not ask.
+	current string
+	carry   bool
 }
 
 func newPatientBar(u *UI) *patientBar {
@@ -142,6 +147,15 @@ func (b *patientBar) changed() {
 // fields are kept as typed for a new id (so details typed first stay).
 func (b *patientBar) idChanged(id string) {
 	id = strings.TrimSpace(id)
+	if prev := b.current; prev != id && !b.carry {
+		// Leaving a patient with unsaved work on Review asks first: back
+		// to that patient, or discard the work.
+		b.u.confirmDiscard("change the patient to "+patientName(id), func() {}, func() {
+			b.current = prev
+			b.u.SetPatientID(prev)
+		})
+	}
+	b.current = id
 	var p repo.Patient
 	found := false
 	if id != "" && app.CheckPatientID(id) == nil {
@@ -174,6 +188,7 @@ func (b *patientBar) idChanged(id string) {
 	}
 	enable(b.save, b.dirty())
 	b.u.patientChanged()
+	b.u.recordsChanged()
 }
 
 // SavePatient saves the patient bar's record (created or updated; nothing
@@ -203,6 +218,7 @@ func (u *UI) SavePatient() error {
 	u.setPref(PrefLastPatient, res.Patient.ID)
 	enable(b.save, false)
 	u.patientChanged()
+	u.recordsChanged()
 	return nil
 }
 

@@ -45,6 +45,9 @@ type patientsTab struct {
 	usg      *fyne.Container
 	audit    *fyne.Container
 	status   *widget.Label
+	// right is the record's scrolled column: laid out again whenever the
+	// rows change, so a row never overlaps the heading below it.
+	right *container.Scroll
 
 	record *app.PatientRecord
 }
@@ -58,12 +61,12 @@ func newPatientsTab(u *UI) *patientsTab {
 	}
 	p.query.SetPlaceHolder("find by name or ID (part will do)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
-	p.query.OnSubmitted = func(s string) { p.Open(strings.TrimSpace(s)) }
+	p.query.OnSubmitted = func(s string) { p.u.OpenPatient(strings.TrimSpace(s)) }
 	// The list keeps a readable width however long the record's lines.
 	left := withMinWidth(patientsListWidth, container.NewBorder(container.NewVBox(p.query, widget.NewLabel("Patients")), nil, nil, nil, container.NewVScroll(p.matches)))
 	// Scrolling both ways, so a long line scrolls instead of squeezing
 	// the list.
-	right := container.NewScroll(container.NewVBox(
+	p.right = container.NewScroll(container.NewVBox(
 		p.title, p.status,
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
 		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
@@ -73,7 +76,7 @@ func newPatientsTab(u *UI) *patientsTab {
 		widget.NewLabelWithStyle("Changes (audit trail)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.audit,
 	))
-	split := container.NewHSplit(left, right)
+	split := container.NewHSplit(left, p.right)
 	split.Offset = 0.25
 	p.content = split
 	return p
@@ -103,6 +106,41 @@ func (p *patientsTab) refreshSearch() {
 	}
 	p.matches.Objects = objs
 	p.matches.Refresh()
+}
+
+// follow shows the current patient's record (the patient bar's id), read
+// again from the store: the tab follows every change of patient and
+// every save at once, whether or not it is selected. With no patient it
+// says so.
+func (p *patientsTab) follow() {
+	id := p.u.PatientID()
+	if id == "" || app.CheckPatientID(id) != nil {
+		p.clear()
+		return
+	}
+	p.Open(id)
+}
+
+// clear shows no patient.
+func (p *patientsTab) clear() {
+	p.record = nil
+	p.title.SetText("No patient open")
+	p.status.SetText("Type a patient ID above, or find one here.")
+	p.vhsPlot.SetPoints(nil)
+	p.vlasPlot.SetPoints(nil)
+	for _, c := range []*fyne.Container{p.cardiac, p.usg, p.audit} {
+		c.Objects = nil
+	}
+	p.relayout()
+}
+
+// relayout lays the record's column out again after its rows changed.
+func (p *patientsTab) relayout() {
+	for _, c := range []*fyne.Container{p.cardiac, p.usg, p.audit} {
+		c.Refresh()
+	}
+	p.right.Content.Refresh()
+	p.right.Refresh()
 }
 
 // Open shows one patient's record: details, trends against the species
@@ -205,7 +243,7 @@ func (p *patientsTab) Open(id string) {
 		arows = append(arows, widget.NewLabel("No changes recorded."))
 	}
 	p.audit.Objects = arows
-	p.audit.Refresh()
+	p.relayout()
 }
 
 // detailsLine is the record's details in one line.
@@ -352,7 +390,22 @@ func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
 
 // ReopenMeasurement opens an earlier measurement on the Review tab with
 // its image and landmarks, for the patient it belongs to, to correct it.
+// While Review holds unsaved work it asks first (confirmDiscard); an
+// error after the question is shown in a dialog.
 func (u *UI) ReopenMeasurement(id, customer string, seq uint64) error {
+	if u.UnsavedWork() != "" && u.opts.Window != nil {
+		u.confirmDiscard("open another measurement", func() {
+			if err := u.reopenMeasurement(id, customer, seq); err != nil {
+				u.showError(err)
+			}
+		}, nil)
+		return nil
+	}
+	return u.reopenMeasurement(id, customer, seq)
+}
+
+// reopenMeasurement is ReopenMeasurement once nothing unsaved is left.
+func (u *UI) reopenMeasurement(id, customer string, seq uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	m, err := u.svc.ReopenMeasurement(ctx, id, customer, seq)
@@ -387,10 +440,19 @@ func sourceName(customer string) string {
 
 // OpenPatient shows the Patients tab for one patient id and makes it
 // the current patient.
+//
+// Changing the patient while Review holds unsaved work asks first.
 func (u *UI) OpenPatient(id string) {
-	if u.PatientID() != id {
-		u.SetPatientID(id)
+	open := func() {
+		if u.PatientID() != id {
+			u.SetPatientID(id)
+		}
+		u.patients.Open(id)
+		u.SelectTab("Patients")
 	}
-	u.patients.Open(id)
-	u.SelectTab("Patients")
+	if u.PatientID() == id {
+		open()
+		return
+	}
+	u.confirmDiscard("open patient "+patientName(id), open, nil)
 }

@@ -369,9 +369,45 @@ func (r *review) update() {
 }
 
 // saveKey identifies what Save would store: the patient, the kind and
-// the landmarks in effect.
-func (r *review) saveKey() string {
-	return fmt.Sprintf("%s|%s|%v|%d|%v", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed(), r.confirmed)
+// the landmarks in effect (screenKey).
+func (r *review) saveKey() string { return r.u.PatientID() + "|" + r.screenKey() }
+
+// screenKey identifies the work on screen: the kind, the landmarks and
+// the confirmed points.
+func (r *review) screenKey() string {
+	return fmt.Sprintf("%s|%v|%d|%v", r.kind, r.view.Landmarks(), r.view.Placed(), r.confirmed)
+}
+
+// UnsavedWork says what Review holds that leaving it would lose
+// (app.UnsavedWork: changed landmarks, an unsaved capture), "" for
+// nothing.
+func (u *UI) UnsavedWork() string {
+	r := u.review
+	if r.m == nil {
+		return ""
+	}
+	saved := r.savedAs != "" && strings.HasSuffix(r.savedAs, "|"+r.screenKey())
+	return app.UnsavedWork(r.m, r.kind, r.kind != r.baseKind || r.moved, saved)
+}
+
+// clear empties Review (unsaved work discarded).
+func (r *review) clear() {
+	r.m, r.history, r.savedAs, r.moved, r.confirmed, r.modelText = nil, nil, "", false, app.Settled{}, ""
+	r.kind, r.baseKind = app.MeasurementModel, app.MeasurementModel
+	r.view.SetImage(nil, cardiac.Landmarks{}, false)
+	r.file.SetText("No radiograph open. Open a file here, or run a capture session.")
+	for _, l := range []*widget.Label{r.dicom, r.reading, r.conf, r.kindText, r.state, r.status, r.guide, r.details, r.rangeText} {
+		l.SetText("")
+	}
+	r.vhs.SetText("VHS: -")
+	r.vlas.SetText("VLAS: -")
+	r.confirmBox.RemoveAll()
+	r.mismatch.Hide()
+	r.confirm.Hide()
+	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
+		b.Disable()
+	}
+	r.side.Refresh()
 }
 
 // spanCheck is the vertebral span check of the landmarks in effect
@@ -646,6 +682,7 @@ func (u *UI) SaveReview() error {
 	}
 	r.status.SetText(text)
 	r.update()
+	u.recordsChanged()
 	return nil
 }
 
@@ -776,7 +813,10 @@ func (u *UI) SwitchToFilePatient() error {
 		return fmt.Errorf("switch patient: the file names no patient ID")
 	}
 	r.m.KeepPatient = ""
-	if _, err := u.PrefillPatient(r.m.DICOM.Tags.PatientTags()); err != nil {
+	u.bar.carry = true // the work on Review is the file's patient's
+	_, err := u.PrefillPatient(r.m.DICOM.Tags.PatientTags())
+	u.bar.carry = false
+	if err != nil {
 		return fmt.Errorf("switch patient: %w", err)
 	}
 	r.status.SetText("Switched to the file's patient " + u.PatientID() + ".")

@@ -520,15 +520,9 @@ func TestReviewWarnsOfAModelSpanOffSix(t *testing.T) {
 	}
 }
 
-// spanWithheldOnPhantom shows on Review a withheld model result (code 5,
-// guard 9, detail) on the first phantom whose points are the truth but
-// for Vertebra B, put sixths sixths of the true T4-T9 span from A.
-func spanWithheldOnPhantom(t *testing.T, sixths float64, detail string) (*UI, cardiac.Landmarks) {
+// phantomImage is the first phantom's image.
+func phantomImage(t *testing.T) image.Image {
 	t.Helper()
-	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
-	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
-	off := truth
-	off[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*sixths/6, Y: a.Y + (b.Y-a.Y)*sixths/6}
 	f, err := os.Open(phantom1)
 	if err != nil {
 		t.Fatal(err)
@@ -538,6 +532,19 @@ func spanWithheldOnPhantom(t *testing.T, sixths float64, detail string) (*UI, ca
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// spanWithheldOnPhantom shows on Review a withheld model result (code 5,
+// guard 9, detail) on the first phantom whose points are the truth but
+// for Vertebra B, put sixths sixths of the true T4-T9 span from A.
+func spanWithheldOnPhantom(t *testing.T, sixths float64, detail string) (*UI, cardiac.Landmarks) {
+	t.Helper()
+	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
+	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
+	off := truth
+	off[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*sixths/6, Y: a.Y + (b.Y-a.Y)*sixths/6}
+	img := phantomImage(t)
 	u, _, _ := newTestUI(t, false)
 	u.SetPatientID("Rex-9")
 	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeNoLandmarks, Guard: cardiac.GuardVertebralSpanNotSix,

@@ -201,6 +201,17 @@ func (u *UI) patientChanged() {
 	}
 }
 
+// recordsChanged follows a change of the current patient or of what is
+// stored for it (a measurement, screening or record saved): the
+// Patients tab shows it at once, and its list finds it.
+func (u *UI) recordsChanged() {
+	if u.patients == nil {
+		return
+	}
+	u.patients.follow()
+	u.patients.refreshSearch()
+}
+
 // Tabs names the screens in order (for screenshots and tests).
 func (u *UI) Tabs() []string {
 	out := make([]string, len(u.tabs.Items))

@@ -400,3 +400,90 @@ func TestUSGHistoryLine(t *testing.T) {
 	}
 	checkGlyphs(t, desk, api)
 }
+
+// showPhantomResult shows on Review a code-1 model result on the first
+// phantom at its true landmarks.
+func showPhantomResult(t *testing.T, u *UI) cardiac.Landmarks {
+	t.Helper()
+	truth, vhs := phantomTruth(t, "xraysim_1_640x480.png")
+	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeHighConfidence, Landmarks: truth, ModelLandmarks: []cardiac.Landmarks{truth},
+		VHS: &vhs, Confidence: cardiac.ConfidenceOptimal, LandmarksDetected: true, AxesPerpendicular: true}
+	u.ShowMeasurement(&app.Measurement{Result: res, Image: phantomImage(t), ModelVersion: "m-1"}, "test image")
+	return truth
+}
+
+// below fails unless heading's top is at or below the bottom of rows,
+// both in the record's column.
+func below(t *testing.T, rows *fyne.Container, heading fyne.CanvasObject, when string) {
+	t.Helper()
+	walkObjects(rows, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok && l.Visible() && l.MinSize().Height > l.Size().Height+0.5 {
+			t.Errorf("%s: a row's text needs %.0f px but is given %.0f: %q", when, l.MinSize().Height, l.Size().Height, l.Text)
+		}
+	})
+	if bottom := rows.Position().Y + rows.Size().Height; heading.Position().Y < bottom-0.5 {
+		t.Errorf("%s: the heading at y %.0f is drawn over the rows ending at %.0f", when, heading.Position().Y, bottom)
+	}
+}
+
+// TestPatientsTabFollows: the Patients tab shows the current patient and
+// every save at once, without being clicked again (a save, a correction
+// of a reopened entry, a change of patient in the header), and its rows
+// never overlap the bloodwork heading below them.
+func TestPatientsTabFollows(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	w.Resize(fyne.NewSize(1024, 700))
+	p := u.patients
+	var heading fyne.CanvasObject
+	for _, o := range p.right.Content.(*fyne.Container).Objects {
+		if l, ok := o.(*widget.Label); ok && strings.HasPrefix(l.Text, "Bloodwork screening") {
+			heading = l
+		}
+	}
+	if heading == nil {
+		t.Fatal("no bloodwork heading")
+	}
+	u.SelectTab("Patients")
+	u.SetPatientID("Rex-1")
+	if p.record == nil || p.record.PatientID != "Rex-1" {
+		t.Fatalf("header Rex-1, tab shows %+v", p.record)
+	}
+	u.SelectTab("Review")
+	truth := showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.record.Cardiac) != 1 || len(p.vhsPlot.Points()) != 1 || len(p.cardiac.Objects) != 1 {
+		t.Fatalf("after the save: %d entries, %d points, %d rows", len(p.record.Cardiac), len(p.vhsPlot.Points()), len(p.cardiac.Objects))
+	}
+	// A correction of the reopened entry shows at once too.
+	u.SelectTab("Patients")
+	if err := u.ReopenMeasurement("Rex-1", app.DesktopCustomer, p.record.Cardiac[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	dragTo(u.review.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 8})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.record.Cardiac) != 2 || p.record.Cardiac[0].SupersededBy == 0 || len(p.vhsPlot.Points()) != 1 || *p.record.Cardiac[1].VHS == *p.record.Cardiac[0].VHS {
+		t.Fatalf("after the correction: %+v", p.record.Cardiac)
+	}
+	if pt := p.vhsPlot.Points()[0]; pt.Value != *p.record.Cardiac[1].VHS {
+		t.Errorf("trend shows %.2f, not the correction's %.2f", pt.Value, *p.record.Cardiac[1].VHS)
+	}
+	u.SelectTab("Patients")
+	below(t, p.cardiac, heading, "two rows")
+	// The header's patient is the tab's.
+	u.SetPatientID("Bella")
+	if p.record == nil || p.record.PatientID != "Bella" || !strings.Contains(p.title.Text, "Bella") || len(p.record.Cardiac) != 0 {
+		t.Fatalf("header Bella, tab shows %q", p.title.Text)
+	}
+	below(t, p.cardiac, heading, "no rows")
+	// Back to Rex-1 while the tab is on screen: the rows grow in place.
+	u.SetPatientID("Rex-1")
+	below(t, p.cardiac, heading, "two rows, shown in place")
+	u.SetPatientID("")
+	if p.record != nil || p.title.Text != "No patient open" {
+		t.Fatalf("no patient, tab shows %q", p.title.Text)
+	}
+}
