@@ -194,18 +194,9 @@ func (p *patientsTab) Open(id string) {
 		p.vlasPlot.Title = "VLAS (no published range for this species)"
 		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = 0, 0
 	}
-	var vhs, vlas []TrendPoint
+	vhs, vlas := trendPoints(rec.Trend())
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
-		byHand := e.Kind.Clinician()
-		if e.Current() {
-			if e.VHS != nil {
-				vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: byHand})
-			}
-			if e.VLAS != nil {
-				vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: byHand})
-			}
-		}
 		rows = append(rows, p.cardiacRow(rec.PatientID, e))
 	}
 	if len(rows) == 0 {
@@ -244,6 +235,40 @@ func (p *patientsTab) Open(id string) {
 	}
 	p.audit.Objects = arows
 	p.relayout()
+}
+
+// trendPoints are the VHS and VLAS points of a trend (app.PatientRecord.
+// Trend): one per study, at the study's time, with the values of the
+// versions it corrected.
+func trendPoints(trend []app.TrendEntry) (vhs, vlas []TrendPoint) {
+	vhsOf := func(e app.CardiacEntry) *float64 { return e.VHS }
+	vlasOf := func(e app.CardiacEntry) *float64 { return e.VLAS }
+	for _, t := range trend {
+		if pt, ok := trendPoint(t, vhsOf); ok {
+			vhs = append(vhs, pt)
+		}
+		if pt, ok := trendPoint(t, vlasOf); ok {
+			vlas = append(vlas, pt)
+		}
+	}
+	return vhs, vlas
+}
+
+// trendPoint is one study's point of the value value picks, at the study's
+// time with the values of the versions it corrected; ok is false where
+// the version in effect has no such value.
+func trendPoint(t app.TrendEntry, value func(app.CardiacEntry) *float64) (TrendPoint, bool) {
+	v := value(t.Entry)
+	if v == nil {
+		return TrendPoint{}, false
+	}
+	pt := TrendPoint{Time: t.StudyTime, Value: *v, Edited: t.Entry.Kind.Clinician()}
+	for _, old := range t.Earlier {
+		if w := value(old); w != nil {
+			pt.Earlier = append(pt.Earlier, *w)
+		}
+	}
+	return pt, true
 }
 
 // detailsLine is the record's details in one line.

@@ -581,7 +581,7 @@ func newTestPlot(t *testing.T, width float32) *TrendPlot {
 func TestTrendPlot(t *testing.T) {
 	p := newTestPlot(t, 400)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p.SetPoints([]TrendPoint{{t0.Add(48 * time.Hour), 11.5, false}, {t0, 9, true}, {t0.Add(24 * time.Hour), 10, false}})
+	p.SetPoints([]TrendPoint{{Time: t0.Add(48 * time.Hour), Value: 11.5}, {Time: t0, Value: 9, Edited: true}, {Time: t0.Add(24 * time.Hour), Value: 10}})
 	pts := p.Points()
 	if len(pts) != 3 || !pts[0].Time.Equal(t0) || pts[2].Value != 11.5 {
 		t.Fatalf("points not in time order: %+v", pts)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -485,5 +486,53 @@ func TestPatientsTabFollows(t *testing.T) {
 	u.SetPatientID("")
 	if p.record != nil || p.title.Text != "No patient open" {
 		t.Fatalf("no patient, tab shows %q", p.title.Text)
+	}
+}
+
+// TestCorrectionOnTheTrend: a study corrected after a later study was
+// saved stays one point at its own study's time, with the corrected
+// value and the value it was corrected from; it is not plotted as a new
+// measurement after the later study.
+func TestCorrectionOnTheTrend(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	p := u.patients
+	u.SetPatientID("Rex-1")
+	truth := showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	first := p.record.Cardiac[0]
+	// A later study (other landmarks, so not a repeat).
+	showPhantomResult(t, u)
+	dragTo(u.review.view, cardiac.HeartLeft, cardiac.Point{X: truth[cardiac.HeartLeft].X + 6, Y: truth[cardiac.HeartLeft].Y})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	second := p.record.Cardiac[1]
+	// The first study corrected now.
+	if err := u.ReopenMeasurement("Rex-1", app.DesktopCustomer, first.Seq); err != nil {
+		t.Fatal(err)
+	}
+	dragTo(u.review.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 8})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	correction := p.record.Cardiac[2]
+	if correction.Supersedes != first.Seq || !correction.Time.After(second.Time) {
+		t.Fatalf("correction %+v", correction.HistoryEntry)
+	}
+	pts := p.vhsPlot.Points()
+	if len(pts) != 2 {
+		t.Fatalf("%d points: %+v", len(pts), pts)
+	}
+	if !pts[0].Time.Equal(first.Time) || pts[0].Value != *correction.VHS || len(pts[0].Earlier) != 1 || pts[0].Earlier[0] != *first.VHS {
+		t.Errorf("corrected study plotted as %+v; want %.2f at %v, corrected from %.2f", pts[0], *correction.VHS, first.Time, *first.VHS)
+	}
+	if !pts[1].Time.Equal(second.Time) || pts[1].Value != *second.VHS || len(pts[1].Earlier) != 0 {
+		t.Errorf("later study plotted as %+v", pts[1])
+	}
+	r := test.WidgetRenderer(p.vhsPlot).(*plotRenderer)
+	if len(r.earlier) != 1 || !strings.Contains(r.values[0].Text, fmt.Sprintf("corrected from %.2f", *first.VHS)) {
+		t.Errorf("%d earlier marks, label %q", len(r.earlier), r.values[0].Text)
 	}
 }
