@@ -339,7 +339,8 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	if err != nil {
 		return Saved{Entry: e}, err
 	}
-	if err := req.checkDoubt(kind); err != nil {
+	dropVLAS, err := req.checkDoubt(kind)
+	if err != nil {
 		return Saved{Entry: e}, err
 	}
 	r := m.Result
@@ -375,6 +376,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 			return Saved{Entry: e}, errf(KindInvalid, "the %s landmarks give no VHS (the vertebral span is empty)", kind)
 		}
 		e.Edited, e.VHS, e.VLAS = true, v.VHS, v.VLAS
+		if dropVLAS {
+			e.VLAS = nil // from a VLAS point the model doubted
+		}
 		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
 		lm = *req.Landmarks
 	}
@@ -620,10 +624,19 @@ var LandmarkNames = [cardiac.NumLandmarks]string{
 // by hand, on any image), numbered 1-7 (LandmarkNames gives the legend),
 // axes, ruler and values.
 func ReportImage(m *Measurement, clinician *cardiac.Landmarks) (image.Image, Values) {
+	return reportImage(m, clinician, false)
+}
+
+// reportImage is ReportImage, leaving the clinician's VLAS out with
+// dropVLAS (its point is one the model doubted: CheckDoubt).
+func reportImage(m *Measurement, clinician *cardiac.Landmarks, dropVLAS bool) (image.Image, Values) {
 	r := *m.Result
 	v := Values{VHS: r.VHS, VLAS: r.VLAS, AxesPerpendicular: r.AxesPerpendicular}
 	if clinician != nil {
 		v = EditedValues(*clinician)
+		if dropVLAS {
+			v.VLAS = nil
+		}
 		r.Landmarks = *clinician
 		r.ModelLandmarks = []cardiac.Landmarks{*clinician} // drawn even where the model had none
 		r.Rejected = false
@@ -670,10 +683,11 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	if r.Rejected && (lm == nil || !req.ConfirmedRadiograph) {
 		return report.Report{}, errf(KindInvalid, "the model rejected this image as not a radiograph: there is no report for it (confirm it is a radiograph and place the landmarks by hand to measure it)")
 	}
-	if err := req.checkDoubt(kind); err != nil {
+	dropVLAS, err := req.checkDoubt(kind)
+	if err != nil {
 		return report.Report{}, err
 	}
-	img, v := ReportImage(m, lm)
+	img, v := reportImage(m, lm, dropVLAS)
 	if v.VHS == nil {
 		return report.Report{}, errf(KindInvalid, "no heart size was measured on this image: there is nothing to report")
 	}

@@ -18,6 +18,13 @@ func (m *Measurement) Withheld() bool {
 	return m.HasModelLandmarks() && m.Base == nil && m.Result.Code == cardiac.CodeNoLandmarks
 }
 
+// WithheldVLAS reports whether the model gave VHS but withheld VLAS
+// (code 4): it doubts the VLAS point, so no VLAS may be stated from it
+// until the clinician moves or confirms it (CheckDoubt).
+func (m *Measurement) WithheldVLAS() bool {
+	return m.HasModelLandmarks() && m.Base == nil && m.Result.Code == cardiac.CodeNoVLAS
+}
+
 // heartPoints and spanPoints are the landmarks of the heart axes and of
 // the vertebral span.
 var (
@@ -30,10 +37,17 @@ var (
 // (the vertebral span checks: Vertebra A and B; the axis checks: the four
 // heart points; the checks of the heart against the span: both), and all
 // seven where the guard cannot tell (the models disagree, the landmarks
-// were not found, a screen photo, an unknown guard). Nil when the result
-// was not withheld.
+// were not found, a screen photo, an unknown guard). Where only VLAS was
+// withheld (WithheldVLAS) it is the VLAS point. Nil when nothing was
+// withheld.
 func DoubtedLandmarks(m *Measurement) []int {
-	if m == nil || !m.Withheld() {
+	if m == nil {
+		return nil
+	}
+	if m.WithheldVLAS() {
+		return []int{cardiac.VLASPoint}
+	}
+	if !m.Withheld() {
 		return nil
 	}
 	var pts []int
@@ -69,10 +83,16 @@ type Doubt struct {
 	// Span is the vertebral span check of the points when it counts
 	// other than six vertebrae; nil when it passes or was not counted.
 	Span *SpanCheck
+	// VLASOnly is set where the model withheld VLAS only (code 4): VHS
+	// may be stated, VLAS may not.
+	VLASOnly bool
 }
 
 // Text says what the clinician still has to do, in one sentence or two.
 func (d *Doubt) Text() string {
+	if d.VLASOnly {
+		return "No VLAS yet: the model withheld VLAS and doubts the " + LandmarkNames[cardiac.VLASPoint] + " point; move or confirm it."
+	}
 	var parts []string
 	if len(d.Unsettled) > 0 {
 		names := make([]string, len(d.Unsettled))
@@ -100,12 +120,15 @@ func (d *Doubt) Text() string {
 // vertebrae. It returns nil when a verdict may be drawn (always, for a
 // result that was not withheld), else what is missing. Review states no
 // values meanwhile, and SaveMeasurement and DesktopReport refuse them.
+// Where the model withheld VLAS only (code 4) the VLAS point alone is in
+// doubt and Doubt.VLASOnly is set: VHS may be stated and saved, VLAS not
+// until that point is moved or confirmed.
 func CheckDoubt(m *Measurement, kind MeasurementKind, lm *cardiac.Landmarks, confirmed Settled) *Doubt {
 	doubted := DoubtedLandmarks(m)
 	if doubted == nil {
 		return nil
 	}
-	d := &Doubt{}
+	d := &Doubt{VLASOnly: m.WithheldVLAS()}
 	for _, k := range doubted {
 		settled := kind == MeasurementManual && lm != nil || confirmed[k] ||
 			kind.Clinician() && lm != nil && lm[k] != m.Result.Landmarks[k]
@@ -117,7 +140,7 @@ func CheckDoubt(m *Measurement, kind MeasurementKind, lm *cardiac.Landmarks, con
 	if !kind.Clinician() || lm == nil {
 		effective = nil
 	}
-	if s := m.SpanCheck(effective); s != nil && s.OffSix() {
+	if s := m.SpanCheck(effective); !d.VLASOnly && s != nil && s.OffSix() {
 		d.Span = s
 	}
 	if len(d.Unsettled) == 0 && d.Span == nil {
@@ -128,15 +151,21 @@ func CheckDoubt(m *Measurement, kind MeasurementKind, lm *cardiac.Landmarks, con
 
 // checkDoubt refuses a verdict from a withheld result's doubted points
 // (CheckDoubt) with KindInvalid, for the clinician's points (a model
-// measurement of a withheld result has no values to refuse).
-func (r SaveRequest) checkDoubt(kind MeasurementKind) error {
+// measurement of a withheld result has no values to refuse); where only
+// VLAS is in doubt it refuses nothing and reports that VLAS must be
+// left out (dropVLAS).
+func (r SaveRequest) checkDoubt(kind MeasurementKind) (dropVLAS bool, err error) {
 	if !kind.Clinician() {
-		return nil
+		return false, nil
 	}
-	if d := CheckDoubt(r.Measurement, kind, r.Landmarks, r.Confirmed); d != nil {
-		return errf(KindInvalid, "%s", d.Text())
+	switch d := CheckDoubt(r.Measurement, kind, r.Landmarks, r.Confirmed); {
+	case d == nil:
+		return false, nil
+	case d.VLASOnly:
+		return true, nil
+	default:
+		return false, errf(KindInvalid, "%s", d.Text())
 	}
-	return nil
 }
 
 // PointsBy says who placed the landmarks in effect: all the model's, all

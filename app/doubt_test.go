@@ -18,6 +18,13 @@ func TestCheckDoubt(t *testing.T) {
 		r.Code, r.Guard, r.VHS, r.VLAS = cardiac.CodeNoLandmarks, g, nil, nil
 		return &Measurement{Result: &r}
 	}
+	noVLAS := func() *Measurement {
+		r := *res
+		r.Code, r.Guard, r.VLAS = cardiac.CodeNoVLAS, cardiac.GuardVLASMisplaced, nil
+		return &Measurement{Result: &r}
+	}
+	var vlasConfirmed Settled
+	vlasConfirmed[cardiac.VLASPoint] = true
 	apex := l
 	apex[cardiac.HeartBottom].Y += 10
 	spanMoved := l
@@ -43,6 +50,8 @@ func TestCheckDoubt(t *testing.T) {
 			[]int{cardiac.HeartTop, cardiac.HeartBottom, cardiac.HeartRight, cardiac.HeartLeft}},
 		{"spread guard, the model's points", withheld(cardiac.GuardSpreadTooHigh), MeasurementModel, nil, Settled{}, []int{0, 1, 2, 3, 4, 5, 6}},
 		{"spread guard, placed by hand", withheld(cardiac.GuardSpreadTooHigh), MeasurementManual, &l, Settled{}, nil},
+		{"VLAS withheld, apex moved", noVLAS(), MeasurementEdited, &apex, Settled{}, []int{cardiac.VLASPoint}},
+		{"VLAS withheld, VLAS confirmed", noVLAS(), MeasurementEdited, &apex, vlasConfirmed, nil},
 		{"reopened from the history", &Measurement{Result: withheld(cardiac.GuardSpreadTooHigh).Result, Base: &EntryRef{Kind: MeasurementEdited}}, MeasurementEdited, &l, Settled{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,6 +64,9 @@ func TestCheckDoubt(t *testing.T) {
 			}
 			if d == nil || len(d.Unsettled) != len(tc.unsettled) {
 				t.Fatalf("doubt %+v, want unsettled %v", d, tc.unsettled)
+			}
+			if d.VLASOnly != (tc.m.Result.Code == cardiac.CodeNoVLAS) {
+				t.Errorf("VLAS only %v for code %d", d.VLASOnly, tc.m.Result.Code)
 			}
 			for i, k := range tc.unsettled {
 				if d.Unsettled[i] != k || !strings.Contains(d.Text(), LandmarkNames[k]) {

@@ -297,7 +297,7 @@ func (r *review) update() {
 	case !complete:
 		v = app.Values{}
 		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), cardiac.NumLandmarks))
-	case doubt != nil:
+	case doubt != nil && !doubt.VLASOnly:
 		v = app.Values{} // no verdict from doubted points
 		r.kindText.SetText(doubt.Text())
 	default:
@@ -311,6 +311,10 @@ func (r *review) update() {
 		}
 		if span != nil && span.OffSix() {
 			text += " " + span.Warning()
+		}
+		if doubt != nil { // VLAS only: no VLAS from its doubted point
+			v.VLAS = nil
+			text += " " + doubt.Text()
 		}
 		r.kindText.SetText(text)
 	}
@@ -496,7 +500,7 @@ func (r *review) setState(v app.Values, doubt *app.Doubt) {
 		text = r.modelText
 	case r.view.Placing():
 		text = "Placing the landmarks by hand."
-	case doubt != nil:
+	case doubt != nil && !doubt.VLASOnly:
 		text = "No verdict yet: the values wait for the doubted points."
 	case v.VHS != nil:
 		text = "Values from the clinician's points: VHS " + fmtValue(v.VHS) + ", VLAS " + fmtValue(v.VLAS) + "."

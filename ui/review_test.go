@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
@@ -654,5 +655,38 @@ func TestReviewShowsOneState(t *testing.T) {
 	}
 	if !strings.Contains(r.details.Text, "The model's own result: "+code5) {
 		t.Errorf("details %q", r.details.Text)
+	}
+}
+
+// TestNoVLASFromADoubtedPoint: where the model gave VHS but withheld
+// VLAS (code 4), moving the apex states VHS but no VLAS from the VLAS
+// point the model doubted, and saves VHS alone; confirming that point
+// states VLAS.
+func TestNoVLASFromADoubtedPoint(t *testing.T) {
+	truth, vhs := phantomTruth(t, "xraysim_1_640x480.png")
+	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Rex-9")
+	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeNoVLAS, Guard: cardiac.GuardVLASMisplaced, Landmarks: truth,
+		ModelLandmarks: []cardiac.Landmarks{truth}, VHS: &vhs, Confidence: cardiac.ConfidenceGood, LandmarksDetected: true, AxesPerpendicular: true}
+	u.ShowMeasurement(&app.Measurement{Result: res, Image: phantomImage(t), ModelVersion: "m-1"}, "test image")
+	r := u.review
+	dragTo(r.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 4})
+	if strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vlas.Text, "not measured") || !strings.Contains(r.kindText.Text, "No VLAS yet") {
+		t.Fatalf("apex moved: %q, %q, note %q", r.vhs.Text, r.vlas.Text, r.kindText.Text)
+	}
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := u.svc.Patient(context.Background(), "Rex-9")
+	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].VHS == nil || rec.Cardiac[0].VLAS != nil {
+		t.Fatalf("saved %+v, %v", rec, err)
+	}
+	b := confirmButton(r, cardiac.VLASPoint)
+	if b == nil {
+		t.Fatalf("no confirmation of the VLAS point: %v", texts(r.confirmBox))
+	}
+	test.Tap(b)
+	if strings.Contains(r.vlas.Text, "not measured") || strings.Contains(r.kindText.Text, "No VLAS yet") {
+		t.Fatalf("VLAS confirmed: %q, note %q", r.vlas.Text, r.kindText.Text)
 	}
 }
