@@ -47,9 +47,14 @@ type patientBar struct {
 func newPatientBar(u *UI) *patientBar {
 	b := &patientBar{u: u, name: widget.NewEntry(), birth: widget.NewEntry(), weight: widget.NewEntry(), owner: widget.NewEntry(),
 		status: newValueLabel("")}
-	b.breedPick = widget.NewSelectEntry(app.StudiedBreeds())
+	b.breedPick = widget.NewSelectEntry(app.StudiedBreeds(app.SpeciesUnknown))
 	b.breed = &b.breedPick.Entry
-	b.species = widget.NewSelect([]string{string(app.SpeciesDog), string(app.SpeciesCat)}, func(string) { b.changed() })
+	b.species = widget.NewSelect([]string{string(app.SpeciesDog), string(app.SpeciesCat)}, func(sp string) {
+		// The breed suggestions are the species' own: a cat is not
+		// offered dog breeds.
+		b.breedPick.SetOptions(app.StudiedBreeds(app.ParseSpecies(sp)))
+		b.changed()
+	})
 	b.species.PlaceHolder = "species"
 	b.sex = widget.NewSelect(app.Sexes(), func(string) { b.changed() })
 	b.sex.PlaceHolder = "sex"

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -534,5 +536,39 @@ func TestCorrectionOnTheTrend(t *testing.T) {
 	r := test.WidgetRenderer(p.vhsPlot).(*plotRenderer)
 	if len(r.earlier) != 1 || !strings.Contains(r.values[0].Text, fmt.Sprintf("corrected from %.2f", *first.VHS)) {
 		t.Errorf("%d earlier marks, label %q", len(r.earlier), r.values[0].Text)
+	}
+}
+
+// breedChoices opens the breed field's suggestions and returns them.
+func breedChoices(t *testing.T, u *UI, w fyne.Window) []string {
+	t.Helper()
+	for w.Canvas().Overlays().Top() != nil {
+		w.Canvas().Overlays().Remove(w.Canvas().Overlays().Top())
+	}
+	test.Tap(u.bar.breedPick.ActionItem.(fyne.Tappable))
+	var out []string
+	if top := w.Canvas().Overlays().Top(); top != nil {
+		walkObjects(top, func(o fyne.CanvasObject) {
+			if tx, ok := o.(*canvas.Text); ok && tx.Text != "" {
+				out = append(out, tx.Text)
+			}
+		})
+	}
+	return out
+}
+
+// TestBreedsFollowSpecies: the breed suggestions are the species' own; a
+// cat is not offered dog breeds.
+func TestBreedsFollowSpecies(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	for _, tc := range []struct {
+		species string
+		boxer   bool
+	}{{"dog", true}, {"cat", false}, {"dog", true}} {
+		u.bar.species.SetSelected(tc.species)
+		got := breedChoices(t, u, w)
+		if slices.Contains(got, "Boxer") != tc.boxer || len(got) != len(app.StudiedBreeds(app.ParseSpecies(tc.species))) {
+			t.Errorf("%s offered %v", tc.species, got)
+		}
 	}
 }
