@@ -35,6 +35,9 @@ const (
 	featAge
 )
 
+// BloodworkAge is the index of Age (months) among the form's values.
+const BloodworkAge = featAge
+
 // BloodworkUnits are the units of the form's five values, in model order;
 // creatinine and lymphocytes are selectable.
 func BloodworkUnits(creatinine, lymphocytes string) [usg.NumFeatures]string {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -47,6 +48,9 @@ type bloodwork struct {
 	keepText    [usg.NumFeatures]string
 	lastShown   string // the form's key when its result was shown
 	previewText string
+	// autoAge is the age the form filled in from the patient's birth
+	// date ("" none); a value typed over it is kept.
+	autoAge string
 }
 
 func newBloodwork(u *UI) *bloodwork {
@@ -90,6 +94,25 @@ func newBloodwork(u *UI) *bloodwork {
 		b.result, b.tier, b.detailsBox,
 	))
 	return b
+}
+
+// followPatient fills Age (months) from the patient's birth date
+// (app.Age, today) when the field is empty or holds the age it filled in
+// before; an age typed by hand is kept, and a patient without a birth
+// date empties an age it filled in.
+func (b *bloodwork) followPatient() {
+	age := b.entries[app.BloodworkAge]
+	if age.Text != "" && age.Text != b.autoAge {
+		return
+	}
+	text := ""
+	if months, ok := app.Age(b.u.Patient().BirthDate, time.Now()); ok {
+		text = strconv.Itoa(months)
+	}
+	b.autoAge = text
+	if age.Text != text {
+		age.SetText(text)
+	}
 }
 
 // validateNumber is the entries' inline validator.

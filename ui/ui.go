@@ -199,6 +199,9 @@ func (u *UI) patientChanged() {
 	if u.review != nil {
 		u.review.update()
 	}
+	if u.blood != nil {
+		u.blood.followPatient()
+	}
 }
 
 // recordsChanged follows a change of the current patient or of what is

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -570,5 +571,36 @@ func TestBreedsFollowSpecies(t *testing.T) {
 		if slices.Contains(got, "Boxer") != tc.boxer || len(got) != len(app.StudiedBreeds(app.ParseSpecies(tc.species))) {
 			t.Errorf("%s offered %v", tc.species, got)
 		}
+	}
+}
+
+// TestBloodworkAgeFromBirthDate: Age (months) is filled from the
+// patient's birth date and follows the patient; an age typed by hand is
+// kept.
+func TestBloodworkAgeFromBirthDate(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	age := u.blood.entries[app.BloodworkAge]
+	born := time.Now().AddDate(-2, -3, -1).Format("2006-01-02")
+	u.SetPatientID("Tom-1")
+	u.bar.species.SetSelected("cat")
+	u.bar.birth.SetText(born)
+	if age.Text != "27" {
+		t.Fatalf("born %s: age %q, want 27", born, age.Text)
+	}
+	if err := u.SavePatient(); err != nil {
+		t.Fatal(err)
+	}
+	u.SetPatientID("Other-2") // no birth date
+	if age.Text != "" {
+		t.Fatalf("a patient without a birth date kept the age %q", age.Text)
+	}
+	u.SetPatientID("Tom-1")
+	if age.Text != "27" {
+		t.Fatalf("back to Tom-1: age %q", age.Text)
+	}
+	age.SetText("30") // typed by hand
+	u.bar.birth.SetText(time.Now().AddDate(-1, 0, -1).Format("2006-01-02"))
+	if age.Text != "30" {
+		t.Fatalf("a typed age was replaced: %q", age.Text)
 	}
 }
