@@ -604,3 +604,20 @@ func TestBloodworkAgeFromBirthDate(t *testing.T) {
 		t.Fatalf("a typed age was replaced: %q", age.Text)
 	}
 }
+
+// TestFindPatientByOwner: the Patients search finds a patient by the
+// owner's name.
+func TestFindPatientByOwner(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Rex-1")
+	u.bar.name.SetText("Rex")
+	u.bar.owner.SetText("Jane Smith")
+	if err := u.SavePatient(); err != nil {
+		t.Fatal(err)
+	}
+	u.patients.query.SetText("smith")
+	got := texts(u.patients.matches)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Rex-1  Rex") {
+		t.Fatalf("found %q", got)
+	}
+}
