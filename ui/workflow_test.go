@@ -21,6 +21,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/platform/printing"
 )
 
 // texts collects the text of every label, button, check and entry under o.
@@ -619,5 +620,19 @@ func TestFindPatientByOwner(t *testing.T) {
 	got := texts(u.patients.matches)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "Rex-1  Rex") {
 		t.Fatalf("found %q", got)
+	}
+}
+
+// TestPrintButtonSpeaksToTheClinic: on a computer without a printing
+// system the Print button says so in the clinic's words, not the
+// package to install.
+func TestPrintButtonSpeaksToTheClinic(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "lp")
+	u, _, _ := newTestUIWith(t, false, nil, Options{Printer: printing.LP{LPPath: missing, LPStatPath: missing}})
+	u.SetPatientID("Rex-1")
+	showPhantomResult(t, u)
+	got := u.review.print.Text
+	if !u.review.print.Disabled() || !strings.Contains(got, "printing is not set up on this computer") || strings.Contains(got, "CUPS") || strings.Contains(got, "cups-client") {
+		t.Fatalf("print button %q", got)
 	}
 }
