@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +288,41 @@ func TestUnsavedWorkAsks(t *testing.T) {
 	w.press(t, quitShortcut)
 	if *quits != 1 {
 		t.Fatal("did not quit once the work was saved")
+	}
+}
+
+// TestRemoveDialogNamesTheMeasurement: Remove... names the measurement
+// it removes and gives the reason a field of a few lines; the reason
+// typed there removes it.
+func TestRemoveDialogNamesTheMeasurement(t *testing.T) {
+	u, w, _ := newMenuTestUI(t, nil)
+	u.SetPatientID("Rex-1")
+	showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	e := u.patients.record.Cardiac[0]
+	test.Tap(rowButton(t, u.patients.cardiac.Objects[0], "Remove..."))
+	top := w.Canvas().Overlays().Top()
+	want := fmt.Sprintf("the measurement of %s (VHS %.2f", e.Time.Local().Format("2006-01-02 15:04"), *e.VHS)
+	if top == nil || !strings.Contains(overlayText(top), want) || !strings.Contains(overlayText(top), "Rex-1") {
+		t.Fatalf("dialog %q lacks %q", overlayText(top), want)
+	}
+	var reason *widget.Entry
+	walkObjects(top, func(o fyne.CanvasObject) {
+		if en, ok := o.(*widget.Entry); ok && en.MultiLine {
+			reason = en
+		}
+	})
+	if reason == nil {
+		t.Fatal("no reason field of several lines")
+	}
+	if reason.Size().Width < 300 || reason.Size().Height < 1.8*widget.NewEntry().MinSize().Height {
+		t.Fatalf("reason field %v", reason.Size())
+	}
+	reason.SetText("entered for the wrong patient")
+	tapButton(t, top, "Remove")
+	if u.patients.record.Cardiac[0].Hidden == nil || u.patients.record.Cardiac[0].Hidden.Reason != "entered for the wrong patient" {
+		t.Fatalf("not removed: %+v", u.patients.record.Cardiac[0])
 	}
 }

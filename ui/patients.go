@@ -318,26 +318,34 @@ func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObjec
 	}
 	if e.Hidden == nil {
 		customer, seq := e.Customer, e.Seq
-		buttons = append(buttons, widget.NewButton("Remove...", func() { p.askRemove(id, customer, seq) }))
+		what := fmt.Sprintf("the measurement of %s (VHS %s, VLAS %s, %s)", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), e.Kind)
+		buttons = append(buttons, widget.NewButton("Remove...", func() { p.askRemove(id, customer, seq, what) }))
 	}
 	return container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), label)
 }
 
-// askRemove asks for the reason and removes (hides) the entry.
-func (p *patientsTab) askRemove(id, customer string, seq uint64) {
-	p.askReason("Remove this measurement?", func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
+// askRemove asks for the reason and removes (hides) the entry, what
+// naming it.
+func (p *patientsTab) askRemove(id, customer string, seq uint64, what string) {
+	p.askReason(id, what, func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
 }
 
-// askReason asks why, then calls remove with the reason.
-func (p *patientsTab) askReason(title string, remove func(reason string) error) {
+// askReason asks why patient id's entry what is to be removed, in a
+// reason field of a few lines, then calls remove with the reason.
+func (p *patientsTab) askReason(id, what string, remove func(reason string) error) {
 	w := p.u.opts.Window
 	if w == nil {
 		return
 	}
-	reason := widget.NewEntry()
+	reason := widget.NewMultiLineEntry()
+	reason.Wrapping = fyne.TextWrapWord
+	reason.SetMinRowsVisible(3)
 	reason.SetPlaceHolder("why, e.g. wrong patient, duplicate, unusable image")
-	dialog.ShowForm(title, "Remove", "Cancel",
-		[]*widget.FormItem{widget.NewFormItem("Reason", reason)}, func(ok bool) {
+	d := dialog.NewForm("Remove from "+id+"'s history?", "Remove", "Cancel",
+		[]*widget.FormItem{
+			widget.NewFormItem("", newValueLabel("Remove "+what+"? It stays in the store, marked removed with the reason, and leaves the trend.")),
+			widget.NewFormItem("Reason", reason),
+		}, func(ok bool) {
 			if !ok {
 				return
 			}
@@ -345,6 +353,8 @@ func (p *patientsTab) askReason(title string, remove func(reason string) error) 
 				dialog.ShowError(err, w)
 			}
 		}, w)
+	d.Resize(fyne.NewSize(560, 300))
+	d.Show()
 }
 
 // usgRow is one screening with Remove... (hide it with a reason).
@@ -354,8 +364,9 @@ func (p *patientsTab) usgRow(id string, v app.USGVisit) fyne.CanvasObject {
 		return label
 	}
 	seq := v.Seq
+	what := fmt.Sprintf("the bloodwork screening of %s (%.0f%% chance of impaired concentration)", v.Time.Local().Format("2006-01-02 15:04"), 100*v.ProbabilityImpaired)
 	return container.NewBorder(nil, nil, nil, widget.NewButton("Remove...", func() {
-		p.askReason("Remove this screening?", func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
+		p.askReason(id, what, func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
 	}), label)
 }
 
