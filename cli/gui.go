@@ -228,7 +228,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls, DataDir: c.dataDir}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {

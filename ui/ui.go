@@ -60,6 +60,10 @@ type Options struct {
 	// Learn is the learning service (the Learning tab); nil: the tab
 	// says learning is not available.
 	Learn *learn.Service
+	// DataDir is the data directory this run uses (--data-dir, else the
+	// saved setting, else the default), for the Server tab to show; ""
+	// when not told.
+	DataDir string
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
