@@ -703,3 +703,43 @@ func TestPatientsPanelKeepsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestNewKeyIsReadable: a created API key is shown in the text colour,
+// not greyed out as disabled, and can be selected.
+func TestNewKeyIsReadable(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	u.SelectTab("Server")
+	k := u.server.keys
+	k.customer.SetText("Happy Paws")
+	test.Tap(k.create)
+	key := k.newKey.Text
+	var shown *canvas.Text
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *canvas.Text:
+			if v.Text == key {
+				shown = v
+			}
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(v).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(k.newKey)
+	if shown == nil {
+		t.Fatalf("key %q not drawn", key)
+	}
+	fg := theme.Color(theme.ColorNameForeground)
+	if shown.Color != fg {
+		t.Errorf("key drawn in %v, not the text colour %v", shown.Color, fg)
+	}
+	if !k.newKey.Selectable {
+		t.Error("the key cannot be selected")
+	}
+}
