@@ -38,6 +38,7 @@ type bloodwork struct {
 	creatUnit, lymphUnit   *widget.Select
 	predict                *widget.Button
 	errLabel, result, tier *widget.Label
+	caution                *widget.Label // resultCaution, under a result
 	details                *widget.Label
 	corrections            *fyne.Container
 	shap                   *fyne.Container
@@ -59,6 +60,9 @@ func newBloodwork(u *UI) *bloodwork {
 		corrections: container.NewVBox(), shap: container.NewVBox(),
 	}
 	b.result.TextStyle = fyne.TextStyle{Bold: true}
+	b.caution = newValueLabel(resultCaution)
+	b.caution.TextStyle = fyne.TextStyle{Italic: true}
+	b.caution.Hide()
 	b.creatUnit = widget.NewSelect([]string{app.UnitMgDL, app.UnitUmolL}, func(string) { b.formChanged() })
 	b.creatUnit.SetSelected(app.UnitMgDL)
 	b.lymphUnit = widget.NewSelect([]string{app.UnitPerUL, app.UnitThousandPerU}, func(string) { b.formChanged() })
@@ -91,7 +95,7 @@ func newBloodwork(u *UI) *bloodwork {
 	b.content = container.NewVScroll(container.NewVBox(
 		widget.NewLabelWithStyle("Feline urine concentration screening from bloodwork (cats only)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, b.predict, b.errLabel, b.corrections, widget.NewSeparator(),
-		b.result, b.tier, b.detailsBox,
+		b.result, b.tier, b.caution, b.detailsBox,
 	))
 	return b
 }
@@ -171,6 +175,7 @@ func (b *bloodwork) formChanged() {
 func (b *bloodwork) clearResult() {
 	b.result.SetText("")
 	b.tier.SetText("")
+	b.caution.Hide()
 	b.details.SetText("")
 	b.shap.Objects = nil
 	b.shap.Refresh()
@@ -265,6 +270,7 @@ func (b *bloodwork) show(r *usg.Result) {
 	}
 	b.result.SetText(fmt.Sprintf("Urine concentrating ability: %s (%.0f%% chance that the urine specific gravity is below 1.035).", word, 100*r.ProbabilityImpaired))
 	b.tier.SetText("Risk: " + r.RiskLabel + ".")
+	b.caution.Show()
 	lines := []string{
 		fmt.Sprintf("Model decision: %s. The model's own call at its threshold.", r.Classification),
 		fmt.Sprintf("Ensemble spread: %.3f. How much the models of the ensemble disagree on the probability; larger means less certain.", r.EnsembleStd),

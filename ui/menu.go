@@ -163,6 +163,14 @@ func (u *UI) quit() {
 	}
 }
 
+// resultCaution is the word on the models where results appear (Review,
+// Bloodwork): the shipped models are trained on synthetic data.
+const resultCaution = "Caution: VetLens's models are trained on synthetic data and are not validated for clinical use; check every result."
+
+// startHere is the first-start note above the tabs while no patient is
+// chosen and nothing is measured: what to do first.
+const startHere = "Start here: type a patient ID above to create a patient (or find one on the Patients tab), then open a radiograph or DICOM file on Review, or run the camera on Capture."
+
 // syntheticNote is the About box's word on the models.
 const syntheticNote = "All shipped models are trained on synthetic data (simulated radiograph phantoms, a simulated feline cohort). " +
 	"They demonstrate the pipeline and are not validated for clinical use."

@@ -28,6 +28,9 @@ type review struct {
 	view                           *LandmarkView
 	file, vhs, vlas, reading, conf *widget.Label
 	status, kindText, rangeText    *widget.Label
+	// caution is resultCaution, shown under the values while a
+	// measurement is open.
+	caution *widget.Label
 	// state is the panel's one current state: whose values are shown
 	// (the model's result, or the clinician's points, or why there is no
 	// verdict yet) and who placed the points.
@@ -91,7 +94,7 @@ func newReview(u *UI) *review {
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
 		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), rangeText: newValueLabel(""),
-		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""), state: newValueLabel(""),
+		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""), state: newValueLabel(""), caution: newValueLabel(resultCaution),
 		confirmBox: container.NewVBox(),
 	}
 	r.view.OnEdit = r.pushUndo
@@ -129,10 +132,12 @@ func newReview(u *UI) *review {
 		b.Disable()
 	}
 	r.conf.TextStyle = fyne.TextStyle{Italic: true}
+	r.caution.TextStyle = fyne.TextStyle{Italic: true}
+	r.caution.Hide()
 	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
 		r.open, r.file, r.dicom, r.mismatch, widget.NewSeparator(),
-		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.state, r.status, r.detailsBox,
+		r.vhs, r.vlas, r.reading, r.caution, r.rangeText, r.conf, r.kindText, r.state, r.status, r.detailsBox,
 		widget.NewSeparator(), r.guide, r.confirmBox, r.confirm, r.hand, r.undo, r.reset,
 		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
 	)
@@ -287,6 +292,8 @@ func (r *review) update() {
 		return
 	}
 	res := r.m.Result
+	r.caution.Show()
+	r.u.showStartHere()
 	v := app.Values{VHS: res.VHS, VLAS: res.VLAS, AxesPerpendicular: res.AxesPerpendicular}
 	complete := r.view.Complete()
 	span := r.spanCheck()
@@ -408,6 +415,8 @@ func (r *review) clear() {
 	r.confirmBox.RemoveAll()
 	r.mismatch.Hide()
 	r.confirm.Hide()
+	r.caution.Hide()
+	r.u.showStartHere()
 	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
 		b.Disable()
 	}

@@ -117,6 +117,9 @@ type UI struct {
 	patient *widget.Entry
 	bar     *patientBar
 	tabs    *container.AppTabs
+	// start is the first-start note (startHere), shown while no patient
+	// is chosen and nothing is measured.
+	start *widget.Label
 
 	capture  *captureTab
 	review   *review
@@ -142,7 +145,8 @@ func New(svc *app.Service, opts Options) *UI {
 			opts.Prefs = a.Preferences()
 		}
 	}
-	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
+	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry(), start: newValueLabel(startHere)}
+	u.start.TextStyle = fyne.TextStyle{Bold: true}
 	u.patient.SetPlaceHolder("patient ID")
 	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
 	u.bar = newPatientBar(u)
@@ -194,17 +198,28 @@ func New(svc *app.Service, opts Options) *UI {
 // Content returns the root object to show in a window: the patient
 // record above the tabs.
 func (u *UI) Content() fyne.CanvasObject {
-	return container.NewBorder(u.bar.content, nil, nil, nil, u.tabs)
+	return container.NewBorder(container.NewVBox(u.bar.content, u.start), nil, nil, nil, u.tabs)
 }
 
 // patientChanged follows a change of the patient (id or details): the
 // Review tab's ranges and its Save button follow.
 func (u *UI) patientChanged() {
+	u.showStartHere()
 	if u.review != nil {
 		u.review.update()
 	}
 	if u.blood != nil {
 		u.blood.followPatient()
+	}
+}
+
+// showStartHere shows the first-start note while no patient is chosen
+// and Review holds nothing, and hides it otherwise.
+func (u *UI) showStartHere() {
+	if u.PatientID() == "" && (u.review == nil || u.review.m == nil) {
+		u.start.Show()
+	} else {
+		u.start.Hide()
 	}
 }
 

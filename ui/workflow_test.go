@@ -21,6 +21,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/usg"
 	"vetlens/platform/printing"
 )
 
@@ -634,5 +635,34 @@ func TestPrintButtonSpeaksToTheClinic(t *testing.T) {
 	got := u.review.print.Text
 	if !u.review.print.Disabled() || !strings.Contains(got, "printing is not set up on this computer") || strings.Contains(got, "CUPS") || strings.Contains(got, "cups-client") {
 		t.Fatalf("print button %q", got)
+	}
+}
+
+// TestFirstStartAndCaution: a first start says what to do first until a
+// patient is chosen; the synthetic-data caution stands where results
+// appear, on Review and under a bloodwork result, not before.
+func TestFirstStartAndCaution(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	if !u.start.Visible() || !strings.Contains(u.start.Text, "patient") || !strings.Contains(u.start.Text, "radiograph or DICOM") || !strings.Contains(u.start.Text, "Capture") {
+		t.Fatalf("first start: shown %v, %q", u.start.Visible(), u.start.Text)
+	}
+	if u.review.caution.Visible() || u.blood.caution.Visible() {
+		t.Fatal("caution shown with no result")
+	}
+	u.SetPatientID("Rex-1")
+	if u.start.Visible() {
+		t.Fatal("the first-start note stays with a patient chosen")
+	}
+	showPhantomResult(t, u)
+	if !u.review.caution.Visible() || !strings.Contains(u.review.caution.Text, "synthetic data") {
+		t.Fatalf("Review caution: shown %v, %q", u.review.caution.Visible(), u.review.caution.Text)
+	}
+	u.blood.show(&usg.Result{ProbabilityImpaired: 0.2, RiskLabel: "low", ConformalSet: []string{"adequate"}})
+	if !u.blood.caution.Visible() || !strings.Contains(u.blood.caution.Text, "synthetic data") {
+		t.Fatal("no caution under the bloodwork result")
+	}
+	u.blood.fail("Check the values")
+	if u.blood.caution.Visible() {
+		t.Fatal("caution left without a result")
 	}
 }
