@@ -49,6 +49,11 @@ type bloodwork struct {
 	keepText    [usg.NumFeatures]string
 	lastShown   string // the form's key when its result was shown
 	previewText string
+	// entered holds, per value, the text as typed before the form showed
+	// its automatic correction in the field ("" none); rewriting is set
+	// while the form rewrites a field itself.
+	entered   [usg.NumFeatures]string
+	rewriting bool
 	// autoAge is the age the form filled in from the patient's birth
 	// date ("" none); a value typed over it is kept.
 	autoAge string
@@ -159,7 +164,7 @@ func (b *bloodwork) formKey() string {
 // undone is corrected again, and the corrections the service will apply
 // are previewed.
 func (b *bloodwork) formChanged() {
-	if b.predict == nil { // still being built
+	if b.predict == nil || b.rewriting { // still being built, or showing a correction
 		return
 	}
 	for i, e := range b.entries {
@@ -180,6 +185,7 @@ func (b *bloodwork) clearResult() {
 	b.shap.Objects = nil
 	b.shap.Refresh()
 	b.lastShown = ""
+	b.entered = [usg.NumFeatures]string{}
 }
 
 // fail shows an error and clears the result.
@@ -231,8 +237,9 @@ func (b *bloodwork) submit() {
 			return
 		}
 		b.showCorrections(res.Corrections)
+		b.showCorrected(res.Corrections)
 		b.show(&res.Response.Result)
-		b.lastShown = key
+		b.lastShown = b.formKey()
 		b.u.recordsChanged()
 		if res.Repeat {
 			b.errLabel.SetText("Same values as this patient's last screening: its result is shown, nothing new was logged.")
@@ -251,12 +258,32 @@ func (b *bloodwork) showCorrections(cs []app.Correction) {
 	}
 	b.corrections.Objects = rows
 	b.corrections.Refresh()
+	b.content.Refresh() // lay the tab out again: the rows never cover the result
+}
+
+// showCorrected puts each corrected value into its field as it was used
+// (app.Correction.Field), keeping the text typed for Undo, so the form
+// shows what was screened; the result stays the form's.
+func (b *bloodwork) showCorrected(cs []app.Correction) {
+	b.rewriting = true
+	for _, c := range cs {
+		e := b.entries[c.Feature]
+		b.entered[c.Feature] = e.Text
+		e.SetText(c.Field)
+	}
+	b.rewriting = false
 }
 
 // UndoCorrection takes value i as entered (no automatic unit correction)
 // and screens again: an implausible value is then refused with its
 // range.
 func (b *bloodwork) UndoCorrection(i int) {
+	if b.entered[i] != "" {
+		b.rewriting = true
+		b.entries[i].SetText(b.entered[i])
+		b.rewriting = false
+		b.entered[i] = ""
+	}
 	b.keep[i], b.keepText[i] = true, b.entries[i].Text
 	b.submit()
 }

@@ -666,3 +666,46 @@ func TestFirstStartAndCaution(t *testing.T) {
 		t.Fatal("caution left without a result")
 	}
 }
+
+// TestBloodworkShowsTheCorrectedValue: after an automatic unit
+// correction the field shows the value used, the correction line sits
+// between the button and the result without covering it, Screen again
+// screens nothing, and Undo puts the typed value back (then refused).
+func TestBloodworkShowsTheCorrectedValue(t *testing.T) {
+	u, w, done := newTestUI(t, true)
+	w.Resize(fyne.NewSize(1024, 700))
+	u.SelectTab("Bloodwork")
+	b := u.blood
+	u.SubmitBloodwork([usg.NumFeatures]string{"30", "160", "12", "2000", "120"})
+	wait(t, done)
+	if got := b.entries[1].Text; got != "1.81" {
+		t.Fatalf("creatinine field %q after the correction, want the 1.81 used", got)
+	}
+	if len(b.corrections.Objects) != 1 || !strings.HasPrefix(b.result.Text, "Urine concentrating ability") {
+		t.Fatalf("%d corrections, result %q, error %q", len(b.corrections.Objects), b.result.Text, b.errLabel.Text)
+	}
+	abs := func(o fyne.CanvasObject) float32 {
+		return fyne.CurrentApp().Driver().AbsolutePositionForObject(o).Y
+	}
+	row := b.corrections.Objects[0]
+	if bottom := abs(row) + row.Size().Height; bottom > abs(b.result)+0.5 {
+		t.Errorf("the correction line (bottom %.0f) covers the result (top %.0f)", bottom, abs(b.result))
+	}
+	test.Tap(b.predict)
+	if !strings.Contains(b.errLabel.Text, "just screened") {
+		t.Fatalf("Screen again: %q", b.errLabel.Text)
+	}
+	var undo *widget.Button
+	for _, o := range row.(*fyne.Container).Objects {
+		if btn, ok := o.(*widget.Button); ok && btn.Text == "Undo" {
+			undo = btn
+		}
+	}
+	if undo == nil {
+		t.Fatal("no Undo on the correction line")
+	}
+	test.Tap(undo)
+	if b.entries[1].Text != "160" || !strings.Contains(b.errLabel.Text, "creatinine 160 mg/dL is above the plausible range") {
+		t.Fatalf("undo: field %q, %q", b.entries[1].Text, b.errLabel.Text)
+	}
+}
