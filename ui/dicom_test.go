@@ -211,12 +211,15 @@ func TestMismatchedDICOMAsks(t *testing.T) {
 			if !r.save.Disabled() || !r.export.Disabled() {
 				t.Fatal("Save or Export on while the question is open")
 			}
+			if strings.Contains(r.vhs.Text, "Heart size") || !strings.Contains(r.vhs.Text, "no verdict") || r.reading.Text != "" {
+				t.Fatalf("a verdict against the loaded patient's range while asking: %q, %q", r.vhs.Text, r.reading.Text)
+			}
 			if err := u.SaveReview(); err == nil {
 				t.Fatal("saved under a patient the file contradicts")
 			}
 			test.Tap(tc.answer(u))
-			if r.mismatch.Visible() || r.save.Disabled() || u.PatientID() != tc.filed {
-				t.Fatalf("answered: question shown %v, save off %v, patient %q", r.mismatch.Visible(), r.save.Disabled(), u.PatientID())
+			if r.mismatch.Visible() || r.save.Disabled() || u.PatientID() != tc.filed || !strings.HasPrefix(r.vhs.Text, "Heart size: ") {
+				t.Fatalf("answered: question shown %v, save off %v, patient %q, %q", r.mismatch.Visible(), r.save.Disabled(), u.PatientID(), r.vhs.Text)
 			}
 			if tc.filed == "Bella" {
 				// Another patient chosen afterwards is asked about again.

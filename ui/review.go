@@ -325,7 +325,14 @@ func (r *review) update() {
 		}
 		r.kindText.SetText(text)
 	}
+	asking := r.showMismatch()
 	r.setValues(v.VHS, v.VLAS)
+	if asking {
+		// No verdict against the ranges of a patient the file may not be.
+		r.vhs.SetText("VHS " + fmtValue(v.VHS) + ": no verdict until you choose whose study this is (above).")
+		r.vlas.SetText("VLAS " + fmtValue(v.VLAS) + ".")
+		r.reading.SetText("")
+	}
 	r.setDetails(v, span)
 	r.setState(v, doubt)
 
@@ -353,7 +360,6 @@ func (r *review) update() {
 	} else {
 		savable = complete && v.VHS != nil && rejectedOK
 	}
-	asking := r.showMismatch()
 	// One save per change: Save stays off while the screen holds what was
 	// last saved for this patient.
 	enable(r.save, savable && !asking && r.saveKey() != r.savedAs)
