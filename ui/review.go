@@ -782,6 +782,25 @@ func dicomText(d *app.DICOMImage) string {
 	return strings.Join(lines, "\n")
 }
 
+// PatientQuestion is the question Review asks while a file's patient
+// tags contradict the loaded patient (showMismatch), "" while it asks
+// none (for the Xvfb run).
+func (u *UI) PatientQuestion() string {
+	if !u.review.mismatch.Visible() {
+		return ""
+	}
+	return u.review.mismatchText.Text
+}
+
+// StartHere is the first-start note above the tabs, "" while it is
+// hidden (for the Xvfb run).
+func (u *UI) StartHere() string {
+	if !u.start.Visible() {
+		return ""
+	}
+	return u.start.Text
+}
+
 // ReviewStatus is the Review tab's status line and the DICOM patient and
 // study text under the file name (for the Xvfb run).
 func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }

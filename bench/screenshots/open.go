@@ -68,3 +68,39 @@ func screenshotOpen(ctx context.Context, u *ui.UI, w fyne.Window, path, dir stri
 	pause(ctx, 700*time.Millisecond)
 	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-open.png", n)))
 }
+
+// screenshotMismatch opens path (the DICOM of screenshotOpen) again while
+// the demo dog is the current patient: Review must ask whose study it is
+// (the file's patient tags contradict the loaded patient) and the run
+// shoots the question as NN-mismatch.png. No question fails the run.
+func screenshotMismatch(ctx context.Context, u *ui.UI, w fyne.Window, path, dir string, n int, stdout io.Writer) error {
+	var err error
+	before := u.ReviewMeasurement()
+	fyne.DoAndWait(func() {
+		u.SetPatientID(screenshotDog.PatientID)
+		u.SelectTab("Review")
+		err = u.OpenFile(path)
+	})
+	if err != nil {
+		return fmt.Errorf("open %s for %s: %w", path, screenshotDog.PatientID, err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var q string
+		m := before
+		fyne.DoAndWait(func() { m, q = u.ReviewMeasurement(), u.PatientQuestion() })
+		if m != before && m != nil {
+			if q == "" {
+				return fmt.Errorf("open %s for %s: measured without asking whose study it is", path, screenshotDog.PatientID)
+			}
+			fmt.Fprintf(stdout, "mismatch: %s\n", q)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("open %s for %s: not measured in time", path, screenshotDog.PatientID)
+		}
+		pause(ctx, 200*time.Millisecond)
+	}
+	pause(ctx, 700*time.Millisecond)
+	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-mismatch.png", n)))
+}
