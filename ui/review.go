@@ -45,6 +45,9 @@ type review struct {
 	open, save, export, print, clin *widget.Button
 	hand, undo, reset               *widget.Button
 	side                            *fyne.Container
+	// actions holds Save, Export and Print, fixed under the scrolled
+	// panel.
+	actions *fyne.Container
 
 	// mismatch asks whose study a file is when its patient tags
 	// contradict the loaded patient (app.StudyMismatch): switch to the
@@ -139,10 +142,13 @@ func newReview(u *UI) *review {
 		r.open, r.file, r.dicom, r.mismatch, widget.NewSeparator(),
 		r.vhs, r.vlas, r.reading, r.caution, r.rangeText, r.conf, r.kindText, r.state, r.status, r.detailsBox,
 		widget.NewSeparator(), r.guide, r.confirmBox, r.confirm, r.hand, r.undo, r.reset,
-		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
+		widget.NewSeparator(), r.clin,
 	)
 	r.side = side
-	split := container.NewHSplit(r.view, container.NewVScroll(side))
+	// Save, Export and Print stay in view below the scrolled panel, at
+	// any window height and however long the notes above them grow.
+	r.actions = container.NewVBox(widget.NewSeparator(), r.save, container.NewGridWithColumns(2, r.export, r.print))
+	split := container.NewHSplit(r.view, container.NewBorder(nil, r.actions, nil, nil, container.NewVScroll(side)))
 	split.Offset = 0.7
 	r.content = split
 	if w := u.opts.Window; w != nil {

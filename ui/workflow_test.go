@@ -709,3 +709,31 @@ func TestBloodworkShowsTheCorrectedValue(t *testing.T) {
 		t.Fatalf("undo: field %q, %q", b.entries[1].Text, b.errLabel.Text)
 	}
 }
+
+// TestReviewActionsStayInView: at 1024x700, with long notes on Review,
+// Save, Export and Print are inside the window without scrolling, and do
+// not move when the status line grows.
+func TestReviewActionsStayInView(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	w.Resize(fyne.NewSize(1024, 700))
+	u.SetPatientID("Rex-1")
+	u.SelectTab("Review")
+	showPhantomResult(t, u)
+	r := u.review
+	d := fyne.CurrentApp().Driver()
+	var before []fyne.Position
+	for _, b := range []*widget.Button{r.save, r.export, r.print} {
+		p := d.AbsolutePositionForObject(b)
+		if !b.Visible() || p.Y < 0 || p.Y+b.Size().Height > w.Canvas().Size().Height+0.5 || b.Size().Height == 0 {
+			t.Fatalf("%q at %v size %v: outside the 1024x700 window", b.Text, p, b.Size())
+		}
+		before = append(before, p)
+	}
+	r.status.SetText(strings.Repeat("A long status line that wraps over several lines of the panel. ", 8))
+	r.side.Refresh()
+	for i, b := range []*widget.Button{r.save, r.export, r.print} {
+		if p := d.AbsolutePositionForObject(b); p != before[i] {
+			t.Errorf("%q moved from %v to %v with the status line", b.Text, before[i], p)
+		}
+	}
+}
