@@ -556,6 +556,9 @@ type DesktopSession struct {
 	Config SessionConfig
 
 	final *Measurement
+	// files is set when the frames come from image files (FromFiles);
+	// asFile when the result is such a file measured as a file.
+	files, asFile bool
 }
 
 // StartDesktopSession opens a PoP capture session for the desktop; a
@@ -585,6 +588,11 @@ func (d *DesktopSession) ID() string { return d.id }
 // (rectified image, final result, billing) is available from Result; it
 // is not recorded in history until SaveMeasurement.
 func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
+	if d.files {
+		if plain, err := PlainFile(jpeg); err == nil && plain {
+			return d.measureFile(ctx, jpeg)
+		}
+	}
 	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, sessionDesktop)
 	if err != nil {
 		return out, err
