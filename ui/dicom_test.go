@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,6 +241,63 @@ func TestMismatchedDICOMAsks(t *testing.T) {
 			}
 			if other, err := u.svc.Patient(ctx, tc.other); err != nil || len(other.Cardiac) != 0 {
 				t.Errorf("%s got the study: %+v, %v", tc.other, other, err)
+			}
+		})
+	}
+}
+
+// fakePACS records the files sent, or refuses them with err.
+type fakePACS struct {
+	err   error
+	files []string
+}
+
+func (f *fakePACS) Send(_ context.Context, _ app.PACSNode, path string) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.files = append(f.files, path)
+	return nil
+}
+
+// TestReportGoesBackToThePACS: saving a DICOM study writes its report
+// into the PACS outbox and sends it to the node of the settings; a node
+// that refuses leaves the report in the outbox and says so.
+func TestReportGoesBackToThePACS(t *testing.T) {
+	set := dicomtest.Build(t)
+	for _, tc := range []struct {
+		name     string
+		err      error
+		sent     int
+		left     int
+		inStatus string
+	}{
+		{"sent", nil, 1, 0, "Sent 1 report(s) to PACS@127.0.0.1:11112"},
+		{"refused", errors.New("association rejected"), 0, 1, "stay in the outbox"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sender := &fakePACS{err: tc.err}
+			u, _, done := newTestUIWith(t, true, nil, Options{PACS: sender})
+			outbox := filepath.Join(t.TempDir(), "outbox")
+			for k, v := range map[string]string{PrefPACSOutbox: outbox, PrefPACSAE: "PACS", PrefPACSHost: "127.0.0.1", PrefPACSPort: "11112"} {
+				u.setPref(k, v)
+			}
+			u.SelectTab("Review")
+			if err := u.OpenFile(set.Get(t, "mono1-16bit").Path); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done)
+			if err := u.SaveReview(); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done) // the send runs in the background
+			left, _ := filepath.Glob(filepath.Join(outbox, "*.dcm"))
+			sent, _ := filepath.Glob(filepath.Join(outbox, app.OutboxSent, "*.dcm"))
+			if len(sender.files) != tc.sent || len(sent) != tc.sent || len(left) != tc.left {
+				t.Fatalf("sent %v, in sent/ %v, left %v", sender.files, sent, left)
+			}
+			if !strings.Contains(u.review.status.Text, "Report written to the PACS outbox") || !strings.Contains(u.review.status.Text, tc.inStatus) {
+				t.Fatalf("status %q", u.review.status.Text)
 			}
 		})
 	}

@@ -708,6 +708,7 @@ func (u *UI) SaveReview() error {
 	r.status.SetText(text)
 	r.update()
 	u.recordsChanged()
+	u.reportToPACS()
 	return nil
 }
 

@@ -42,6 +42,7 @@ type serverTab struct {
 	saveDir     *widget.Button
 	settings    *widget.Label
 	dirInUse    *widget.Label // the data directory this run uses
+	pacs        *pacsSettings
 	disk        *widget.Label // the free-space warning; hidden while the disk is fine
 	keys        *keysTab
 
@@ -83,6 +84,7 @@ func newServerTab(u *UI) *serverTab {
 		s.settings.SetText("Data directory saved; it is used from the next start.")
 	})
 	s.keys = newKeysTab(u)
+	s.pacs = newPACSSettings(u)
 	s.content = container.NewVScroll(container.NewVBox(
 		s.disk,
 		widget.NewLabelWithStyle("API listener (HTTPS)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -103,6 +105,8 @@ func newServerTab(u *UI) *serverTab {
 		s.dirInUse,
 		container.NewBorder(nil, nil, widget.NewLabel("Data directory"), s.saveDir, s.dataDir),
 		s.settings,
+		widget.NewSeparator(),
+		s.pacs.content,
 	))
 	s.refresh()
 	return s

@@ -60,6 +60,9 @@ type Options struct {
 	// Learn is the learning service (the Learning tab); nil: the tab
 	// says learning is not available.
 	Learn *learn.Service
+	// PACS sends reports to the clinic's PACS by C-STORE (dcmtk's
+	// storescu); nil: reports are only written to the outbox.
+	PACS app.PACSSender
 	// DataDir is the data directory this run uses (--data-dir, else the
 	// saved setting, else the default), for the Server tab to show; ""
 	// when not told.
