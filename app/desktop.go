@@ -382,6 +382,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
 		lm = *req.Landmarks
 	}
+	e.Study = studyOf(m)
 	e.Landmarks = make([][2]float64, len(lm))
 	for k, p := range lm {
 		e.Landmarks[k] = [2]float64{p.X, p.Y}

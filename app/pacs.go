@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"vetlens/app/repo"
 	"vetlens/app/report"
 	"vetlens/engine/dicom"
 )
@@ -138,4 +139,71 @@ func SendOutbox(ctx context.Context, sender PACSSender, node PACSNode, outbox st
 		sent = append(sent, path)
 	}
 	return sent, nil
+}
+
+// studyOf is the DICOM study of a measurement as the history keeps it
+// (nil for an image that is not a DICOM study with a Study Instance UID).
+func studyOf(m *Measurement) *repo.Study {
+	if m == nil || m.DICOM == nil || m.DICOM.Tags.StudyInstanceUID == "" {
+		return nil
+	}
+	t := m.DICOM.Tags
+	st := &repo.Study{InstanceUID: t.StudyInstanceUID, PatientID: t.PatientID, PatientName: t.PatientNameDICOM, Accession: t.AccessionNumber}
+	if !t.StudyDate.IsZero() {
+		st.Date = t.StudyDate.Format("20060102")
+	}
+	return st
+}
+
+// PACSBatch is what ReportsToPACS did.
+type PACSBatch struct {
+	// Written are the reports written into the outbox.
+	Written []string
+	// NoStudy counts the measurements in effect that are not of a DICOM
+	// study the history knows (JPEG or PNG files, captures, API entries,
+	// entries saved before studies were kept): they have no study to
+	// return to.
+	NoStudy int
+}
+
+// ReportsToPACS writes the report of every measurement of a patient in
+// effect (desktop entries neither removed nor corrected since) that was
+// made on a DICOM study into the outbox (ReportToPACS), each as it was
+// saved (its kind, landmarks and values, dated when it was saved), with
+// the patient's record and the clinic's letterhead: the batch from the
+// Patients tab.
+func (s *Service) ReportsToPACS(ctx context.Context, patientID, outbox string, clinic report.Clinic) (PACSBatch, error) {
+	var out PACSBatch
+	rec, err := s.Patient(ctx, patientID)
+	if err != nil {
+		return out, fmt.Errorf("reports to PACS: %w", err)
+	}
+	for _, e := range rec.Cardiac {
+		if !e.Current() {
+			continue
+		}
+		if e.Customer != DesktopCustomer || e.Study == nil || !e.HasImage {
+			out.NoStudy++
+			continue
+		}
+		m, err := s.ReopenMeasurement(ctx, rec.PatientID, e.Customer, e.Seq)
+		if err != nil {
+			return out, fmt.Errorf("reports to PACS: %w", err)
+		}
+		req := SaveRequest{PatientID: rec.PatientID, Measurement: m, Kind: e.Kind}
+		if e.Kind.Clinician() {
+			lm := m.Result.Landmarks
+			req.Landmarks = &lm
+		}
+		rep, err := DesktopReport(req, e.Time, ReportDetails{Patient: rec.Details, Clinic: clinic})
+		if err != nil {
+			return out, fmt.Errorf("reports to PACS: measurement %d: %w", e.Seq, err)
+		}
+		path, err := ReportToPACS(m, rep, outbox, s.clock.Now())
+		if err != nil {
+			return out, err
+		}
+		out.Written = append(out.Written, path)
+	}
+	return out, nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"vetlens/app/repo"
+	"vetlens/app/report"
+	"vetlens/engine/cardiac"
 )
 
 // TestReportToPACS: the report of a DICOM study is written into the
@@ -107,5 +109,38 @@ func TestSendOutbox(t *testing.T) {
 	}
 	if _, err := SendOutbox(context.Background(), &fakeSender{}, PACSNode{Host: "x", Port: 104}, t.TempDir()); KindOf(err) != KindInvalid {
 		t.Fatalf("a node without an AE title: %v", err)
+	}
+}
+
+// TestReportsToPACS: the batch writes the report of each measurement in
+// effect made on a DICOM study (a reopened and corrected one once, as
+// corrected), and counts the others as having no study.
+func TestReportsToPACS(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	res, l := landmarkResult()
+	study := &DICOMImage{Tags: DICOMTags{PatientID: "Rex", PatientNameDICOM: "Smith^Rex", StudyInstanceUID: "1.2.3.9"}}
+	m := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1", DICOM: study}
+	saved, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, saved.Entry.Seq)
+	if err != nil || re.DICOM == nil || re.DICOM.Tags.StudyInstanceUID != "1.2.3.9" {
+		t.Fatalf("reopened %+v, %v", re, err)
+	}
+	moved := l
+	moved[cardiac.HeartBottom].Y += 20
+	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re, Landmarks: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	jpeg := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 401, 300)), ModelVersion: "fake-1"}
+	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: jpeg}); err != nil {
+		t.Fatal(err)
+	}
+	outbox := t.TempDir()
+	b, err := s.ReportsToPACS(ctx, "Rex", outbox, report.Clinic{Name: "Test clinic"})
+	if err != nil || len(b.Written) != 1 || b.NoStudy != 1 {
+		t.Fatalf("batch %+v, %v", b, err)
 	}
 }

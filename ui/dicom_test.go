@@ -302,3 +302,29 @@ func TestReportGoesBackToThePACS(t *testing.T) {
 		})
 	}
 }
+
+// TestPatientReportsToThePACS: from the Patients tab, the reports of the
+// patient's DICOM studies go into the outbox and are sent.
+func TestPatientReportsToThePACS(t *testing.T) {
+	set := dicomtest.Build(t)
+	sender := &fakePACS{}
+	u, _, done := newTestUIWith(t, true, nil, Options{PACS: sender})
+	u.SelectTab("Review")
+	if err := u.OpenFile(set.Get(t, "mono1-16bit").Path); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	if err := u.SaveReview(); err != nil { // no outbox yet: nothing written
+		t.Fatal(err)
+	}
+	outbox := filepath.Join(t.TempDir(), "outbox")
+	for k, v := range map[string]string{PrefPACSOutbox: outbox, PrefPACSAE: "PACS", PrefPACSHost: "127.0.0.1", PrefPACSPort: "11112"} {
+		u.setPref(k, v)
+	}
+	u.OpenPatient(dicomtest.PatientID)
+	test.Tap(u.patients.toPACS)
+	wait(t, done)
+	if len(sender.files) != 1 || !strings.Contains(u.patients.status.Text, "1 report(s) written to the PACS outbox") {
+		t.Fatalf("sent %v, status %q", sender.files, u.patients.status.Text)
+	}
+}

@@ -127,3 +127,35 @@ func (u *UI) SendOutbox() {
 		u.review.status.SetText(strings.TrimSpace(u.review.status.Text + " " + text))
 	})
 }
+
+// SendPatientReports writes the report of each of a patient's
+// measurements in effect made on a DICOM study into the PACS outbox
+// (app.Service.ReportsToPACS, the batch from the Patients tab) and sends
+// the outbox when a node is set; the Patients tab says what happened.
+func (u *UI) SendPatientReports(id string) {
+	p := u.patients
+	outbox := u.pref(PrefPACSOutbox, "")
+	if outbox == "" {
+		p.status.SetText("Set the PACS outbox on the Server tab first.")
+		return
+	}
+	clinic, err := u.Clinic()
+	if err != nil {
+		p.status.SetText(err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
+	defer cancel()
+	b, err := u.svc.ReportsToPACS(ctx, id, outbox, clinic)
+	text := fmt.Sprintf("%d report(s) written to the PACS outbox.", len(b.Written))
+	if b.NoStudy > 0 {
+		text += fmt.Sprintf(" %d measurement(s) have no DICOM study to return to (image files, captures, API or older entries).", b.NoStudy)
+	}
+	if err != nil {
+		text += " " + err.Error()
+	}
+	p.status.SetText(text)
+	if _, ok := u.pacsNode(); ok && u.opts.PACS != nil && len(b.Written) > 0 {
+		u.SendOutbox()
+	}
+}

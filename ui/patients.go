@@ -45,6 +45,9 @@ type patientsTab struct {
 	usg      *fyne.Container
 	audit    *fyne.Container
 	status   *widget.Label
+	// toPACS writes the patient's DICOM studies' reports into the PACS
+	// outbox and sends it (SendPatientReports).
+	toPACS *widget.Button
 	// right is the record's scrolled column: laid out again whenever the
 	// rows change, so a row never overlaps the heading below it.
 	right *container.Scroll
@@ -59,6 +62,11 @@ func newPatientsTab(u *UI) *patientsTab {
 		vlasPlot: NewTrendPlot("VLAS", 0, 0),
 		cardiac:  container.NewVBox(), usg: container.NewVBox(), audit: container.NewVBox(), status: newValueLabel(""),
 	}
+	p.toPACS = widget.NewButton("Send this patient's reports to the PACS", func() {
+		if p.record != nil {
+			u.SendPatientReports(p.record.PatientID)
+		}
+	})
 	p.query.SetPlaceHolder("find by name or ID (part will do)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
 	p.query.OnSubmitted = func(s string) { p.u.OpenPatient(strings.TrimSpace(s)) }
@@ -67,7 +75,7 @@ func newPatientsTab(u *UI) *patientsTab {
 	// Scrolling both ways, so a long line scrolls instead of squeezing
 	// the list.
 	p.right = container.NewScroll(container.NewVBox(
-		p.title, p.status,
+		p.title, p.status, container.NewHBox(p.toPACS),
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
 		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 		p.cardiac,
