@@ -155,7 +155,16 @@ func (u *UI) SendPatientReports(id string) {
 		text += " " + err.Error()
 	}
 	p.status.SetText(text)
+	u.server.pacs.status.SetText(fmt.Sprintf("Patient %s: %s Outbox: %s.", id, text, outbox))
 	if _, ok := u.pacsNode(); ok && u.opts.PACS != nil && len(b.Written) > 0 {
 		u.SendOutbox()
 	}
+}
+
+// ShowPACSSettings shows the Server tab scrolled to the PACS settings and
+// returns their status line (for the Xvfb run).
+func (u *UI) ShowPACSSettings() string {
+	u.SelectTab("Server")
+	u.server.scroll.ScrollToBottom()
+	return u.server.pacs.status.Text
 }

@@ -46,8 +46,9 @@ type review struct {
 	hand, undo, reset               *widget.Button
 	side                            *fyne.Container
 	// actions holds Save, Export and Print, fixed under the scrolled
-	// panel.
-	actions *fyne.Container
+	// panel; printWhy says why Print is off.
+	actions  *fyne.Container
+	printWhy *widget.Label
 
 	// mismatch asks whose study a file is when its patient tags
 	// contradict the loaded patient (app.StudyMismatch): switch to the
@@ -147,7 +148,9 @@ func newReview(u *UI) *review {
 	r.side = side
 	// Save, Export and Print stay in view below the scrolled panel, at
 	// any window height and however long the notes above them grow.
-	r.actions = container.NewVBox(widget.NewSeparator(), r.save, container.NewGridWithColumns(2, r.export, r.print))
+	r.printWhy = newValueLabel("")
+	r.printWhy.Hide()
+	r.actions = container.NewVBox(widget.NewSeparator(), r.save, r.export, r.print, r.printWhy)
 	split := container.NewHSplit(r.view, container.NewBorder(nil, r.actions, nil, nil, container.NewVScroll(side)))
 	split.Offset = 0.7
 	r.content = split
@@ -373,11 +376,14 @@ func (r *review) update() {
 	enable(r.export, reportable)
 	printOK, why := r.u.printerReady()
 	enable(r.print, reportable && printOK)
-	switch {
-	case !printOK:
-		r.print.SetText("Print report (" + why + ")")
-	default:
-		r.print.SetText("Print report")
+	// Why Print is off goes under the buttons, wrapped: in the button it
+	// would widen the panel (and the window) to its length.
+	if printOK {
+		r.printWhy.SetText("")
+		r.printWhy.Hide()
+	} else {
+		r.printWhy.SetText("Print is off: " + why + ".")
+		r.printWhy.Show()
 	}
 	// Empty notes take no room; wrapped labels change height with their
 	// text: lay the panel out again.

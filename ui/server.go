@@ -42,6 +42,7 @@ type serverTab struct {
 	saveDir     *widget.Button
 	settings    *widget.Label
 	dirInUse    *widget.Label // the data directory this run uses
+	scroll      *container.Scroll
 	pacs        *pacsSettings
 	disk        *widget.Label // the free-space warning; hidden while the disk is fine
 	keys        *keysTab
@@ -85,7 +86,7 @@ func newServerTab(u *UI) *serverTab {
 	})
 	s.keys = newKeysTab(u)
 	s.pacs = newPACSSettings(u)
-	s.content = container.NewVScroll(container.NewVBox(
+	s.scroll = container.NewVScroll(container.NewVBox(
 		s.disk,
 		widget.NewLabelWithStyle("API listener (HTTPS)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, widget.NewLabel("Serve the API to"), nil, s.scope),
@@ -108,6 +109,7 @@ func newServerTab(u *UI) *serverTab {
 		widget.NewSeparator(),
 		s.pacs.content,
 	))
+	s.content = s.scroll
 	s.refresh()
 	return s
 }

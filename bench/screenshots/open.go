@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -103,4 +104,39 @@ func screenshotMismatch(ctx context.Context, u *ui.UI, w fyne.Window, path, dir 
 	}
 	pause(ctx, 700*time.Millisecond)
 	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-mismatch.png", n)))
+}
+
+// screenshotOutbox keeps the mismatched study under the demo dog (Keep),
+// saves it, sets a PACS outbox and sends the dog's reports from the
+// Patients tab: the outbox must then hold a DICOM report, and the run
+// shoots the Server tab's PACS settings as NN-outbox.png.
+func screenshotOutbox(ctx context.Context, u *ui.UI, w fyne.Window, dir string, n int, stdout io.Writer) error {
+	outbox, err := os.MkdirTemp("", "vetlens-outbox-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(outbox)
+	var status string
+	fyne.DoAndWait(func() {
+		if err = u.KeepLoadedPatient(); err != nil {
+			return
+		}
+		if err = u.SaveReview(); err != nil {
+			return
+		}
+		fyne.CurrentApp().Preferences().SetString(ui.PrefPACSOutbox, outbox)
+		u.OpenPatient(screenshotDog.PatientID)
+		u.SendPatientReports(screenshotDog.PatientID)
+		status = u.ShowPACSSettings()
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(outbox, "*.dcm"))
+	if len(files) == 0 {
+		return fmt.Errorf("outbox: no DICOM report written (%s)", status)
+	}
+	fmt.Fprintf(stdout, "outbox: %s (%d file(s))\n", status, len(files))
+	pause(ctx, 700*time.Millisecond)
+	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-outbox.png", n)))
 }
