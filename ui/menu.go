@@ -118,9 +118,14 @@ func (u *UI) confirmDiscard(action string, proceed, back func()) {
 		proceed()
 		return
 	}
+	if u.discardAsked {
+		return // one question at a time: keys typed meanwhile ask nothing more
+	}
+	u.discardAsked = true
 	msg := newValueLabel("Review holds unsaved work for patient " + patientName(u.PatientID()) + " (" + work + "). To " + action +
 		", discard it? To keep it, go back and save it first.")
 	d := dialog.NewCustomConfirm("Unsaved work", "Discard", "Back", msg, func(discard bool) {
+		u.discardAsked = false
 		if !discard {
 			if back != nil {
 				back()

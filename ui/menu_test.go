@@ -264,8 +264,12 @@ func TestUnsavedWorkAsks(t *testing.T) {
 	if *quits != 0 {
 		t.Fatal("quit with unsaved work")
 	}
-	u.SetPatientID("Bella")
-	tapButton(t, top("To change the patient to Bella"), "Back")
+	u.SetPatientID("B")
+	u.SetPatientID("Be") // typed on while the question is open: no second question
+	if n := len(w.Canvas().Overlays().List()); n != 1 {
+		t.Fatalf("%d questions open", n)
+	}
+	tapButton(t, top("To change the patient to B"), "Back")
 	if u.PatientID() != "Rex-1" || r.m == nil || r.kind != app.MeasurementEdited {
 		t.Fatalf("back: patient %q, measurement %v, kind %s", u.PatientID(), r.m != nil, r.kind)
 	}

@@ -139,6 +139,9 @@ type UI struct {
 	printerState *printerState
 	// lastPicker is the file dialog opened last (tests).
 	lastPicker *filePicker
+	// discardAsked is set while the unsaved-work question is open
+	// (confirmDiscard).
+	discardAsked bool
 }
 
 // New builds the UI for svc without needing a real window.
