@@ -59,42 +59,58 @@ func newUID() string {
 }
 
 // ReportToPACS writes the report rep of the reviewed measurement m (a
-// DICOM study) as a DICOM Encapsulated PDF into the outbox folder
-// (created), named by its new SOP Instance UID, and returns the file's
-// path. It carries the source study's Study Instance UID, Patient ID and
+// DICOM study) as a DICOM Encapsulated PDF, and its annotated radiograph
+// (rep.Image) as a Secondary Capture, into the outbox folder (created),
+// each named by its new SOP Instance UID, and returns the files' paths.
+// Each carries the source study's Study Instance UID, Patient ID and
 // name and Accession Number, and new Series and SOP Instance UIDs, so the
 // PACS files it with the study. A measurement that is not of a DICOM
 // study with a Study Instance UID has no study to return to
 // (KindInvalid).
-func ReportToPACS(m *Measurement, rep report.Report, outbox string, now time.Time) (string, error) {
+func ReportToPACS(m *Measurement, rep report.Report, outbox string, now time.Time) ([]string, error) {
 	if m == nil || m.DICOM == nil || m.DICOM.Tags.StudyInstanceUID == "" {
-		return "", errf(KindInvalid, "the report goes back to the PACS only for a DICOM study (this image has no Study Instance UID)")
+		return nil, errf(KindInvalid, "the report goes back to the PACS only for a DICOM study (this image has no Study Instance UID)")
 	}
 	var pdf bytes.Buffer
 	if err := report.WritePDF(&pdf, rep); err != nil {
-		return "", fmt.Errorf("report to PACS: %w", err)
+		return nil, fmt.Errorf("report to PACS: %w", err)
 	}
 	t := m.DICOM.Tags
 	r := dicom.PDFReport{StudyInstanceUID: t.StudyInstanceUID, PatientID: t.PatientID, PatientName: t.PatientNameDICOM,
 		AccessionNumber: t.AccessionNumber, StudyDate: t.StudyDate, SeriesInstanceUID: newUID(), SOPInstanceUID: newUID(),
 		Content: now, Title: "VetLens cardiac report (VHS, VLAS)", PDF: pdf.Bytes()}
-	b, err := dicom.EncapsulatedPDF(r)
+	doc, err := dicom.EncapsulatedPDF(r)
 	if err != nil {
-		return "", fmt.Errorf("report to PACS: %w", err)
+		return nil, fmt.Errorf("report to PACS: %w", err)
+	}
+	files := map[string][]byte{r.SOPInstanceUID: doc}
+	if rep.Image != nil {
+		c := dicom.CapturedImage{StudyInstanceUID: r.StudyInstanceUID, PatientID: r.PatientID, PatientName: r.PatientName, AccessionNumber: r.AccessionNumber,
+			StudyDate: r.StudyDate, SeriesInstanceUID: newUID(), SOPInstanceUID: newUID(), Content: now, Image: rep.Image}
+		sc, err := dicom.SecondaryCapture(c)
+		if err != nil {
+			return nil, fmt.Errorf("report to PACS: %w", err)
+		}
+		files[c.SOPInstanceUID] = sc
 	}
 	if err := os.MkdirAll(outbox, 0o755); err != nil {
-		return "", fmt.Errorf("report to PACS: outbox: %w", err)
+		return nil, fmt.Errorf("report to PACS: outbox: %w", err)
 	}
-	path := filepath.Join(outbox, r.SOPInstanceUID+".dcm")
-	tmp := path + ".part"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return "", fmt.Errorf("report to PACS: %w", err)
+	var paths []string
+	for uid, b := range files {
+		path := filepath.Join(outbox, uid+".dcm")
+		tmp := path + ".part"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return paths, fmt.Errorf("report to PACS: %w", err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return paths, fmt.Errorf("report to PACS: %w", err)
+		}
+		paths = append(paths, path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("report to PACS: %w", err)
-	}
-	return path, nil
+	sort.Strings(paths)
+	return paths, nil
 }
 
 // OutboxSent is the folder inside an outbox the sent files move to.
@@ -157,7 +173,8 @@ func studyOf(m *Measurement) *repo.Study {
 
 // PACSBatch is what ReportsToPACS did.
 type PACSBatch struct {
-	// Written are the reports written into the outbox.
+	// Written are the files written into the outbox: a report and its
+	// annotated image per measurement.
 	Written []string
 	// NoStudy counts the measurements in effect that are not of a DICOM
 	// study the history knows (JPEG or PNG files, captures, API entries,
@@ -199,11 +216,11 @@ func (s *Service) ReportsToPACS(ctx context.Context, patientID, outbox string, c
 		if err != nil {
 			return out, fmt.Errorf("reports to PACS: measurement %d: %w", e.Seq, err)
 		}
-		path, err := ReportToPACS(m, rep, outbox, s.clock.Now())
+		paths, err := ReportToPACS(m, rep, outbox, s.clock.Now())
 		if err != nil {
 			return out, err
 		}
-		out.Written = append(out.Written, path)
+		out.Written = append(out.Written, paths...)
 	}
 	return out, nil
 }

@@ -18,9 +18,10 @@ import (
 )
 
 // TestReportToPACS: the report of a DICOM study is written into the
-// outbox as an Encapsulated PDF with the study's UID, Patient ID and name
-// and new series and instance UIDs, and dcm2pdf gives the report back; a
-// study that is not DICOM is refused.
+// outbox as an Encapsulated PDF and its annotated image as a Secondary
+// Capture, each with the study's UID, Patient ID and name and new series
+// and instance UIDs, and dcm2pdf gives the report back; a study that is
+// not DICOM is refused.
 func TestReportToPACS(t *testing.T) {
 	res, _ := landmarkResult()
 	m := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1",
@@ -31,30 +32,44 @@ func TestReportToPACS(t *testing.T) {
 		t.Fatal(err)
 	}
 	outbox := filepath.Join(t.TempDir(), "outbox")
-	path, err := ReportToPACS(m, rep, outbox, now)
+	paths, err := ReportToPACS(m, rep, outbox, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(path) != outbox || !strings.HasPrefix(filepath.Base(path), "2.25.") {
-		t.Fatalf("written to %s", path)
+	if len(paths) != 2 {
+		t.Fatalf("written %v, want the report and its image", paths)
 	}
 	if _, err := exec.LookPath("dcmdump"); err != nil {
 		t.Skip("dcmdump not installed (dcmtk; make deps)")
 	}
-	out, err := exec.Command("dcmdump", "+P", "0020,000d", "+P", "0020,000e", "+P", "0008,0018", "+P", "0010,0020", "+P", "0010,0010", "+P", "0008,0050", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("dcmdump: %v\n%s", err, out)
-	}
-	for _, want := range []string{"[1.2.826.0.1.3680043.2.1125.1]", "[DICOM-0042]", "[Smith^Rex]", "[A7]", "[" + strings.TrimSuffix(filepath.Base(path), ".dcm") + "]"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("dcmdump lacks %s:\n%s", want, out)
+	classes := map[string]string{}
+	for _, path := range paths {
+		if filepath.Dir(path) != outbox || !strings.HasPrefix(filepath.Base(path), "2.25.") {
+			t.Fatalf("written to %s", path)
+		}
+		out, err := exec.Command("dcmdump", "+P", "0008,0016", "+P", "0020,000d", "+P", "0020,000e", "+P", "0008,0018", "+P", "0010,0020", "+P", "0010,0010", "+P", "0008,0050", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dcmdump: %v\n%s", err, out)
+		}
+		for _, want := range []string{"[1.2.826.0.1.3680043.2.1125.1]", "[DICOM-0042]", "[Smith^Rex]", "[A7]", "[" + strings.TrimSuffix(filepath.Base(path), ".dcm") + "]"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("dcmdump lacks %s:\n%s", want, out)
+			}
+		}
+		if strings.Count(string(out), "[2.25.") != 2 {
+			t.Errorf("want new series and instance UIDs:\n%s", out)
+		}
+		for _, c := range []string{"EncapsulatedPDFStorage", "SecondaryCaptureImageStorage"} {
+			if strings.Contains(string(out), "="+c) {
+				classes[c] = path
+			}
 		}
 	}
-	if strings.Count(string(out), "[2.25.") != 2 {
-		t.Errorf("want new series and instance UIDs:\n%s", out)
+	if len(classes) != 2 {
+		t.Fatalf("SOP classes %v", classes)
 	}
 	back := filepath.Join(t.TempDir(), "back.pdf")
-	if out, err := exec.Command("dcm2pdf", path, back).CombinedOutput(); err != nil {
+	if out, err := exec.Command("dcm2pdf", classes["EncapsulatedPDFStorage"], back).CombinedOutput(); err != nil {
 		t.Fatalf("dcm2pdf: %v\n%s", err, out)
 	}
 	if b, err := os.ReadFile(back); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
@@ -140,7 +155,7 @@ func TestReportsToPACS(t *testing.T) {
 	}
 	outbox := t.TempDir()
 	b, err := s.ReportsToPACS(ctx, "Rex", outbox, report.Clinic{Name: "Test clinic"})
-	if err != nil || len(b.Written) != 1 || b.NoStudy != 1 {
+	if err != nil || len(b.Written) != 2 || b.NoStudy != 1 { // the report and its image
 		t.Fatalf("batch %+v, %v", b, err)
 	}
 }

@@ -272,8 +272,8 @@ func TestReportGoesBackToThePACS(t *testing.T) {
 		left     int
 		inStatus string
 	}{
-		{"sent", nil, 1, 0, "Sent 1 report(s) to PACS@127.0.0.1:11112"},
-		{"refused", errors.New("association rejected"), 0, 1, "stay in the outbox"},
+		{"sent", nil, 2, 0, "Sent 2 file(s) to PACS@127.0.0.1:11112"}, // the report and its image
+		{"refused", errors.New("association rejected"), 0, 2, "stay in the outbox"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sender := &fakePACS{err: tc.err}
@@ -324,7 +324,7 @@ func TestPatientReportsToThePACS(t *testing.T) {
 	u.OpenPatient(dicomtest.PatientID)
 	test.Tap(u.patients.toPACS)
 	wait(t, done)
-	if len(sender.files) != 1 || !strings.Contains(u.patients.status.Text, "1 report(s) written to the PACS outbox") {
+	if len(sender.files) != 2 || !strings.Contains(u.patients.status.Text, "2 file(s) written to the PACS outbox") {
 		t.Fatalf("sent %v, status %q", sender.files, u.patients.status.Text)
 	}
 }

@@ -56,7 +56,7 @@ func newPACSSettings(u *UI) *pacsSettings {
 	}
 	p.content = container.NewVBox(
 		widget.NewLabelWithStyle("Results back to the PACS", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		newValueLabel("On save, the report of a DICOM study is written into the outbox as a DICOM Encapsulated PDF of the same study, "+
+		newValueLabel("On save, the report of a DICOM study is written into the outbox as a DICOM Encapsulated PDF of the same study, with its annotated radiograph as a Secondary Capture, "+
 			"and sent to the PACS node when one is set (docs/dicom.md). A report that cannot be sent stays in the outbox for the next send."),
 		field("Outbox", p.outbox),
 		container.NewGridWithColumns(3, field("AE title", p.ae), field("Host", p.host), field("Port", p.port)),
@@ -119,9 +119,9 @@ func (u *UI) SendOutbox() {
 	u.background(func(ctx context.Context) {
 		sent, err = app.SendOutbox(ctx, u.opts.PACS, node, outbox)
 	}, func() {
-		text := fmt.Sprintf("Sent %d report(s) to %s.", len(sent), node)
+		text := fmt.Sprintf("Sent %d file(s) to %s.", len(sent), node)
 		if err != nil {
-			text = fmt.Sprintf("Sent %d report(s); %v.", len(sent), err)
+			text = fmt.Sprintf("Sent %d file(s); %v.", len(sent), err)
 		}
 		p.status.SetText(text)
 		u.review.status.SetText(strings.TrimSpace(u.review.status.Text + " " + text))
@@ -147,7 +147,7 @@ func (u *UI) SendPatientReports(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	b, err := u.svc.ReportsToPACS(ctx, id, outbox, clinic)
-	text := fmt.Sprintf("%d report(s) written to the PACS outbox.", len(b.Written))
+	text := fmt.Sprintf("%d file(s) written to the PACS outbox (each report and its annotated radiograph).", len(b.Written))
 	if b.NoStudy > 0 {
 		text += fmt.Sprintf(" %d measurement(s) have no DICOM study to return to (image files, captures, API or older entries).", b.NoStudy)
 	}

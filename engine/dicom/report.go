@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"image"
+	"sort"
 	"time"
 
 	dcm "github.com/suyashkumar/dicom"
@@ -51,69 +53,151 @@ func EncapsulatedPDF(r PDFReport) ([]byte, error) {
 	case !bytes.HasPrefix(r.PDF, []byte("%PDF-")):
 		return nil, errors.New("dicom: encapsulated PDF: not a PDF")
 	}
+	doc := r.PDF
+	if len(doc)%2 == 1 {
+		doc = append(append([]byte(nil), doc...), 0) // even length; Encapsulated Document Length says the PDF's own
+	}
+	return write("encapsulated PDF", EncapsulatedPDFStorage, r.identity(), []field{
+		{tag.Modality, []string{"DOC"}},
+		{tag.ConversionType, []string{"WSD"}},
+		{tag.BurnedInAnnotation, []string{"YES"}},
+		{tag.DocumentTitle, []string{r.Title}},
+		{tag.EncapsulatedDocument, doc},
+		{tag.MIMETypeOfEncapsulatedDocument, []string{"application/pdf"}},
+		{tag.EncapsulatedDocumentLength, []int{len(r.PDF)}},
+	})
+}
+
+// field is one element to write: its tag and value (as dcm.NewElement
+// takes it).
+type field struct {
+	t tag.Tag
+	v any
+}
+
+// identity is the source study's and the new object's identification
+// (study, patient, series, instance, dates), shared by the report and
+// the image.
+type identity struct {
+	StudyInstanceUID, PatientID, PatientName, AccessionNumber string
+	StudyDate                                                 time.Time
+	SeriesInstanceUID, SOPInstanceUID                         string
+	Content                                                   time.Time
+	SeriesNumber                                              string
+}
+
+func (r PDFReport) identity() identity {
+	return identity{r.StudyInstanceUID, r.PatientID, r.PatientName, r.AccessionNumber, r.StudyDate, r.SeriesInstanceUID, r.SOPInstanceUID, r.Content, "900"}
+}
+
+// write encodes a Part 10 file of SOP class sopClass: the file meta
+// information, the identity, and the class's own fields; the elements
+// are sorted by tag as the encoding requires.
+func write(what, sopClass string, id identity, own []field) ([]byte, error) {
 	date := func(t time.Time) string {
 		if t.IsZero() {
 			return ""
 		}
 		return t.Format("20060102")
 	}
-	doc := r.PDF
-	if len(doc)%2 == 1 {
-		doc = append(append([]byte(nil), doc...), 0) // even length; Encapsulated Document Length says the PDF's own
-	}
-	var elems []*dcm.Element
-	add := func(t tag.Tag, v any) error {
-		e, err := dcm.NewElement(t, v)
-		if err != nil {
-			return fmt.Errorf("dicom: encapsulated PDF: element %v: %w", t, err)
-		}
-		elems = append(elems, e)
-		return nil
-	}
-	for _, f := range []struct {
-		t tag.Tag
-		v any
-	}{
+	fields := append([]field{
 		{tag.FileMetaInformationVersion, []byte{0, 1}},
-		{tag.MediaStorageSOPClassUID, []string{EncapsulatedPDFStorage}},
-		{tag.MediaStorageSOPInstanceUID, []string{r.SOPInstanceUID}},
+		{tag.MediaStorageSOPClassUID, []string{sopClass}},
+		{tag.MediaStorageSOPInstanceUID, []string{id.SOPInstanceUID}},
 		{tag.TransferSyntaxUID, []string{explicitVRLittleEndian}},
 		{tag.ImplementationClassUID, []string{implementationClassUID}},
 		{tag.SpecificCharacterSet, []string{"ISO_IR 192"}},
-		{tag.SOPClassUID, []string{EncapsulatedPDFStorage}},
-		{tag.SOPInstanceUID, []string{r.SOPInstanceUID}},
-		{tag.StudyDate, []string{date(r.StudyDate)}},
-		{tag.ContentDate, []string{date(r.Content)}},
-		{tag.AcquisitionDateTime, []string{r.Content.Format("20060102150405")}},
+		{tag.SOPClassUID, []string{sopClass}},
+		{tag.SOPInstanceUID, []string{id.SOPInstanceUID}},
+		{tag.StudyDate, []string{date(id.StudyDate)}},
+		{tag.ContentDate, []string{date(id.Content)}},
+		{tag.AcquisitionDateTime, []string{id.Content.Format("20060102150405")}},
 		{tag.StudyTime, []string{""}},
-		{tag.ContentTime, []string{r.Content.Format("150405")}},
-		{tag.AccessionNumber, []string{r.AccessionNumber}},
-		{tag.Modality, []string{"DOC"}},
-		{tag.ConversionType, []string{"WSD"}},
+		{tag.ContentTime, []string{id.Content.Format("150405")}},
+		{tag.AccessionNumber, []string{id.AccessionNumber}},
 		{tag.Manufacturer, []string{"VetLens"}},
 		{tag.ReferringPhysicianName, []string{""}},
-		{tag.PatientName, []string{r.PatientName}},
-		{tag.PatientID, []string{r.PatientID}},
+		{tag.PatientName, []string{id.PatientName}},
+		{tag.PatientID, []string{id.PatientID}},
 		{tag.PatientBirthDate, []string{""}},
 		{tag.PatientSex, []string{""}},
-		{tag.StudyInstanceUID, []string{r.StudyInstanceUID}},
-		{tag.SeriesInstanceUID, []string{r.SeriesInstanceUID}},
+		{tag.StudyInstanceUID, []string{id.StudyInstanceUID}},
+		{tag.SeriesInstanceUID, []string{id.SeriesInstanceUID}},
 		{tag.StudyID, []string{""}},
-		{tag.SeriesNumber, []string{"900"}},
+		{tag.SeriesNumber, []string{id.SeriesNumber}},
 		{tag.InstanceNumber, []string{"1"}},
-		{tag.BurnedInAnnotation, []string{"YES"}},
-		{tag.DocumentTitle, []string{r.Title}},
-		{tag.EncapsulatedDocument, doc},
-		{tag.MIMETypeOfEncapsulatedDocument, []string{"application/pdf"}},
-		{tag.EncapsulatedDocumentLength, []int{len(r.PDF)}},
-	} {
-		if err := add(f.t, f.v); err != nil {
-			return nil, err
+	}, own...)
+	sort.SliceStable(fields, func(i, j int) bool {
+		a, b := fields[i].t, fields[j].t
+		return a.Group < b.Group || a.Group == b.Group && a.Element < b.Element
+	})
+	elems := make([]*dcm.Element, 0, len(fields))
+	for _, f := range fields {
+		e, err := dcm.NewElement(f.t, f.v)
+		if err != nil {
+			return nil, fmt.Errorf("dicom: %s: element %v: %w", what, f.t, err)
 		}
+		elems = append(elems, e)
 	}
 	var b bytes.Buffer
 	if err := dcm.Write(&b, dcm.Dataset{Elements: elems}); err != nil {
-		return nil, fmt.Errorf("dicom: encapsulated PDF: %w", err)
+		return nil, fmt.Errorf("dicom: %s: %w", what, err)
 	}
 	return b.Bytes(), nil
+}
+
+// SecondaryCaptureStorage is the SOP Class UID of Secondary Capture
+// Image Storage.
+const SecondaryCaptureStorage = "1.2.840.10008.5.1.4.1.1.7"
+
+// CapturedImage is an image to return to a PACS as a Secondary Capture
+// (the annotated radiograph of a report), in the source study as a new
+// series, like PDFReport.
+type CapturedImage struct {
+	StudyInstanceUID, PatientID, PatientName, AccessionNumber string
+	StudyDate                                                 time.Time
+	SeriesInstanceUID, SOPInstanceUID                         string
+	Content                                                   time.Time
+	// Image is the picture; it is written as 8-bit RGB.
+	Image image.Image
+}
+
+// SecondaryCapture encodes c as a DICOM Part 10 file (Secondary Capture
+// Image Storage, 8-bit RGB, explicit VR little endian), series number
+// 901. The study, series and instance UIDs and the image are required.
+func SecondaryCapture(c CapturedImage) ([]byte, error) {
+	if c.StudyInstanceUID == "" || c.SeriesInstanceUID == "" || c.SOPInstanceUID == "" || c.Image == nil {
+		return nil, errors.New("dicom: secondary capture: the study, series and instance UIDs and the image are required")
+	}
+	bnd := c.Image.Bounds()
+	w, h := bnd.Dx(), bnd.Dy()
+	if w == 0 || h == 0 || w > 65535 || h > 65535 {
+		return nil, fmt.Errorf("dicom: secondary capture: a %dx%d image", w, h)
+	}
+	px := make([]byte, 0, w*h*3+1)
+	for y := bnd.Min.Y; y < bnd.Max.Y; y++ {
+		for x := bnd.Min.X; x < bnd.Max.X; x++ {
+			r, g, b, _ := c.Image.At(x, y).RGBA()
+			px = append(px, byte(r>>8), byte(g>>8), byte(b>>8))
+		}
+	}
+	if len(px)%2 == 1 {
+		px = append(px, 0)
+	}
+	id := identity{c.StudyInstanceUID, c.PatientID, c.PatientName, c.AccessionNumber, c.StudyDate, c.SeriesInstanceUID, c.SOPInstanceUID, c.Content, "901"}
+	return write("secondary capture", SecondaryCaptureStorage, id, []field{
+		{tag.Modality, []string{"OT"}},
+		{tag.ConversionType, []string{"WSD"}},
+		{tag.BurnedInAnnotation, []string{"YES"}},
+		{tag.SamplesPerPixel, []int{3}},
+		{tag.PhotometricInterpretation, []string{"RGB"}},
+		{tag.PlanarConfiguration, []int{0}},
+		{tag.Rows, []int{h}},
+		{tag.Columns, []int{w}},
+		{tag.BitsAllocated, []int{8}},
+		{tag.BitsStored, []int{8}},
+		{tag.HighBit, []int{7}},
+		{tag.PixelRepresentation, []int{0}},
+		{tag.PixelData, dcm.PixelDataInfo{IntentionallyUnprocessed: true, UnprocessedValueData: px}},
+	})
 }

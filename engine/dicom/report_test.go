@@ -2,6 +2,8 @@ package dicom
 
 import (
 	"bytes"
+	"image"
+	"image/color"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,5 +61,58 @@ func TestEncapsulatedPDF(t *testing.T) {
 	}
 	if _, err := EncapsulatedPDF(PDFReport{PDF: []byte("%PDF-1.4")}); err == nil {
 		t.Error("a report without UIDs was written")
+	}
+}
+
+// TestSecondaryCapture: dcmtk reads the annotated image back from the
+// Secondary Capture with its study and size, pixel for pixel (dcm2pnm).
+func TestSecondaryCapture(t *testing.T) {
+	dcmtk(t, "dcmdump", "dcm2pnm")
+	img := image.NewRGBA(image.Rect(0, 0, 7, 5)) // odd: the pixel data is padded
+	for y := range 5 {
+		for x := range 7 {
+			img.Set(x, y, color.RGBA{uint8(30 * x), uint8(50 * y), 200, 255})
+		}
+	}
+	b, err := SecondaryCapture(CapturedImage{StudyInstanceUID: "1.2.3.4.5", PatientID: "DICOM-0042", PatientName: "Smith^Rex",
+		SeriesInstanceUID: "2.25.31", SOPInstanceUID: "2.25.32", Content: time.Now(), Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sc.dcm")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("dcmdump", "+P", "0008,0016", "+P", "0020,000d", "+P", "0028,0010", "+P", "0028,0011", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dcmdump: %v\n%s", err, out)
+	}
+	for _, want := range []string{"=SecondaryCaptureImageStorage", "[1.2.3.4.5]", "US 5", "US 7"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("dcmdump lacks %s:\n%s", want, out)
+		}
+	}
+	ppm := filepath.Join(dir, "sc.ppm")
+	if out, err := exec.Command("dcm2pnm", path, ppm).CombinedOutput(); err != nil {
+		t.Fatalf("dcm2pnm: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(ppm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P6 header "P6\n7 5\n255\n" then RGB.
+	i := bytes.LastIndex(got, []byte("255\n"))
+	px := got[i+4:]
+	if len(px) != 7*5*3 {
+		t.Fatalf("%d bytes of pixels from %q", len(px), got[:i+4])
+	}
+	for y := range 5 {
+		for x := range 7 {
+			o := (y*7 + x) * 3
+			if px[o] != uint8(30*x) || px[o+1] != uint8(50*y) || px[o+2] != 200 {
+				t.Fatalf("pixel %d,%d: %v", x, y, px[o:o+3])
+			}
+		}
 	}
 }
