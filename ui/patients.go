@@ -75,7 +75,7 @@ func newPatientsTab(u *UI) *patientsTab {
 	// Scrolling both ways, so a long line scrolls instead of squeezing
 	// the list.
 	p.right = container.NewScroll(container.NewVBox(
-		p.title, p.status, container.NewHBox(p.toPACS),
+		p.title, container.NewHBox(p.toPACS), p.status,
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
 		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 		p.cardiac,
