@@ -107,7 +107,11 @@ test-leaks:
 # panel is screened, every screen is written as PNG to $(SHOTS), the
 # in-process listener must answer on every URL the Server tab shows, and a
 # DICOM file (--open) is measured with its patient in the patient field
-# (08-open.png; 07-learning.png is the Learning tab);
+# (08-open.png; 07-learning.png is the Learning tab) and, opened again for
+# the demo dog, makes Review ask whose study it is (09-mismatch.png),
+# kept for the dog and saved, its report goes to a PACS outbox from the
+# Patients tab (10-outbox.png); a
+# first start shows what to do first (00-first-start.png);
 # checkshots fails on a missing or blank screenshot. `make screenshots`
 # copies them into docs/screenshots. The driver (bench/screenshots) runs
 # the same code as `vetlens gui` (cli.GUIDriven) but is a separate binary:
@@ -127,7 +131,7 @@ test-gui: deps
 		XDG_CONFIG_HOME=$$tmp/cfg HOME=$$tmp xvfb-run -a -s "-screen 0 1400x1000x24" \
 		./$(SHOTS_BIN) --out $(SHOTS) --app-toml FyneApp.toml --open $$tmp/xray.dcm -- --data-dir $$tmp/data --models models --camera $(TEST_VIDEO); \
 		rc=$$?; rm -rf $$tmp; exit $$rc
-	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-learning,08-open
+	$(GO) run ./bench/checkshots --dir $(SHOTS) --want 00-first-start,00-capture-live,01-capture,02-review,03-bloodwork,04-patients,05-server,06-import,07-learning,08-open,09-mismatch,10-outbox
 
 screenshots: test-gui
 	mkdir -p docs/screenshots && cp $(SHOTS)/*.png docs/screenshots/

@@ -35,6 +35,9 @@ const (
 	featAge
 )
 
+// BloodworkAge is the index of Age (months) among the form's values.
+const BloodworkAge = featAge
+
 // BloodworkUnits are the units of the form's five values, in model order;
 // creatinine and lymphocytes are selectable.
 func BloodworkUnits(creatinine, lymphocytes string) [usg.NumFeatures]string {
@@ -78,6 +81,9 @@ type Correction struct {
 	// Text says it in words, e.g. "Creatinine 265 mg/dL looks like
 	// µmol/L: 3.00 mg/dL used".
 	Text string
+	// Field is the value used as the form's field shows it, in the
+	// field's unit ("3.00"), so the form shows what was screened.
+	Field string
 }
 
 // units resolves the form's units (defaults) and checks them.
@@ -143,10 +149,11 @@ func PrepareBloodwork(f BloodworkForm) (*usg.Request, []Correction, error) {
 		if used == model[i] {
 			continue
 		}
-		c := Correction{Feature: i, Entered: f.Values[i], Used: used}
+		c := Correction{Feature: i, Entered: f.Values[i], Used: used, Field: num(used)}
 		switch i {
 		case featCreatinine:
 			c.Text = fmt.Sprintf("Creatinine %s mg/dL is implausibly high for mg/dL and looks like µmol/L: %.2f mg/dL used", num(f.Values[i]), used)
+			c.Field = fmt.Sprintf("%.2f", used)
 			if f.KeepAsEntered[i] {
 				return nil, nil, errf(KindInvalid, "creatinine %s mg/dL is above the plausible range (at most 30 mg/dL): check the value, or choose %s if it was measured in %s", num(f.Values[i]), UnitUmolL, UnitUmolL)
 			}

@@ -33,6 +33,10 @@ type DatasetSummary struct {
 	// not mark T4's cranial and T9's caudal endplates (import).
 	SpanCounted int
 	SpanNotSix  []string
+	// InPool counts corrections whose image the pool already holds, not
+	// written again (SyncPool); Uncorrected counts model measurements in
+	// effect, which teach the models nothing (export).
+	InPool, Uncorrected int
 }
 
 // PatientHash is the salted hash that stands for a patient id in an
@@ -50,6 +54,13 @@ func PatientHash(salt []byte, patientID string) string {
 // entries and corrections that a later entry supersedes are left out;
 // patient ids become PatientHash(salt, id). dir must be empty or absent.
 func ExportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte) (DatasetSummary, error) {
+	return exportDataset(ctx, repos, dir, salt, nil)
+}
+
+// exportDataset is ExportDataset leaving out (and counting in InPool)
+// the corrections whose image inPool reports held already (by the
+// image's SHA-256, hex); nil leaves out none.
+func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte, inPool func(sha string) bool) (DatasetSummary, error) {
 	var sum DatasetSummary
 	if len(salt) == 0 {
 		return sum, errors.New("export dataset: no salt")
@@ -79,11 +90,19 @@ func ExportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byt
 		ph := PatientHash(salt, id)
 		for _, e := range entries {
 			kind := EntryKind(e.HistoryEntry)
-			if !kind.Clinician() || e.Hidden != nil || superseded[e.Seq] {
+			if e.Hidden != nil || superseded[e.Seq] {
+				continue
+			}
+			if !kind.Clinician() {
+				sum.Uncorrected++
 				continue
 			}
 			if !e.HasImage || len(e.Landmarks) != 7 {
 				sum.Skipped++
+				continue
+			}
+			if inPool != nil && e.ImageSHA256 != "" && inPool(e.ImageSHA256) {
+				sum.InPool++
 				continue
 			}
 			img, err := repos.History.Image(ctx, e.Customer, id, e.Seq)

@@ -84,6 +84,35 @@ type Measurement struct {
 	// (ReopenMeasurement); nil for a new measurement. Saving it stores a
 	// correction that supersedes the base.
 	Base *EntryRef
+	// KeepPatient is the patient the clinician chose to file this
+	// measurement under although its DICOM patient tags name another
+	// (the mismatch acknowledged: StudyMismatch); "" when not asked.
+	KeepPatient string
+	// Captured is set for the result of a capture session: unlike a file
+	// it cannot be opened again, so leaving it unsaved loses it
+	// (UnsavedWork).
+	Captured bool
+}
+
+// UnsavedWork says what leaving a measurement on screen would lose, ""
+// for nothing: landmarks the clinician changed (edited, placed by hand
+// or confirmed: changed) since it was opened or last saved, or the
+// result of a capture session never saved. saved is whether the screen
+// holds what was last saved (or reopened). A model measurement of a file
+// loses nothing: the file can be opened again. Quitting and changing the
+// patient ask first while there is some.
+func UnsavedWork(m *Measurement, kind MeasurementKind, changed, saved bool) string {
+	switch {
+	case m == nil || saved:
+		return ""
+	case changed && kind == MeasurementManual:
+		return "landmarks placed by hand"
+	case changed:
+		return "edited landmarks"
+	case m.Captured && m.Base == nil:
+		return "a capture session's result"
+	}
+	return ""
 }
 
 // EntryRef names one stored history entry.
@@ -235,6 +264,10 @@ type SaveRequest struct {
 	// the model rejected (result code 6) is a radiograph; a hand
 	// placement on a rejected image is saved only with it.
 	ConfirmedRadiograph bool
+	// Confirmed marks the model's points the clinician confirmed as they
+	// are (one action per point): with the points moved or placed, they
+	// settle the points a withheld result doubts (CheckDoubt).
+	Confirmed Settled
 }
 
 // Saved is the outcome of SaveMeasurement.
@@ -299,7 +332,14 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	if m == nil || m.Result == nil {
 		return Saved{Entry: e}, errf(KindInvalid, "nothing measured to save")
 	}
+	if err := s.checkStudyPatient(ctx, m, id); err != nil {
+		return Saved{Entry: e}, err
+	}
 	kind, err := req.kind()
+	if err != nil {
+		return Saved{Entry: e}, err
+	}
+	dropVLAS, err := req.checkDoubt(kind)
 	if err != nil {
 		return Saved{Entry: e}, err
 	}
@@ -336,9 +376,13 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 			return Saved{Entry: e}, errf(KindInvalid, "the %s landmarks give no VHS (the vertebral span is empty)", kind)
 		}
 		e.Edited, e.VHS, e.VLAS = true, v.VHS, v.VLAS
+		if dropVLAS {
+			e.VLAS = nil // from a VLAS point the model doubted
+		}
 		e.ModelVHS, e.ModelVLAS = r.VHS, r.VLAS
 		lm = *req.Landmarks
 	}
+	e.Study = studyOf(m)
 	e.Landmarks = make([][2]float64, len(lm))
 	for k, p := range lm {
 		e.Landmarks[k] = [2]float64{p.X, p.Y}
@@ -381,6 +425,9 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		if _, err := s.repos.Audit.Append(ctx, ev); err != nil {
 			return Saved{Entry: stored}, fmt.Errorf("save measurement: audit: %w", err)
 		}
+	}
+	if err := s.auditKeptPatient(ctx, m, stored); err != nil {
+		return Saved{Entry: stored}, fmt.Errorf("save measurement: %w", err)
 	}
 	return Saved{Entry: stored}, nil
 }
@@ -510,6 +557,9 @@ type DesktopSession struct {
 	Config SessionConfig
 
 	final *Measurement
+	// files is set when the frames come from image files (FromFiles);
+	// asFile when the result is such a file measured as a file.
+	files, asFile bool
 }
 
 // StartDesktopSession opens a PoP capture session for the desktop; a
@@ -539,6 +589,11 @@ func (d *DesktopSession) ID() string { return d.id }
 // (rectified image, final result, billing) is available from Result; it
 // is not recorded in history until SaveMeasurement.
 func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
+	if d.files {
+		if plain, err := PlainFile(jpeg); err == nil && plain {
+			return d.measureFile(ctx, jpeg)
+		}
+	}
 	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, sessionDesktop)
 	if err != nil {
 		return out, err
@@ -549,7 +604,7 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 			return out, fmt.Errorf("session result image: %w", err)
 		}
 		release() // the review keeps img: it is reserved only while decoded
-		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID}
+		m := &Measurement{Result: out.Result, Image: img, ModelVersion: d.svc.modelVersion(), PatientID: d.patientID, Captured: true}
 		if body.Billing != nil {
 			m.Billing = *body.Billing
 		}
@@ -578,10 +633,19 @@ var LandmarkNames = [cardiac.NumLandmarks]string{
 // by hand, on any image), numbered 1-7 (LandmarkNames gives the legend),
 // axes, ruler and values.
 func ReportImage(m *Measurement, clinician *cardiac.Landmarks) (image.Image, Values) {
+	return reportImage(m, clinician, false)
+}
+
+// reportImage is ReportImage, leaving the clinician's VLAS out with
+// dropVLAS (its point is one the model doubted: CheckDoubt).
+func reportImage(m *Measurement, clinician *cardiac.Landmarks, dropVLAS bool) (image.Image, Values) {
 	r := *m.Result
 	v := Values{VHS: r.VHS, VLAS: r.VLAS, AxesPerpendicular: r.AxesPerpendicular}
 	if clinician != nil {
 		v = EditedValues(*clinician)
+		if dropVLAS {
+			v.VLAS = nil
+		}
 		r.Landmarks = *clinician
 		r.ModelLandmarks = []cardiac.Landmarks{*clinician} // drawn even where the model had none
 		r.Rejected = false
@@ -628,13 +692,21 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	if r.Rejected && (lm == nil || !req.ConfirmedRadiograph) {
 		return report.Report{}, errf(KindInvalid, "the model rejected this image as not a radiograph: there is no report for it (confirm it is a radiograph and place the landmarks by hand to measure it)")
 	}
-	img, v := ReportImage(m, lm)
+	dropVLAS, err := req.checkDoubt(kind)
+	if err != nil {
+		return report.Report{}, err
+	}
+	img, v := reportImage(m, lm, dropVLAS)
 	if v.VHS == nil {
 		return report.Report{}, errf(KindInvalid, "no heart size was measured on this image: there is nothing to report")
 	}
 	p := d.Patient
 	if p.ID == "" {
 		p.ID = strings.TrimSpace(req.PatientID)
+	}
+	if mm := StudyMismatch(m, p); mm != nil {
+		return report.Report{}, errf(KindInvalid, "the file's patient tags contradict patient %s (%s): switch to the file's patient, or keep %s with the mismatch acknowledged",
+			p.ID, strings.Join(mm.Differences, "; "), p.ID)
 	}
 	ref := ReferenceForPatient(p)
 	rep := report.Report{

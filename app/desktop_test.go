@@ -65,6 +65,9 @@ func TestSaveMeasurement(t *testing.T) {
 	noVHS := &Measurement{Result: &cardiac.Result{Width: 400, Height: 300, Code: cardiac.CodeNoLandmarks, Landmarks: l, ModelLandmarks: []cardiac.Landmarks{l}}}
 	// A code-5 result of an engine that gave no landmarks at all, on an
 	// image larger than the result says: the image's size counts.
+	noVLASRes := *res
+	noVLASRes.Code, noVLASRes.Guard, noVLASRes.VLAS = cardiac.CodeNoVLAS, cardiac.GuardVLASMisplaced, nil
+	noVLAS := &Measurement{Result: &noVLASRes}
 	noLm := &Measurement{Result: &cardiac.Result{Width: 40, Height: 30, Code: cardiac.CodeNoLandmarks}, Image: image.NewGray(image.Rect(0, 0, 400, 300))}
 
 	for _, tc := range []struct {
@@ -79,7 +82,9 @@ func TestSaveMeasurement(t *testing.T) {
 		{name: "model values, kind given", req: SaveRequest{PatientID: "Rex", Measurement: m, Kind: MeasurementModel}, vhs: 10, vlas: 2, kind: MeasurementModel},
 		{name: "edited, kind implied", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
 		{name: "edited", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementEdited}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
-		{name: "edited code 5 result", req: SaveRequest{PatientID: "Rex", Measurement: noVHS, Landmarks: &l}, vhs: 10, vlas: 2, kind: MeasurementEdited},
+		{name: "edited code 5 result, every point confirmed", req: SaveRequest{PatientID: "Rex", Measurement: noVHS, Landmarks: &l, Confirmed: Settled{true, true, true, true, true, true, true}}, vhs: 10, vlas: 2, kind: MeasurementEdited},
+		{name: "edited code 5 result, doubted points left as they were", req: SaveRequest{PatientID: "Rex", Measurement: noVHS, Landmarks: &moved}, wantErr: "No verdict yet"},
+		{name: "edited code 4 result, VLAS point doubted: VHS only", req: SaveRequest{PatientID: "Rex", Measurement: noVLAS, Landmarks: &moved}, vhs: 11, vlas: -1, kind: MeasurementEdited, modelVHS: res.VHS},
 		{name: "manual on a measured image", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementManual}, vhs: 11, vlas: 2, kind: MeasurementManual, modelVHS: res.VHS},
 		{name: "manual on code 5 without landmarks", req: SaveRequest{PatientID: "Rex", Measurement: noLm, Landmarks: &moved, Kind: MeasurementManual}, vhs: 11, vlas: 2, kind: MeasurementManual},
 		{name: "manual on a rejected image, confirmed", req: SaveRequest{PatientID: "Rex", Measurement: rejected, Landmarks: &l, Kind: MeasurementManual, ConfirmedRadiograph: true}, vhs: 10, vlas: 2, kind: MeasurementManual},
@@ -125,7 +130,7 @@ func TestSaveMeasurement(t *testing.T) {
 			}
 			got := rec.Cardiac[0]
 			if got.Customer != DesktopCustomer || got.Source != "desktop" || !got.Time.Equal(t0) || got.Kind != tc.kind || got.HistoryEntry.Kind != string(tc.kind) ||
-				got.Edited != tc.kind.Clinician() || *got.VHS != tc.vhs || *got.VLAS != tc.vlas || len(got.Landmarks) != cardiac.NumLandmarks || got.ModelVersion != e.ModelVersion {
+				got.Edited != tc.kind.Clinician() || *got.VHS != tc.vhs || (tc.vlas < 0) != (got.VLAS == nil) || got.VLAS != nil && *got.VLAS != tc.vlas || len(got.Landmarks) != cardiac.NumLandmarks || got.ModelVersion != e.ModelVersion {
 				t.Fatalf("stored %+v", got)
 			}
 			if tc.kind.Clinician() {
@@ -465,6 +470,34 @@ func TestImageKind(t *testing.T) {
 	} {
 		if got := ImageKind(tc.head); got != tc.want {
 			t.Errorf("ImageKind(%q) = %q, want %q", tc.head[:min(len(tc.head), 8)], got, tc.want)
+		}
+	}
+}
+
+// TestUnsavedWork: changed landmarks and an unsaved capture are work to
+// lose; a saved screen or a file's unedited measurement are not.
+func TestUnsavedWork(t *testing.T) {
+	res, _ := landmarkResult()
+	file := &Measurement{Result: res}
+	captured := &Measurement{Result: res, Captured: true}
+	for _, tc := range []struct {
+		name           string
+		m              *Measurement
+		kind           MeasurementKind
+		changed, saved bool
+		want           string
+	}{
+		{"nothing open", nil, MeasurementModel, false, false, ""},
+		{"a file as measured", file, MeasurementModel, false, false, ""},
+		{"edited", file, MeasurementEdited, true, false, "edited landmarks"},
+		{"placed by hand", file, MeasurementManual, true, false, "placed by hand"},
+		{"edited and saved", file, MeasurementEdited, true, true, ""},
+		{"a capture", captured, MeasurementModel, false, false, "capture session"},
+		{"a capture, saved", captured, MeasurementModel, false, true, ""},
+	} {
+		got := UnsavedWork(tc.m, tc.kind, tc.changed, tc.saved)
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -56,6 +56,10 @@ type DICOMTags struct {
 	// StudyDescription, Modality (DX, CR, ...), BodyPart and Institution
 	// describe the study.
 	StudyDescription, Modality, BodyPart, Institution string
+	// StudyInstanceUID, AccessionNumber and PatientNameDICOM (Patient's
+	// Name as written, "Smith^Rex") are what a report returned to the
+	// PACS carries (ReportToPACS).
+	StudyInstanceUID, AccessionNumber, PatientNameDICOM string
 }
 
 // Species is the record's species from the species description: "dog"
@@ -111,6 +115,7 @@ func newDICOMImage(d *dicom.Image) *DICOMImage {
 			Sex: t.Sex, Neutered: t.Neutered, BirthDate: t.BirthDate, WeightKg: t.WeightKg,
 			Owner: t.ResponsiblePerson, OwnerOrganization: t.ResponsibleOrganization, StudyDate: t.StudyDate,
 			StudyDescription: t.StudyDescription, Modality: t.Modality, BodyPart: t.BodyPart, Institution: t.Institution,
+			StudyInstanceUID: t.StudyInstanceUID, AccessionNumber: t.AccessionNumber, PatientNameDICOM: t.PatientNameDICOM,
 		},
 		PixelSpacingMM: d.PixelSpacing, TransferSyntax: d.TransferSyntax, Frames: d.Frames, VOI: d.VOI,
 	}

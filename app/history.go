@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"math"
 	"strings"
+	"time"
 
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
@@ -126,10 +127,18 @@ func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer str
 	if kind.Clinician() {
 		r.VHS, r.VLAS = e.ModelVHS, e.ModelVLAS
 	}
-	return &Measurement{
+	m := &Measurement{
 		Result: r, Image: img, ModelVersion: e.ModelVersion, PatientID: id,
 		Base: &EntryRef{PatientID: id, Customer: customer, Seq: seq, Kind: kind, Time: e.Time},
-	}, nil
+	}
+	if st := e.Study; st != nil {
+		m.DICOM = &DICOMImage{Tags: DICOMTags{StudyInstanceUID: st.InstanceUID, PatientID: st.PatientID, PatientNameDICOM: st.PatientName, AccessionNumber: st.Accession}}
+		m.DICOM.Tags.StudyDate, _ = time.Parse("20060102", st.Date)
+		if st.PatientID != "" && st.PatientID != id {
+			m.KeepPatient = id // filed here with the mismatch acknowledged when saved
+		}
+	}
+	return m, nil
 }
 
 // MinHideReasonLen is the shortest reason HideEntry accepts.

@@ -1,6 +1,11 @@
 package app
 
-import "vetlens/app/repo"
+import (
+	"sort"
+	"time"
+
+	"vetlens/app/repo"
+)
 
 // MeasurementKind says how a cardiac measurement's values were obtained.
 type MeasurementKind string
@@ -74,3 +79,54 @@ type CardiacEntry struct {
 // Current reports whether the entry is the version in effect: neither
 // hidden nor superseded by a correction. Trends plot current entries.
 func (e CardiacEntry) Current() bool { return e.Hidden == nil && e.SupersededBy == 0 }
+
+// TrendEntry is one study on a patient's trend: the version in effect,
+// plotted at the time the study was first measured (a correction is not
+// a new study), with its earlier versions.
+type TrendEntry struct {
+	// Entry is the version in effect (CardiacEntry.Current).
+	Entry CardiacEntry
+	// StudyTime is when the study was first measured: the time of the
+	// first version of Entry's chain of corrections (Entry.Time when it
+	// corrects nothing).
+	StudyTime time.Time
+	// Earlier are the versions Entry corrected, oldest first.
+	Earlier []CardiacEntry
+}
+
+// Trend lists the versions in effect, one per study, in study order: each
+// at its study's time with the versions it corrected (following
+// Supersedes back within its customer's entries), so that a correction
+// takes the place of the value it corrects instead of appearing as a
+// later measurement.
+func (r *PatientRecord) Trend() []TrendEntry {
+	type key struct {
+		customer string
+		seq      uint64
+	}
+	byKey := make(map[key]CardiacEntry, len(r.Cardiac))
+	for _, e := range r.Cardiac {
+		byKey[key{e.Customer, e.Seq}] = e
+	}
+	var out []TrendEntry
+	for _, e := range r.Cardiac {
+		if !e.Current() {
+			continue
+		}
+		t := TrendEntry{Entry: e, StudyTime: e.Time}
+		seen := map[uint64]bool{e.Seq: true}
+		for cur := e; cur.Supersedes != 0; {
+			prev, ok := byKey[key{cur.Customer, cur.Supersedes}]
+			if !ok || seen[prev.Seq] {
+				break
+			}
+			seen[prev.Seq] = true
+			t.Earlier = append([]CardiacEntry{prev}, t.Earlier...)
+			t.StudyTime = prev.Time
+			cur = prev
+		}
+		out = append(out, t)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StudyTime.Before(out[j].StudyTime) })
+	return out
+}

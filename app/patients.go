@@ -224,14 +224,27 @@ func (m PatientMatch) Label() string {
 	return fmt.Sprintf("%s  %s (%s)", p.ID, p.Name, strings.Join(about, ", "))
 }
 
-// FindPatients finds up to limit patients whose id or name contains query
-// (case-insensitive): records, and ids known only from the cardiac
-// history or the USG log; sorted by id.
+// FindPatients finds up to limit patients whose id, name or owner
+// contains query (case-insensitive): records, and ids known only from the
+// cardiac history or the USG log; sorted by id.
 func (s *Service) FindPatients(ctx context.Context, query string, limit int) ([]PatientMatch, error) {
 	query = strings.TrimSpace(query)
 	recs, err := s.repos.Patients.Search(ctx, query, 0)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
+	}
+	if query != "" {
+		// The store searches ids and names; the owner is matched here.
+		all, err := s.repos.Patients.Search(ctx, "", 0)
+		if err != nil {
+			return nil, fmt.Errorf("find patients by owner: %w", err)
+		}
+		q := strings.ToLower(query)
+		for _, p := range all {
+			if strings.Contains(strings.ToLower(p.Owner), q) {
+				recs = append(recs, p)
+			}
+		}
 	}
 	ids, err := s.repos.Patients.PatientIDs(ctx, query, 0)
 	if err != nil {

@@ -73,7 +73,7 @@ func TestSavePatientOncePerChangeAndAudit(t *testing.T) {
 	if _, err := s.repos.History.Add(ctx, DesktopCustomer, "Old-7", repo.HistoryEntry{Time: clk.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ q, want string }{{"rex", "Rex-1"}, {"REX-", "Rex-1"}, {"old", "Old-7"}, {"", "Old-7,Rex-1"}, {"zzz", ""}} {
+	for _, tc := range []struct{ q, want string }{{"rex", "Rex-1"}, {"REX-", "Rex-1"}, {"smith", "Rex-1"}, {"Jane S", "Rex-1"}, {"old", "Old-7"}, {"", "Old-7,Rex-1"}, {"zzz", ""}} {
 		ms, err := s.FindPatients(ctx, tc.q, 10)
 		if err != nil {
 			t.Fatal(err)

@@ -163,12 +163,13 @@ func CanonicalBreed(breed string) string {
 	return ""
 }
 
-// StudiedBreeds are the breeds with a published VHS range in the table,
-// in table order (for the breed field's suggestions).
-func StudiedBreeds() []string {
+// StudiedBreeds are the breeds of species sp with a published VHS range
+// in the table, in table order (for the breed field's suggestions): a
+// cat is not offered dog breeds. SpeciesUnknown gives every breed.
+func StudiedBreeds(sp Species) []string {
 	var out []string
 	for _, r := range vhsRanges {
-		if r.Breed != "" {
+		if r.Breed != "" && (sp == SpeciesUnknown || r.Species == sp) {
 			out = append(out, r.Breed)
 		}
 	}

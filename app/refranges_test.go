@@ -45,9 +45,14 @@ func TestRangeTable(t *testing.T) {
 			t.Errorf("row %+v is not mean ± 2 SD", r)
 		}
 	}
-	for _, b := range StudiedBreeds() {
-		if CanonicalBreed(strings.ToUpper(b)) != b || ReferenceFor(SpeciesDog, b).VHS.Breed != b {
-			t.Errorf("breed %q not found by name", b)
+	if len(StudiedBreeds(SpeciesDog)) == 0 || len(StudiedBreeds(SpeciesUnknown)) != len(StudiedBreeds(SpeciesDog))+len(StudiedBreeds(SpeciesCat)) {
+		t.Errorf("breeds: dog %v, cat %v, any %v", StudiedBreeds(SpeciesDog), StudiedBreeds(SpeciesCat), StudiedBreeds(SpeciesUnknown))
+	}
+	for _, sp := range []Species{SpeciesDog, SpeciesCat} {
+		for _, b := range StudiedBreeds(sp) {
+			if CanonicalBreed(strings.ToUpper(b)) != b || ReferenceFor(sp, b).VHS.Breed != b || ReferenceFor(sp, b).VHS.Species != sp {
+				t.Errorf("%s breed %q not found by name for its species", sp, b)
+			}
 		}
 	}
 	for _, s := range []struct {

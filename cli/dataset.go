@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/learn"
 	"vetlens/internal/config"
 	"vetlens/internal/dogheart"
 )
@@ -19,10 +20,12 @@ const datasetUsage = `usage: vetlens dataset export --data-dir DIR [--store bbol
        vetlens dataset import --data-dir DIR SRC`
 
 // PoolDir is the learning pool's folder under a data directory.
-func PoolDir(dataDir string) string { return filepath.Join(dataDir, "learn", "pool") }
+func PoolDir(dataDir string) string { return learn.Layout{Dir: filepath.Join(dataDir, "learn")}.Pool() }
 
 // saltPath is where the patient-hash salt is kept (never exported).
-func saltPath(dataDir string) string { return filepath.Join(dataDir, "learn", "salt") }
+func saltPath(dataDir string) string {
+	return learn.Layout{Dir: filepath.Join(dataDir, "learn")}.Salt()
+}
 
 // Dataset runs `vetlens dataset export|import` (app.ExportDataset,
 // app.ImportDataset; docs/learning.md).

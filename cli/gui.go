@@ -19,6 +19,7 @@ import (
 	"vetlens/assets"
 	"vetlens/internal/config"
 	"vetlens/internal/lanaddr"
+	"vetlens/platform/pacs"
 	"vetlens/platform/printing"
 	"vetlens/ui"
 )
@@ -228,7 +229,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls, DataDir: c.dataDir, PACS: pacs.StoreSCU{}}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -37,6 +38,7 @@ type bloodwork struct {
 	creatUnit, lymphUnit   *widget.Select
 	predict                *widget.Button
 	errLabel, result, tier *widget.Label
+	caution                *widget.Label // resultCaution, under a result
 	details                *widget.Label
 	corrections            *fyne.Container
 	shap                   *fyne.Container
@@ -47,6 +49,14 @@ type bloodwork struct {
 	keepText    [usg.NumFeatures]string
 	lastShown   string // the form's key when its result was shown
 	previewText string
+	// entered holds, per value, the text as typed before the form showed
+	// its automatic correction in the field ("" none); rewriting is set
+	// while the form rewrites a field itself.
+	entered   [usg.NumFeatures]string
+	rewriting bool
+	// autoAge is the age the form filled in from the patient's birth
+	// date ("" none); a value typed over it is kept.
+	autoAge string
 }
 
 func newBloodwork(u *UI) *bloodwork {
@@ -55,6 +65,9 @@ func newBloodwork(u *UI) *bloodwork {
 		corrections: container.NewVBox(), shap: container.NewVBox(),
 	}
 	b.result.TextStyle = fyne.TextStyle{Bold: true}
+	b.caution = newValueLabel(resultCaution)
+	b.caution.TextStyle = fyne.TextStyle{Italic: true}
+	b.caution.Hide()
 	b.creatUnit = widget.NewSelect([]string{app.UnitMgDL, app.UnitUmolL}, func(string) { b.formChanged() })
 	b.creatUnit.SetSelected(app.UnitMgDL)
 	b.lymphUnit = widget.NewSelect([]string{app.UnitPerUL, app.UnitThousandPerU}, func(string) { b.formChanged() })
@@ -87,9 +100,28 @@ func newBloodwork(u *UI) *bloodwork {
 	b.content = container.NewVScroll(container.NewVBox(
 		widget.NewLabelWithStyle("Feline urine concentration screening from bloodwork (cats only)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, b.predict, b.errLabel, b.corrections, widget.NewSeparator(),
-		b.result, b.tier, b.detailsBox,
+		b.result, b.tier, b.caution, b.detailsBox,
 	))
 	return b
+}
+
+// followPatient fills Age (months) from the patient's birth date
+// (app.Age, today) when the field is empty or holds the age it filled in
+// before; an age typed by hand is kept, and a patient without a birth
+// date empties an age it filled in.
+func (b *bloodwork) followPatient() {
+	age := b.entries[app.BloodworkAge]
+	if age.Text != "" && age.Text != b.autoAge {
+		return
+	}
+	text := ""
+	if months, ok := app.Age(b.u.Patient().BirthDate, time.Now()); ok {
+		text = strconv.Itoa(months)
+	}
+	b.autoAge = text
+	if age.Text != text {
+		age.SetText(text)
+	}
 }
 
 // validateNumber is the entries' inline validator.
@@ -132,7 +164,7 @@ func (b *bloodwork) formKey() string {
 // undone is corrected again, and the corrections the service will apply
 // are previewed.
 func (b *bloodwork) formChanged() {
-	if b.predict == nil { // still being built
+	if b.predict == nil || b.rewriting { // still being built, or showing a correction
 		return
 	}
 	for i, e := range b.entries {
@@ -148,10 +180,12 @@ func (b *bloodwork) formChanged() {
 func (b *bloodwork) clearResult() {
 	b.result.SetText("")
 	b.tier.SetText("")
+	b.caution.Hide()
 	b.details.SetText("")
 	b.shap.Objects = nil
 	b.shap.Refresh()
 	b.lastShown = ""
+	b.entered = [usg.NumFeatures]string{}
 }
 
 // fail shows an error and clears the result.
@@ -203,8 +237,10 @@ func (b *bloodwork) submit() {
 			return
 		}
 		b.showCorrections(res.Corrections)
+		b.showCorrected(res.Corrections)
 		b.show(&res.Response.Result)
-		b.lastShown = key
+		b.lastShown = b.formKey()
+		b.u.recordsChanged()
 		if res.Repeat {
 			b.errLabel.SetText("Same values as this patient's last screening: its result is shown, nothing new was logged.")
 		}
@@ -222,12 +258,32 @@ func (b *bloodwork) showCorrections(cs []app.Correction) {
 	}
 	b.corrections.Objects = rows
 	b.corrections.Refresh()
+	b.content.Refresh() // lay the tab out again: the rows never cover the result
+}
+
+// showCorrected puts each corrected value into its field as it was used
+// (app.Correction.Field), keeping the text typed for Undo, so the form
+// shows what was screened; the result stays the form's.
+func (b *bloodwork) showCorrected(cs []app.Correction) {
+	b.rewriting = true
+	for _, c := range cs {
+		e := b.entries[c.Feature]
+		b.entered[c.Feature] = e.Text
+		e.SetText(c.Field)
+	}
+	b.rewriting = false
 }
 
 // UndoCorrection takes value i as entered (no automatic unit correction)
 // and screens again: an implausible value is then refused with its
 // range.
 func (b *bloodwork) UndoCorrection(i int) {
+	if b.entered[i] != "" {
+		b.rewriting = true
+		b.entries[i].SetText(b.entered[i])
+		b.rewriting = false
+		b.entered[i] = ""
+	}
 	b.keep[i], b.keepText[i] = true, b.entries[i].Text
 	b.submit()
 }
@@ -241,6 +297,7 @@ func (b *bloodwork) show(r *usg.Result) {
 	}
 	b.result.SetText(fmt.Sprintf("Urine concentrating ability: %s (%.0f%% chance that the urine specific gravity is below 1.035).", word, 100*r.ProbabilityImpaired))
 	b.tier.SetText("Risk: " + r.RiskLabel + ".")
+	b.caution.Show()
 	lines := []string{
 		fmt.Sprintf("Model decision: %s. The model's own call at its threshold.", r.Classification),
 		fmt.Sprintf("Ensemble spread: %.3f. How much the models of the ensemble disagree on the probability; larger means less certain.", r.EnsembleStd),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -126,8 +128,12 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	u.setPref(PrefCamera, spec)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := live.Config{OnPreview: c.onPreview}
+	files := isFileSource(spec)
 	if p := u.svc.PoP(); p != nil {
 		cfg.Outliner = live.PoPOutliner(p)
+		if files {
+			cfg.Outliner = live.FileOutliner(cfg.Outliner)
+		}
 	}
 	var sess *app.DesktopSession
 	if session {
@@ -135,6 +141,9 @@ func (u *UI) StartCapture(spec string, session bool) error {
 			cancel()
 			src.Close()
 			return fmt.Errorf("start capture session: %w", err)
+		}
+		if files {
+			sess.FromFiles()
 		}
 		cfg.Sink = sess
 		cfg.OnProgress = func(o app.FrameOutcome) { fyne.Do(func() { c.showProgress(o, sess.Config) }) }
@@ -158,6 +167,23 @@ func (u *UI) StartCapture(spec string, session bool) error {
 		fyne.Do(func() { c.finish(done, sess, out, err) })
 	}()
 	return nil
+}
+
+// isFileSource reports whether a capture source spec names image files
+// (a folder, or a JPEG or PNG file) rather than a camera or a video.
+func isFileSource(spec string) bool {
+	st, err := os.Stat(spec)
+	if err != nil {
+		return false
+	}
+	if st.IsDir() {
+		return true
+	}
+	switch strings.ToLower(filepath.Ext(spec)) {
+	case ".jpg", ".jpeg", ".png":
+		return true
+	}
+	return false
 }
 
 // maxOutlineAge is how many frames old an outline may be and still be
@@ -242,6 +268,9 @@ func (c *captureTab) finish(done chan struct{}, sess *app.DesktopSession, out ap
 	c.capture.Enable()
 	c.stop.Disable()
 	switch {
+	case sess != nil && out.Status == app.StatusComplete && sess.MeasuredAsFile():
+		c.status.SetText("The source shows a radiograph file, not a photo of a screen: it was measured as a file, its aspect ratio kept. To measure every new file of a folder, watch it on the Import tab.")
+		c.u.ShowMeasurement(sess.Result(), "Radiograph file from the capture source")
 	case sess != nil && out.Status == app.StatusComplete && sess.Result() != nil:
 		c.status.SetText(fmt.Sprintf("Session complete after %d frames.", out.FramesProcessed))
 		c.u.ShowMeasurement(sess.Result(), "Capture session")

@@ -1,10 +1,16 @@
 package ui
 
 import (
+	"image"
+	"image/draw"
+	"image/png"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"fyne.io/fyne/v2"
 
 	"vetlens/app"
 	"vetlens/app/capture"
@@ -106,8 +112,8 @@ func TestOpenScreenPhotoIsRectified(t *testing.T) {
 	if b.Dx() != m.Result.Width || b.Dy() != m.Result.Height || b.Dx() == 0 || (b.Dx() == 960 && b.Dy() == 540) {
 		t.Fatalf("shown image %v, result %dx%d", b, m.Result.Width, m.Result.Height)
 	}
-	if !strings.Contains(u.review.status.Text, "photograph of a screen") && m.Result.Code.HasVHS() {
-		t.Fatalf("status %q does not say the photo was corrected", u.review.status.Text)
+	if !strings.Contains(u.review.state.Text, "photograph of a screen") && m.Result.Code.HasVHS() {
+		t.Fatalf("state %q does not say the photo was corrected", u.review.state.Text)
 	}
 }
 
@@ -125,5 +131,60 @@ func TestProgressTextSaysCountOnce(t *testing.T) {
 		if got != c.want || strings.Count(got, "good frames") != 1 {
 			t.Errorf("progressText(%+v) = %q, want %q", c.o, got, c.want)
 		}
+	}
+}
+
+// squareGreyFolder is a folder holding one square grey radiograph file
+// (the first phantom cropped to 480x480), as an X-ray console exports.
+func squareGreyFolder(t *testing.T) string {
+	t.Helper()
+	src := phantomImage(t)
+	sq := image.NewGray(image.Rect(0, 0, 480, 480))
+	draw.Draw(sq, sq.Bounds(), src, image.Pt(80, 0), draw.Src)
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "IM0001.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, sq); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCaptureFromAFolderOfFiles: a folder of plain radiograph files (not
+// photos of a screen) draws no screen outline on the preview, and
+// Capture measures the file as a file, its aspect ratio kept, instead of
+// failing for want of a screen.
+func TestCaptureFromAFolderOfFiles(t *testing.T) {
+	dir := squareGreyFolder(t)
+	u, _ := newCaptureUI(t)
+	if err := u.StartCapture(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for u.capture.frames < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	var outlined bool
+	fyne.DoAndWait(func() { outlined = u.capture.view.outline.OK })
+	if u.capture.frames < 5 || outlined {
+		t.Fatalf("%d previews, screen outline drawn %v", u.capture.frames, outlined)
+	}
+	u.SetPatientID("Bella-9")
+	if err := u.StartCapture(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	for running, end := true, time.Now().Add(time.Minute); running && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		fyne.DoAndWait(func() { running, status = u.CaptureState() })
+	}
+	m := u.ReviewMeasurement()
+	if m == nil || !strings.Contains(status, "measured as a file") {
+		t.Fatalf("status %q, measurement %v", status, m)
+	}
+	if b := m.Image.Bounds(); b.Dx() != 480 || b.Dy() != 480 || m.Result.PopDetected {
+		t.Fatalf("measured %v (screen %v), want the 480x480 file as it is", b, m.Result.PopDetected)
 	}
 }

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
 	"vetlens/app/importq"
@@ -69,6 +73,9 @@ func TestOpenDICOM(t *testing.T) {
 	wait(t, done)
 	if u.tabs.Selected().Text != "Review" || u.review.m.DICOM == nil || u.review.m.PatientID != "Bella" || u.PatientID() != "Bella" {
 		t.Fatalf("dropped DICOM: tab %q, DICOM %v, patient %q", u.tabs.Selected().Text, u.review.m.DICOM != nil, u.review.m.PatientID)
+	}
+	if !u.review.mismatch.Visible() {
+		t.Fatal("a DICOM of another patient opened without asking")
 	}
 	// An unsupported transfer syntax says which.
 	rle := set.Get(t, "rle")
@@ -141,15 +148,183 @@ func TestImportFolder(t *testing.T) {
 	if !strings.Contains(u.imports.status.Text, "Watching "+dir) {
 		t.Errorf("status %q", u.imports.status.Text)
 	}
+	// Tapped while another patient is loaded: the same rule as Open asks
+	// whose study it is, and switching takes the file's patient.
 	u.SetPatientID("Bella")
 	u.imports.list.Select(0)
-	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != dicomtest.PatientID {
+	if u.tabs.Selected().Text != "Review" || u.review.m != items[0].Measurement || u.PatientID() != "Bella" {
 		t.Fatalf("tap: tab %q, patient %q", u.tabs.Selected().Text, u.PatientID())
+	}
+	if !u.review.mismatch.Visible() || !u.review.save.Disabled() {
+		t.Fatalf("imported file for another patient: question shown %v, save off %v", u.review.mismatch.Visible(), u.review.save.Disabled())
+	}
+	test.Tap(u.review.switchPatient)
+	if u.PatientID() != dicomtest.PatientID || u.review.mismatch.Visible() {
+		t.Fatalf("switch: patient %q, question shown %v", u.PatientID(), u.review.mismatch.Visible())
 	}
 	if !strings.Contains(u.review.dicom.Text, "Rex Smith") {
 		t.Errorf("Review DICOM text %q", u.review.dicom.Text)
 	}
 	if err := u.WatchImportFolder(""); err != nil || u.pref(PrefImportDir, "x") != "" || !strings.Contains(u.imports.status.Text, "Not watching") {
 		t.Errorf("stop: %v, setting %q, status %q", err, u.pref(PrefImportDir, "x"), u.imports.status.Text)
+	}
+}
+
+// TestMismatchedDICOMAsks: a DICOM whose Patient ID is not the loaded
+// patient's is measured, but Review asks whose study it is before
+// anything is saved or reported; saving meanwhile is refused and files
+// nothing. Keeping the loaded patient files it there with the
+// acknowledgement in the audit trail (and a change of patient asks
+// again); switching finds or creates the file's patient and files it
+// there.
+func TestMismatchedDICOMAsks(t *testing.T) {
+	set := dicomtest.Build(t)
+	file := set.Get(t, "mono1-16bit").Path
+	for _, tc := range []struct {
+		name   string
+		answer func(u *UI) *widget.Button
+		filed  string // patient whose history gets the study
+		other  string // patient whose history stays empty
+		audit  string // last audit action of filed
+	}{
+		{"keep the loaded patient", func(u *UI) *widget.Button { return u.review.keepPatient }, "Bella", dicomtest.PatientID, "patient_mismatch_kept"},
+		{"switch to the file's patient", func(u *UI) *widget.Button { return u.review.switchPatient }, dicomtest.PatientID, "Bella", "patient_created"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, _, done := newTestUI(t, true)
+			u.SetPatientID("Bella")
+			if err := u.SavePatient(); err != nil {
+				t.Fatal(err)
+			}
+			u.SelectTab("Review")
+			if err := u.OpenFile(file); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done)
+			r := u.review
+			if r.m == nil || r.m.Result.VHS == nil {
+				t.Fatalf("not measured: %q", r.status.Text)
+			}
+			if u.PatientID() != "Bella" || !r.mismatch.Visible() || !strings.Contains(r.mismatchText.Text, dicomtest.PatientID) ||
+				!strings.Contains(r.mismatchText.Text, "Bella") {
+				t.Fatalf("patient %q, question shown %v: %q", u.PatientID(), r.mismatch.Visible(), r.mismatchText.Text)
+			}
+			if !r.save.Disabled() || !r.export.Disabled() {
+				t.Fatal("Save or Export on while the question is open")
+			}
+			if strings.Contains(r.vhs.Text, "Heart size") || !strings.Contains(r.vhs.Text, "no verdict") || r.reading.Text != "" {
+				t.Fatalf("a verdict against the loaded patient's range while asking: %q, %q", r.vhs.Text, r.reading.Text)
+			}
+			if err := u.SaveReview(); err == nil {
+				t.Fatal("saved under a patient the file contradicts")
+			}
+			test.Tap(tc.answer(u))
+			if r.mismatch.Visible() || r.save.Disabled() || u.PatientID() != tc.filed || !strings.HasPrefix(r.vhs.Text, "Heart size: ") {
+				t.Fatalf("answered: question shown %v, save off %v, patient %q, %q", r.mismatch.Visible(), r.save.Disabled(), u.PatientID(), r.vhs.Text)
+			}
+			if tc.filed == "Bella" {
+				// Another patient chosen afterwards is asked about again.
+				u.SetPatientID("Milo")
+				if !r.mismatch.Visible() || !r.save.Disabled() {
+					t.Fatal("a change of patient after keeping Bella did not ask again")
+				}
+				u.SetPatientID("Bella")
+			}
+			test.Tap(r.save)
+			ctx := context.Background()
+			rec, err := u.svc.Patient(ctx, tc.filed)
+			if err != nil || len(rec.Cardiac) != 1 {
+				t.Fatalf("%s: %v entries, %v; status %q", tc.filed, rec, err, r.status.Text)
+			}
+			if got := rec.Audit[len(rec.Audit)-1].Action; got != tc.audit {
+				t.Errorf("last audit of %s: %q, want %q", tc.filed, got, tc.audit)
+			}
+			if other, err := u.svc.Patient(ctx, tc.other); err != nil || len(other.Cardiac) != 0 {
+				t.Errorf("%s got the study: %+v, %v", tc.other, other, err)
+			}
+		})
+	}
+}
+
+// fakePACS records the files sent, or refuses them with err.
+type fakePACS struct {
+	err   error
+	files []string
+}
+
+func (f *fakePACS) Send(_ context.Context, _ app.PACSNode, path string) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.files = append(f.files, path)
+	return nil
+}
+
+// TestReportGoesBackToThePACS: saving a DICOM study writes its report
+// into the PACS outbox and sends it to the node of the settings; a node
+// that refuses leaves the report in the outbox and says so.
+func TestReportGoesBackToThePACS(t *testing.T) {
+	set := dicomtest.Build(t)
+	for _, tc := range []struct {
+		name     string
+		err      error
+		sent     int
+		left     int
+		inStatus string
+	}{
+		{"sent", nil, 2, 0, "Sent 2 file(s) to PACS@127.0.0.1:11112"}, // the report and its image
+		{"refused", errors.New("association rejected"), 0, 2, "stay in the outbox"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sender := &fakePACS{err: tc.err}
+			u, _, done := newTestUIWith(t, true, nil, Options{PACS: sender})
+			outbox := filepath.Join(t.TempDir(), "outbox")
+			for k, v := range map[string]string{PrefPACSOutbox: outbox, PrefPACSAE: "PACS", PrefPACSHost: "127.0.0.1", PrefPACSPort: "11112"} {
+				u.setPref(k, v)
+			}
+			u.SelectTab("Review")
+			if err := u.OpenFile(set.Get(t, "mono1-16bit").Path); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done)
+			if err := u.SaveReview(); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, done) // the send runs in the background
+			left, _ := filepath.Glob(filepath.Join(outbox, "*.dcm"))
+			sent, _ := filepath.Glob(filepath.Join(outbox, app.OutboxSent, "*.dcm"))
+			if len(sender.files) != tc.sent || len(sent) != tc.sent || len(left) != tc.left {
+				t.Fatalf("sent %v, in sent/ %v, left %v", sender.files, sent, left)
+			}
+			if !strings.Contains(u.review.status.Text, "Report written to the PACS outbox") || !strings.Contains(u.review.status.Text, tc.inStatus) {
+				t.Fatalf("status %q", u.review.status.Text)
+			}
+		})
+	}
+}
+
+// TestPatientReportsToThePACS: from the Patients tab, the reports of the
+// patient's DICOM studies go into the outbox and are sent.
+func TestPatientReportsToThePACS(t *testing.T) {
+	set := dicomtest.Build(t)
+	sender := &fakePACS{}
+	u, _, done := newTestUIWith(t, true, nil, Options{PACS: sender})
+	u.SelectTab("Review")
+	if err := u.OpenFile(set.Get(t, "mono1-16bit").Path); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	if err := u.SaveReview(); err != nil { // no outbox yet: nothing written
+		t.Fatal(err)
+	}
+	outbox := filepath.Join(t.TempDir(), "outbox")
+	for k, v := range map[string]string{PrefPACSOutbox: outbox, PrefPACSAE: "PACS", PrefPACSHost: "127.0.0.1", PrefPACSPort: "11112"} {
+		u.setPref(k, v)
+	}
+	u.OpenPatient(dicomtest.PatientID)
+	test.Tap(u.patients.toPACS)
+	wait(t, done)
+	if len(sender.files) != 2 || !strings.Contains(u.patients.status.Text, "2 file(s) written to the PACS outbox") {
+		t.Fatalf("sent %v, status %q", sender.files, u.patients.status.Text)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"vetlens/app"
@@ -44,6 +45,35 @@ func TestServerTabDiskWarning(t *testing.T) {
 			got := New(svc, Options{}).DiskWarning()
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Fatalf("DiskWarning() = %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServerTabSaysTheDataDirInUse: the Server tab names the data
+// directory this run uses, and where --data-dir overrides the saved
+// setting, both.
+func TestServerTabSaysTheDataDirInUse(t *testing.T) {
+	for _, tc := range []struct {
+		name, saved, inUse string
+		want               []string
+	}{
+		{"--data-dir over a saved setting", "/home/vet/saved", "/srv/vetlens-run", []string{"in use: /srv/vetlens-run", "--data-dir", "/home/vet/saved"}},
+		{"the saved setting", "/home/vet/saved", "/home/vet/saved", []string{"in use: /home/vet/saved."}},
+		{"the default", "", "/root/.config/vetlens", []string{"in use: /root/.config/vetlens."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := newBareService(t)
+			fyne.CurrentApp().Preferences().SetString(PrefDataDir, tc.saved)
+			u := New(svc, Options{DataDir: tc.inUse})
+			got := u.server.dirInUse.Text
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			if tc.saved == tc.inUse && strings.Contains(got, "--data-dir") {
+				t.Errorf("%q speaks of an override", got)
 			}
 		})
 	}

@@ -94,14 +94,16 @@ func importRow(it importq.Item) string {
 	return row
 }
 
-// open shows a measured item on Review; a DICOM's tags fill the patient
-// record (prefillFromDICOM).
+// open shows a measured item on Review; whose study it is follows the
+// same rule as a file opened there (routeFilePatient: the file's patient
+// when none or the same is loaded, the question when the tags contradict
+// the loaded patient).
 func (t *importTab) open(it importq.Item) {
 	if it.State != importq.Done || it.Measurement == nil {
 		return
 	}
 	t.u.ShowMeasurement(it.Measurement, it.Name)
-	t.u.prefillFromDICOM(it.Measurement, true)
+	t.u.routeFilePatient(it.Measurement)
 }
 
 // showStatus says what is watched.

@@ -26,14 +26,16 @@ type keysTab struct {
 	customer *widget.Entry
 	tier     *widget.Select
 	create   *widget.Button
-	newKey   *widget.Entry
-	copyKey  *widget.Button
-	status   *widget.Label
-	list     *fyne.Container
+	// newKey shows a created key once, selectable, in the text colour
+	// (a disabled entry greyed it out).
+	newKey  *widget.Label
+	copyKey *widget.Button
+	status  *widget.Label
+	list    *fyne.Container
 }
 
 func newKeysTab(u *UI) *keysTab {
-	k := &keysTab{u: u, customer: widget.NewEntry(), status: newValueLabel(""), newKey: widget.NewEntry(), list: container.NewVBox()}
+	k := &keysTab{u: u, customer: widget.NewEntry(), status: newValueLabel(""), newKey: widget.NewLabel(""), list: container.NewVBox()}
 	k.customer.SetPlaceHolder("clinic or customer name")
 	tiers := make([]string, 0, len(app.Tiers()))
 	for _, t := range app.Tiers() {
@@ -42,7 +44,8 @@ func newKeysTab(u *UI) *keysTab {
 	k.tier = widget.NewSelect(tiers, nil)
 	k.tier.PlaceHolder = "tier (default paygo)"
 	k.create = widget.NewButton("Create key", k.createKey)
-	k.newKey.Disable() // read-only: the key is selectable and copyable, not editable
+	k.newKey.Selectable = true // selectable and copyable, not editable
+	k.newKey.TextStyle = fyne.TextStyle{Monospace: true}
 	k.copyKey = widget.NewButton("Copy", k.copyToClipboard)
 	k.copyKey.Disable()
 	k.content = container.NewVBox(

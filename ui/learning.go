@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"vetlens/app"
 	"vetlens/app/learn"
 )
 
@@ -21,8 +22,11 @@ type learningTab struct {
 	svc     *learn.Service
 	content fyne.CanvasObject
 
-	inUse    *widget.Label
-	pool     *widget.Label
+	inUse *widget.Label
+	pool  *widget.Label
+	// counts says what the clinic's saved measurements add to the pool,
+	// why some cannot count, and, with an empty pool, how to build one.
+	counts   *widget.Label
 	start    *widget.Button
 	cancel   *widget.Button
 	bar      *widget.ProgressBar
@@ -42,7 +46,7 @@ type learningTab struct {
 }
 
 func newLearningTab(u *UI, svc *learn.Service) *learningTab {
-	t := &learningTab{u: u, svc: svc, inUse: newValueLabel(""), pool: newValueLabel(""), bar: widget.NewProgressBar(),
+	t := &learningTab{u: u, svc: svc, inUse: newValueLabel(""), pool: newValueLabel(""), counts: newValueLabel(""), bar: widget.NewProgressBar(),
 		progress: newValueLabel(""), detail: newValueLabel(""), status: newValueLabel("")}
 	t.detail.TextStyle = fyne.TextStyle{Monospace: true}
 	t.start = widget.NewButton("Start learning", t.startRun)
@@ -70,7 +74,7 @@ func newLearningTab(u *UI, svc *learn.Service) *learningTab {
 	}
 	head := container.NewVBox(
 		widget.NewLabelWithStyle("Learning from the clinic's corrections", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		t.inUse, t.pool,
+		t.inUse, t.pool, t.counts,
 		container.NewBorder(nil, nil, nil, container.NewHBox(t.start, t.cancel), t.bar),
 		t.progress,
 		container.NewBorder(nil, nil, widget.NewLabel("Versions"), t.use, t.versions),
@@ -99,6 +103,26 @@ func runRow(r learn.Run) string {
 	return row
 }
 
+// emptyPoolText is how a clinic builds a pool, said while it is empty.
+const emptyPoolText = "The pool is empty. It fills as the clinic works: correct the model's landmarks on Review (drag them, " +
+	"or place all 7 by hand) and save; every saved correction counts here with its image. A DogHeart folder can be added with vetlens dataset import."
+
+// poolSyncText says what app.SyncPool added to the pool and why saved
+// measurements that are not in it cannot count.
+func poolSyncText(s app.DatasetSummary) []string {
+	var out []string
+	if s.Written > 0 {
+		out = append(out, fmt.Sprintf("Added now from the saved measurements: %d (%d edited, %d placed by hand).", s.Written, s.Edited, s.Manual))
+	}
+	if s.Skipped > 0 {
+		out = append(out, fmt.Sprintf("%d saved corrections cannot count: no image was kept with them (measurements from API clients, or saved before images were kept).", s.Skipped))
+	}
+	if s.Uncorrected > 0 {
+		out = append(out, fmt.Sprintf("%d saved model measurements do not count: only landmarks a clinician moved or placed by hand teach the models.", s.Uncorrected))
+	}
+	return out
+}
+
 // refresh reloads the version in use, the pool, the versions and the
 // runs.
 func (t *learningTab) refresh() {
@@ -115,6 +139,15 @@ func (t *learningTab) refresh() {
 		}
 		t.inUse.SetText(fmt.Sprintf("Version in use: %s (%s)", a.Name, what))
 	}
+	var counts []string
+	if t.stop == nil { // not while a run reads the pool
+		sum, err := t.u.svc.SyncPool(ctx, t.svc.Layout().Pool(), t.svc.Layout().Salt())
+		if err != nil {
+			counts = append(counts, "The saved corrections could not be added to the pool: "+err.Error())
+		} else {
+			counts = append(counts, poolSyncText(sum)...)
+		}
+	}
 	enough := false
 	if p, err := t.svc.Pool(ctx); err != nil {
 		t.pool.SetText("Pool: " + err.Error())
@@ -122,7 +155,11 @@ func (t *learningTab) refresh() {
 		enough = p.Cases >= learn.MinCases
 		t.pool.SetText(fmt.Sprintf("Pool: %d cases of %d patients (%d edited, %d placed by hand, %d imported DogHeart); a run needs at least %d",
 			p.Cases, p.Patients, p.ByKind["edited"], p.ByKind["manual"], p.ByKind["dogheart"], learn.MinCases))
+		if p.Cases == 0 {
+			counts = append(counts, emptyPoolText)
+		}
 	}
+	t.counts.SetText(strings.Join(counts, " "))
 	if t.stop == nil { // not while a run is going
 		if enough {
 			t.start.Enable()

@@ -10,8 +10,10 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"vetlens/app"
 	"vetlens/app/learn"
 	"vetlens/app/learn/learntest"
+	"vetlens/engine/cardiac"
 )
 
 // learningUI is the UI with a Learning tab on learntest's doubles;
@@ -124,5 +126,55 @@ func TestLearningSmallPool(t *testing.T) {
 	u2, _, _ := newTestUIWith(t, false, nil, Options{})
 	if lbl, ok := u2.learning.content.(*widget.Label); !ok || !strings.Contains(lbl.Text, "not available") {
 		t.Errorf("tab without a learning service: %T", u2.learning.content)
+	}
+}
+
+// TestSavedCorrectionsCountInThePool: a correction saved on Review
+// counts in the Learning tab's pool at once (no export and import),
+// once; a saved model measurement is said not to count, and why; an
+// empty pool says how a clinic builds one.
+func TestSavedCorrectionsCountInThePool(t *testing.T) {
+	u, r, _ := learningUI(t, learntest.Trainer{})
+	lt := u.learning
+	u.SetPatientID("Rex-1")
+	u.SelectTab("Review")
+	truth := showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil { // the model's values
+		t.Fatal(err)
+	}
+	dragTo(u.review.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 8})
+	if err := u.SaveReview(); err != nil { // corrected
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		u.SelectTab("Learning")
+		if !strings.Contains(lt.pool.Text, "49 cases of 25 patients (25 edited, 24 placed by hand") {
+			t.Fatalf("visit %d: pool %q; %q", i, lt.pool.Text, lt.counts.Text)
+		}
+		if added := strings.Contains(lt.counts.Text, "Added now from the saved measurements: 1 (1 edited"); added != (i == 0) {
+			t.Errorf("visit %d: %q", i, lt.counts.Text)
+		}
+		if !strings.Contains(lt.counts.Text, "1 saved model measurements do not count") {
+			t.Errorf("visit %d: no reason for the model measurement: %q", i, lt.counts.Text)
+		}
+		u.SelectTab("Review")
+	}
+	if err := os.RemoveAll(r.Layout.Pool()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := u.svc.Patient(t.Context(), "Rex-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.Cardiac {
+		if e.Kind == app.MeasurementEdited {
+			if _, err := u.svc.HideEntry(t.Context(), "Rex-1", app.DesktopCustomer, e.Seq, "test: an empty pool"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	u.SelectTab("Learning")
+	if !strings.Contains(lt.counts.Text, "The pool is empty") || !strings.Contains(lt.counts.Text, "save") {
+		t.Fatalf("empty pool: %q (%q)", lt.counts.Text, lt.pool.Text)
 	}
 }

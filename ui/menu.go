@@ -74,26 +74,69 @@ func (u *UI) reportReady() error {
 	return nil
 }
 
-// QuitQuestion is what quitting asks first while the API serves clients
-// on other machines (connections open, or one active within the last
-// few minutes); empty when quitting can go ahead at once.
+// QuitQuestion is what quitting asks first while Review holds unsaved
+// work (UnsavedWork) or the API serves clients on other machines
+// (connections open, or one active within the last few minutes); empty
+// when quitting can go ahead at once.
 func (u *UI) QuitQuestion() string {
-	l := u.opts.Listener
-	if l == nil {
+	var parts []string
+	if work := u.UnsavedWork(); work != "" {
+		parts = append(parts, "Review holds unsaved work for patient "+patientName(u.PatientID())+" ("+work+"): quitting loses it.")
+	}
+	if l := u.opts.Listener; l != nil {
+		switch st := l.Status(); {
+		case !st.Running:
+		case st.LANClients > 0:
+			parts = append(parts, fmt.Sprintf("%d connection(s) from other machines are open to the API. Quitting stops the API for them.", st.LANClients))
+		case !st.LastLANActivity.IsZero() && time.Since(st.LastLANActivity) < recentLANClient:
+			parts = append(parts, fmt.Sprintf("A client on another machine used the API %s ago. Quitting stops the API for the clinic network.",
+				time.Since(st.LastLANActivity).Round(time.Second)))
+		}
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	st := l.Status()
-	if !st.Running {
-		return ""
+	return strings.Join(parts, " ") + " Quit anyway?"
+}
+
+// patientName is a patient id as a question names it ("none" for the
+// empty id).
+func patientName(id string) string {
+	if id == "" {
+		return "(none)"
 	}
-	switch {
-	case st.LANClients > 0:
-		return fmt.Sprintf("%d connection(s) from other machines are open to the API. Quitting stops the API for them. Quit anyway?", st.LANClients)
-	case !st.LastLANActivity.IsZero() && time.Since(st.LastLANActivity) < recentLANClient:
-		return fmt.Sprintf("A client on another machine used the API %s ago. Quitting stops the API for the clinic network. Quit anyway?",
-			time.Since(st.LastLANActivity).Round(time.Second))
+	return id
+}
+
+// confirmDiscard runs proceed at once while Review holds no unsaved work
+// (or there is no window to ask in); else it asks first, naming what
+// would be lost and action (what proceed does), and runs proceed on
+// "Discard" or back on "Back".
+func (u *UI) confirmDiscard(action string, proceed, back func()) {
+	work := u.UnsavedWork()
+	if work == "" || u.opts.Window == nil {
+		proceed()
+		return
 	}
-	return ""
+	if u.discardAsked {
+		return // one question at a time: keys typed meanwhile ask nothing more
+	}
+	u.discardAsked = true
+	msg := newValueLabel("Review holds unsaved work for patient " + patientName(u.PatientID()) + " (" + work + "). To " + action +
+		", discard it? To keep it, go back and save it first.")
+	d := dialog.NewCustomConfirm("Unsaved work", "Discard", "Back", msg, func(discard bool) {
+		u.discardAsked = false
+		if !discard {
+			if back != nil {
+				back()
+			}
+			return
+		}
+		u.review.clear()
+		proceed()
+	}, u.opts.Window)
+	d.Resize(fyne.NewSize(520, 220))
+	d.Show()
 }
 
 // RequestQuit quits (the menu's Quit, Ctrl+Q, closing the window),
@@ -104,7 +147,11 @@ func (u *UI) RequestQuit() {
 		u.quit()
 		return
 	}
-	dialog.ShowConfirm("Stop serving the clinic network?", q, func(ok bool) {
+	title := "Quit VetLens?"
+	if u.UnsavedWork() == "" {
+		title = "Stop serving the clinic network?"
+	}
+	dialog.ShowConfirm(title, q, func(ok bool) {
 		if ok {
 			u.quit()
 		}
@@ -120,6 +167,14 @@ func (u *UI) quit() {
 		a.Quit()
 	}
 }
+
+// resultCaution is the word on the models where results appear (Review,
+// Bloodwork): the shipped models are trained on synthetic data.
+const resultCaution = "Caution: VetLens's models are trained on synthetic data and are not validated for clinical use; check every result."
+
+// startHere is the first-start note above the tabs while no patient is
+// chosen and nothing is measured: what to do first.
+const startHere = "Start here: type a patient ID above to create a patient (or find one on the Patients tab), then open a radiograph or DICOM file on Review, or run the camera on Capture."
 
 // syntheticNote is the About box's word on the models.
 const syntheticNote = "All shipped models are trained on synthetic data (simulated radiograph phantoms, a simulated feline cohort). " +

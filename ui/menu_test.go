@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,9 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"vetlens/app"
+	"vetlens/engine/cardiac"
 )
 
 // recWindow is a test window that records its canvas shortcuts and its
@@ -224,5 +228,105 @@ func TestAboutNamesModelVersions(t *testing.T) {
 		if c.ModelVersion() == "" || g.ModelVersion() == "" || !strings.Contains(text, want) {
 			t.Fatalf("About %q lacks %q", text, want)
 		}
+	}
+}
+
+// TestUnsavedWorkAsks: with edited landmarks on Review, quitting and
+// changing the patient ask first; Back keeps the patient and the work,
+// Discard clears Review and goes on. An unsaved capture asks too, and
+// nothing asks once it is saved or for a file as measured.
+func TestUnsavedWorkAsks(t *testing.T) {
+	u, w, quits := newMenuTestUI(t, nil)
+	truth, vhs := phantomTruth(t, "xraysim_1_640x480.png")
+	show := func(captured bool) {
+		res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeHighConfidence, Landmarks: truth, ModelLandmarks: []cardiac.Landmarks{truth},
+			VHS: &vhs, Confidence: cardiac.ConfidenceOptimal, LandmarksDetected: true, AxesPerpendicular: true}
+		u.ShowMeasurement(&app.Measurement{Result: res, Image: phantomImage(t), ModelVersion: "m-1", Captured: captured}, "test image")
+	}
+	top := func(want string) fyne.CanvasObject {
+		t.Helper()
+		o := w.Canvas().Overlays().Top()
+		if o == nil || !strings.Contains(overlayText(o), want) {
+			t.Fatalf("no question with %q: %v", want, o)
+		}
+		return o
+	}
+	u.SetPatientID("Rex-1")
+	show(false)
+	r := u.review
+	if q := u.QuitQuestion(); q != "" {
+		t.Fatalf("a file as measured asks %q", q)
+	}
+	dragTo(r.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 6})
+	w.press(t, quitShortcut)
+	tapButton(t, top("unsaved work for patient Rex-1 (edited landmarks)"), "No")
+	w.Canvas().Overlays().Remove(w.Canvas().Overlays().Top())
+	if *quits != 0 {
+		t.Fatal("quit with unsaved work")
+	}
+	u.SetPatientID("B")
+	u.SetPatientID("Be") // typed on while the question is open: no second question
+	if n := len(w.Canvas().Overlays().List()); n != 1 {
+		t.Fatalf("%d questions open", n)
+	}
+	tapButton(t, top("To change the patient to B"), "Back")
+	if u.PatientID() != "Rex-1" || r.m == nil || r.kind != app.MeasurementEdited {
+		t.Fatalf("back: patient %q, measurement %v, kind %s", u.PatientID(), r.m != nil, r.kind)
+	}
+	u.SetPatientID("Bella")
+	tapButton(t, top("edited landmarks"), "Discard")
+	if u.PatientID() != "Bella" || r.m != nil || u.UnsavedWork() != "" {
+		t.Fatalf("discard: patient %q, measurement %v", u.PatientID(), r.m != nil)
+	}
+	// An unsaved capture asks; once saved, nothing does.
+	show(true)
+	if q := u.QuitQuestion(); !strings.Contains(q, "capture session's result") {
+		t.Fatalf("capture: %q", q)
+	}
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	if q := u.QuitQuestion(); q != "" {
+		t.Fatalf("saved capture asks %q", q)
+	}
+	w.press(t, quitShortcut)
+	if *quits != 1 {
+		t.Fatal("did not quit once the work was saved")
+	}
+}
+
+// TestRemoveDialogNamesTheMeasurement: Remove... names the measurement
+// it removes and gives the reason a field of a few lines; the reason
+// typed there removes it.
+func TestRemoveDialogNamesTheMeasurement(t *testing.T) {
+	u, w, _ := newMenuTestUI(t, nil)
+	u.SetPatientID("Rex-1")
+	showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	e := u.patients.record.Cardiac[0]
+	test.Tap(rowButton(t, u.patients.cardiac.Objects[0], "Remove..."))
+	top := w.Canvas().Overlays().Top()
+	want := fmt.Sprintf("the measurement of %s (VHS %.2f", e.Time.Local().Format("2006-01-02 15:04"), *e.VHS)
+	if top == nil || !strings.Contains(overlayText(top), want) || !strings.Contains(overlayText(top), "Rex-1") {
+		t.Fatalf("dialog %q lacks %q", overlayText(top), want)
+	}
+	var reason *widget.Entry
+	walkObjects(top, func(o fyne.CanvasObject) {
+		if en, ok := o.(*widget.Entry); ok && en.MultiLine {
+			reason = en
+		}
+	})
+	if reason == nil {
+		t.Fatal("no reason field of several lines")
+	}
+	if reason.Size().Width < 300 || reason.Size().Height < 1.8*widget.NewEntry().MinSize().Height {
+		t.Fatalf("reason field %v", reason.Size())
+	}
+	reason.SetText("entered for the wrong patient")
+	tapButton(t, top, "Remove")
+	if u.patients.record.Cardiac[0].Hidden == nil || u.patients.record.Cardiac[0].Hidden.Reason != "entered for the wrong patient" {
+		t.Fatalf("not removed: %+v", u.patients.record.Cardiac[0])
 	}
 }

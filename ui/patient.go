@@ -37,14 +37,24 @@ type patientBar struct {
 	loaded bool
 	// filling is set while the bar fills its own fields.
 	filling bool
+	// current is the patient id the bar last showed; carry is set while
+	// the work on Review goes with a change of patient (switching to a
+	// file's own patient), which then does not ask.
+	current string
+	carry   bool
 }
 
 func newPatientBar(u *UI) *patientBar {
 	b := &patientBar{u: u, name: widget.NewEntry(), birth: widget.NewEntry(), weight: widget.NewEntry(), owner: widget.NewEntry(),
 		status: newValueLabel("")}
-	b.breedPick = widget.NewSelectEntry(app.StudiedBreeds())
+	b.breedPick = widget.NewSelectEntry(app.StudiedBreeds(app.SpeciesUnknown))
 	b.breed = &b.breedPick.Entry
-	b.species = widget.NewSelect([]string{string(app.SpeciesDog), string(app.SpeciesCat)}, func(string) { b.changed() })
+	b.species = widget.NewSelect([]string{string(app.SpeciesDog), string(app.SpeciesCat)}, func(sp string) {
+		// The breed suggestions are the species' own: a cat is not
+		// offered dog breeds.
+		b.breedPick.SetOptions(app.StudiedBreeds(app.ParseSpecies(sp)))
+		b.changed()
+	})
 	b.species.PlaceHolder = "species"
 	b.sex = widget.NewSelect(app.Sexes(), func(string) { b.changed() })
 	b.sex.PlaceHolder = "sex"
@@ -142,6 +152,15 @@ func (b *patientBar) changed() {
 // fields are kept as typed for a new id (so details typed first stay).
 func (b *patientBar) idChanged(id string) {
 	id = strings.TrimSpace(id)
+	if prev := b.current; prev != id && !b.carry {
+		// Leaving a patient with unsaved work on Review asks first: back
+		// to that patient, or discard the work.
+		b.u.confirmDiscard("change the patient to "+patientName(id), func() {}, func() {
+			b.current = prev
+			b.u.SetPatientID(prev)
+		})
+	}
+	b.current = id
 	var p repo.Patient
 	found := false
 	if id != "" && app.CheckPatientID(id) == nil {
@@ -174,6 +193,7 @@ func (b *patientBar) idChanged(id string) {
 	}
 	enable(b.save, b.dirty())
 	b.u.patientChanged()
+	b.u.recordsChanged()
 }
 
 // SavePatient saves the patient bar's record (created or updated; nothing
@@ -203,6 +223,7 @@ func (u *UI) SavePatient() error {
 	u.setPref(PrefLastPatient, res.Patient.ID)
 	enable(b.save, false)
 	u.patientChanged()
+	u.recordsChanged()
 	return nil
 }
 

@@ -45,6 +45,12 @@ type patientsTab struct {
 	usg      *fyne.Container
 	audit    *fyne.Container
 	status   *widget.Label
+	// toPACS writes the patient's DICOM studies' reports into the PACS
+	// outbox and sends it (SendPatientReports).
+	toPACS *widget.Button
+	// right is the record's scrolled column: laid out again whenever the
+	// rows change, so a row never overlaps the heading below it.
+	right *container.Scroll
 
 	record *app.PatientRecord
 }
@@ -56,15 +62,20 @@ func newPatientsTab(u *UI) *patientsTab {
 		vlasPlot: NewTrendPlot("VLAS", 0, 0),
 		cardiac:  container.NewVBox(), usg: container.NewVBox(), audit: container.NewVBox(), status: newValueLabel(""),
 	}
+	p.toPACS = widget.NewButton("Send this patient's reports to the PACS", func() {
+		if p.record != nil {
+			u.SendPatientReports(p.record.PatientID)
+		}
+	})
 	p.query.SetPlaceHolder("find by name or ID (part will do)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
-	p.query.OnSubmitted = func(s string) { p.Open(strings.TrimSpace(s)) }
+	p.query.OnSubmitted = func(s string) { p.u.OpenPatient(strings.TrimSpace(s)) }
 	// The list keeps a readable width however long the record's lines.
 	left := withMinWidth(patientsListWidth, container.NewBorder(container.NewVBox(p.query, widget.NewLabel("Patients")), nil, nil, nil, container.NewVScroll(p.matches)))
 	// Scrolling both ways, so a long line scrolls instead of squeezing
 	// the list.
-	right := container.NewScroll(container.NewVBox(
-		p.title, p.status,
+	p.right = container.NewScroll(container.NewVBox(
+		p.title, container.NewHBox(p.toPACS), p.status,
 		container.NewGridWithColumns(2, p.vhsPlot, p.vlasPlot),
 		wrapped(widget.NewLabelWithStyle("Cardiac measurements: model, * edited (model landmarks corrected) or * manual (placed by hand); hollow dots are the clinician's values", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
 		p.cardiac,
@@ -73,7 +84,7 @@ func newPatientsTab(u *UI) *patientsTab {
 		widget.NewLabelWithStyle("Changes (audit trail)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		p.audit,
 	))
-	split := container.NewHSplit(left, right)
+	split := container.NewHSplit(left, p.right)
 	split.Offset = 0.25
 	p.content = split
 	return p
@@ -103,6 +114,41 @@ func (p *patientsTab) refreshSearch() {
 	}
 	p.matches.Objects = objs
 	p.matches.Refresh()
+}
+
+// follow shows the current patient's record (the patient bar's id), read
+// again from the store: the tab follows every change of patient and
+// every save at once, whether or not it is selected. With no patient it
+// says so.
+func (p *patientsTab) follow() {
+	id := p.u.PatientID()
+	if id == "" || app.CheckPatientID(id) != nil {
+		p.clear()
+		return
+	}
+	p.Open(id)
+}
+
+// clear shows no patient.
+func (p *patientsTab) clear() {
+	p.record = nil
+	p.title.SetText("No patient open")
+	p.status.SetText("Type a patient ID above, or find one here.")
+	p.vhsPlot.SetPoints(nil)
+	p.vlasPlot.SetPoints(nil)
+	for _, c := range []*fyne.Container{p.cardiac, p.usg, p.audit} {
+		c.Objects = nil
+	}
+	p.relayout()
+}
+
+// relayout lays the record's column out again after its rows changed.
+func (p *patientsTab) relayout() {
+	for _, c := range []*fyne.Container{p.cardiac, p.usg, p.audit} {
+		c.Refresh()
+	}
+	p.right.Content.Refresh()
+	p.right.Refresh()
 }
 
 // Open shows one patient's record: details, trends against the species
@@ -156,18 +202,9 @@ func (p *patientsTab) Open(id string) {
 		p.vlasPlot.Title = "VLAS (no published range for this species)"
 		p.vlasPlot.BandLow, p.vlasPlot.BandHigh = 0, 0
 	}
-	var vhs, vlas []TrendPoint
+	vhs, vlas := trendPoints(rec.Trend())
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
-		byHand := e.Kind.Clinician()
-		if e.Current() {
-			if e.VHS != nil {
-				vhs = append(vhs, TrendPoint{Time: e.Time, Value: *e.VHS, Edited: byHand})
-			}
-			if e.VLAS != nil {
-				vlas = append(vlas, TrendPoint{Time: e.Time, Value: *e.VLAS, Edited: byHand})
-			}
-		}
 		rows = append(rows, p.cardiacRow(rec.PatientID, e))
 	}
 	if len(rows) == 0 {
@@ -205,7 +242,41 @@ func (p *patientsTab) Open(id string) {
 		arows = append(arows, widget.NewLabel("No changes recorded."))
 	}
 	p.audit.Objects = arows
-	p.audit.Refresh()
+	p.relayout()
+}
+
+// trendPoints are the VHS and VLAS points of a trend (app.PatientRecord.
+// Trend): one per study, at the study's time, with the values of the
+// versions it corrected.
+func trendPoints(trend []app.TrendEntry) (vhs, vlas []TrendPoint) {
+	vhsOf := func(e app.CardiacEntry) *float64 { return e.VHS }
+	vlasOf := func(e app.CardiacEntry) *float64 { return e.VLAS }
+	for _, t := range trend {
+		if pt, ok := trendPoint(t, vhsOf); ok {
+			vhs = append(vhs, pt)
+		}
+		if pt, ok := trendPoint(t, vlasOf); ok {
+			vlas = append(vlas, pt)
+		}
+	}
+	return vhs, vlas
+}
+
+// trendPoint is one study's point of the value value picks, at the study's
+// time with the values of the versions it corrected; ok is false where
+// the version in effect has no such value.
+func trendPoint(t app.TrendEntry, value func(app.CardiacEntry) *float64) (TrendPoint, bool) {
+	v := value(t.Entry)
+	if v == nil {
+		return TrendPoint{}, false
+	}
+	pt := TrendPoint{Time: t.StudyTime, Value: *v, Edited: t.Entry.Kind.Clinician()}
+	for _, old := range t.Earlier {
+		if w := value(old); w != nil {
+			pt.Earlier = append(pt.Earlier, *w)
+		}
+	}
+	return pt, true
 }
 
 // detailsLine is the record's details in one line.
@@ -255,26 +326,34 @@ func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObjec
 	}
 	if e.Hidden == nil {
 		customer, seq := e.Customer, e.Seq
-		buttons = append(buttons, widget.NewButton("Remove...", func() { p.askRemove(id, customer, seq) }))
+		what := fmt.Sprintf("the measurement of %s (VHS %s, VLAS %s, %s)", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), e.Kind)
+		buttons = append(buttons, widget.NewButton("Remove...", func() { p.askRemove(id, customer, seq, what) }))
 	}
 	return container.NewBorder(nil, nil, nil, container.NewHBox(buttons...), label)
 }
 
-// askRemove asks for the reason and removes (hides) the entry.
-func (p *patientsTab) askRemove(id, customer string, seq uint64) {
-	p.askReason("Remove this measurement?", func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
+// askRemove asks for the reason and removes (hides) the entry, what
+// naming it.
+func (p *patientsTab) askRemove(id, customer string, seq uint64, what string) {
+	p.askReason(id, what, func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
 }
 
-// askReason asks why, then calls remove with the reason.
-func (p *patientsTab) askReason(title string, remove func(reason string) error) {
+// askReason asks why patient id's entry what is to be removed, in a
+// reason field of a few lines, then calls remove with the reason.
+func (p *patientsTab) askReason(id, what string, remove func(reason string) error) {
 	w := p.u.opts.Window
 	if w == nil {
 		return
 	}
-	reason := widget.NewEntry()
+	reason := widget.NewMultiLineEntry()
+	reason.Wrapping = fyne.TextWrapWord
+	reason.SetMinRowsVisible(3)
 	reason.SetPlaceHolder("why, e.g. wrong patient, duplicate, unusable image")
-	dialog.ShowForm(title, "Remove", "Cancel",
-		[]*widget.FormItem{widget.NewFormItem("Reason", reason)}, func(ok bool) {
+	d := dialog.NewForm("Remove from "+id+"'s history?", "Remove", "Cancel",
+		[]*widget.FormItem{
+			widget.NewFormItem("", newValueLabel("Remove "+what+"? It stays in the store, marked removed with the reason, and leaves the trend.")),
+			widget.NewFormItem("Reason", reason),
+		}, func(ok bool) {
 			if !ok {
 				return
 			}
@@ -282,6 +361,8 @@ func (p *patientsTab) askReason(title string, remove func(reason string) error) 
 				dialog.ShowError(err, w)
 			}
 		}, w)
+	d.Resize(fyne.NewSize(560, 300))
+	d.Show()
 }
 
 // usgRow is one screening with Remove... (hide it with a reason).
@@ -291,8 +372,9 @@ func (p *patientsTab) usgRow(id string, v app.USGVisit) fyne.CanvasObject {
 		return label
 	}
 	seq := v.Seq
+	what := fmt.Sprintf("the bloodwork screening of %s (%.0f%% chance of impaired concentration)", v.Time.Local().Format("2006-01-02 15:04"), 100*v.ProbabilityImpaired)
 	return container.NewBorder(nil, nil, nil, widget.NewButton("Remove...", func() {
-		p.askReason("Remove this screening?", func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
+		p.askReason(id, what, func(reason string) error { return p.u.RemoveScreening(id, seq, reason) })
 	}), label)
 }
 
@@ -352,7 +434,22 @@ func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
 
 // ReopenMeasurement opens an earlier measurement on the Review tab with
 // its image and landmarks, for the patient it belongs to, to correct it.
+// While Review holds unsaved work it asks first (confirmDiscard); an
+// error after the question is shown in a dialog.
 func (u *UI) ReopenMeasurement(id, customer string, seq uint64) error {
+	if u.UnsavedWork() != "" && u.opts.Window != nil {
+		u.confirmDiscard("open another measurement", func() {
+			if err := u.reopenMeasurement(id, customer, seq); err != nil {
+				u.showError(err)
+			}
+		}, nil)
+		return nil
+	}
+	return u.reopenMeasurement(id, customer, seq)
+}
+
+// reopenMeasurement is ReopenMeasurement once nothing unsaved is left.
+func (u *UI) reopenMeasurement(id, customer string, seq uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	m, err := u.svc.ReopenMeasurement(ctx, id, customer, seq)
@@ -387,10 +484,19 @@ func sourceName(customer string) string {
 
 // OpenPatient shows the Patients tab for one patient id and makes it
 // the current patient.
+//
+// Changing the patient while Review holds unsaved work asks first.
 func (u *UI) OpenPatient(id string) {
-	if u.PatientID() != id {
-		u.SetPatientID(id)
+	open := func() {
+		if u.PatientID() != id {
+			u.SetPatientID(id)
+		}
+		u.patients.Open(id)
+		u.SelectTab("Patients")
 	}
-	u.patients.Open(id)
-	u.SelectTab("Patients")
+	if u.PatientID() == id {
+		open()
+		return
+	}
+	u.confirmDiscard("open patient "+patientName(id), open, nil)
 }

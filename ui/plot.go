@@ -13,11 +13,24 @@ import (
 )
 
 // TrendPoint is one value at a time; Edited marks a clinician's value
-// (landmarks corrected or placed by hand; drawn hollow).
+// (landmarks corrected or placed by hand; drawn hollow). A corrected
+// study is one point at the study's time: Earlier holds the values of
+// the versions it corrected, oldest first, drawn as small grey marks on
+// the same date, and its label says the value it was corrected from.
 type TrendPoint struct {
-	Time   time.Time
-	Value  float64
-	Edited bool
+	Time    time.Time
+	Value   float64
+	Edited  bool
+	Earlier []float64
+}
+
+// label is the point's value label: "9.80", or "9.80 (corrected from
+// 9.50)" for a corrected study.
+func (pt TrendPoint) label() string {
+	if n := len(pt.Earlier); n > 0 {
+		return fmt.Sprintf("%.2f (corrected from %.2f)", pt.Value, pt.Earlier[n-1])
+	}
+	return fmt.Sprintf("%.2f", pt.Value)
 }
 
 // TrendPlot draws values over time with a shaded normal band: a line
@@ -69,6 +82,9 @@ func (p *TrendPlot) valueRange() (lo, hi float64) {
 	lo, hi = p.BandLow, p.BandHigh
 	for _, pt := range p.points {
 		lo, hi = math.Min(lo, pt.Value), math.Max(hi, pt.Value)
+		for _, v := range pt.Earlier {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
 	}
 	pad := math.Max(0.25, (hi-lo)*0.1)
 	return lo - pad, hi + pad
@@ -105,6 +121,11 @@ type plotRenderer struct {
 	lines  []*canvas.Line
 	dots   []*canvas.Circle
 	values []*canvas.Text
+	// earlier are the marks of corrected versions, with the point each
+	// belongs to (index into dots) and its value.
+	earlier    []*canvas.Circle
+	earlierOf  []int
+	earlierVal []float64
 }
 
 func (r *plotRenderer) Objects() []fyne.CanvasObject {
@@ -120,6 +141,9 @@ func (r *plotRenderer) Objects() []fyne.CanvasObject {
 	}
 	for _, l := range r.lines {
 		objs = append(objs, l)
+	}
+	for _, e := range r.earlier {
+		objs = append(objs, e)
 	}
 	for _, d := range r.dots {
 		objs = append(objs, d)
@@ -230,6 +254,11 @@ func (r *plotRenderer) Layout(size fyne.Size) {
 		l.Position2 = fyne.NewPos(x(b.Time), y(b.Value))
 	}
 	const rad = 4
+	for i, e := range r.earlier {
+		px, py := x(pts[r.earlierOf[i]].Time), y(r.earlierVal[i])
+		e.Move(fyne.NewPos(px-2.5, py-2.5))
+		e.Resize(fyne.NewSize(5, 5))
+	}
 	// Value labels above their dot, else below it, else left out where
 	// they would overlap another label.
 	var placed []box
@@ -361,7 +390,14 @@ func (r *plotRenderer) Refresh() {
 		r.lines = append(r.lines, l)
 	}
 	r.dots, r.values = r.dots[:0], r.values[:0]
-	for _, pt := range pts {
+	r.earlier, r.earlierOf, r.earlierVal = r.earlier[:0], r.earlierOf[:0], r.earlierVal[:0]
+	for i, pt := range pts {
+		for _, v := range pt.Earlier {
+			e := canvas.NewCircle(color.Transparent)
+			e.StrokeColor = theme.Color(theme.ColorNamePlaceHolder)
+			e.StrokeWidth = 1.5
+			r.earlier, r.earlierOf, r.earlierVal = append(r.earlier, e), append(r.earlierOf, i), append(r.earlierVal, v)
+		}
 		d := canvas.NewCircle(trendColor)
 		if pt.Edited {
 			d.FillColor = theme.Color(theme.ColorNameInputBackground)
@@ -369,7 +405,7 @@ func (r *plotRenderer) Refresh() {
 		d.StrokeColor = trendColor
 		d.StrokeWidth = 2
 		r.dots = append(r.dots, d)
-		v := canvas.NewText(fmt.Sprintf("%.2f", pt.Value), theme.Color(theme.ColorNameForeground))
+		v := canvas.NewText(pt.label(), theme.Color(theme.ColorNameForeground))
 		v.TextSize = theme.CaptionTextSize()
 		r.values = append(r.values, v)
 	}

@@ -25,9 +25,19 @@ type review struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	view                            *LandmarkView
-	file, vhs, vlas, reading, conf  *widget.Label
-	status, kindText, rangeText     *widget.Label
+	view                           *LandmarkView
+	file, vhs, vlas, reading, conf *widget.Label
+	status, kindText, rangeText    *widget.Label
+	// caution is resultCaution, shown under the values while a
+	// measurement is open.
+	caution *widget.Label
+	// state is the panel's one current state: whose values are shown
+	// (the model's result, or the clinician's points, or why there is no
+	// verdict yet) and who placed the points.
+	state *widget.Label
+	// confirmBox holds one button per point a withheld result doubts that
+	// the clinician has not yet moved or confirmed (app.CheckDoubt).
+	confirmBox                      *fyne.Container
 	guide, details                  *widget.Label
 	dicom                           *widget.Label // a DICOM file's patient and study
 	detailsBox                      *widget.Accordion
@@ -35,6 +45,18 @@ type review struct {
 	open, save, export, print, clin *widget.Button
 	hand, undo, reset               *widget.Button
 	side                            *fyne.Container
+	// actions holds Save, Export and Print, fixed under the scrolled
+	// panel; printWhy says why Print is off.
+	actions  *fyne.Container
+	printWhy *widget.Label
+
+	// mismatch asks whose study a file is when its patient tags
+	// contradict the loaded patient (app.StudyMismatch): switch to the
+	// file's patient, or keep the loaded one with the mismatch
+	// acknowledged. Save and the report wait for the answer.
+	mismatch                   *fyne.Container
+	mismatchText               *widget.Label
+	switchPatient, keepPatient *widget.Button
 
 	// m is the model's measurement on screen (for a hand placement, the
 	// image and the model's result for it, whatever its code).
@@ -54,14 +76,21 @@ type review struct {
 	// set once its landmarks were changed since.
 	baseKind app.MeasurementKind
 	moved    bool
+	// confirmed marks the model's points the clinician confirmed as they
+	// are (app.SaveRequest.Confirmed).
+	confirmed app.Settled
+	// modelText is the model's result in words (or, for a measurement
+	// reopened from the history, what was reopened).
+	modelText string
 }
 
 // reviewStep is one undo step: the view's landmarks, the kind and
 // whether the landmarks had been moved.
 type reviewStep struct {
-	state EditState
-	kind  app.MeasurementKind
-	moved bool
+	state     EditState
+	kind      app.MeasurementKind
+	moved     bool
+	confirmed app.Settled
 }
 
 func newReview(u *UI) *review {
@@ -69,7 +98,8 @@ func newReview(u *UI) *review {
 		u: u, view: NewLandmarkView(), kind: app.MeasurementModel,
 		file: newValueLabel("No radiograph open. Open a file here, or run a capture session."), vhs: newValueLabel("VHS: -"), vlas: newValueLabel("VLAS: -"),
 		reading: newValueLabel(""), conf: newValueLabel(""), status: newValueLabel(""), kindText: newValueLabel(""), rangeText: newValueLabel(""),
-		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""),
+		guide: newValueLabel(""), details: newValueLabel(""), dicom: newValueLabel(""), state: newValueLabel(""), caution: newValueLabel(resultCaution),
+		confirmBox: container.NewVBox(),
 	}
 	r.view.OnEdit = r.pushUndo
 	r.view.OnChange = r.landmarksChanged
@@ -88,19 +118,40 @@ func newReview(u *UI) *review {
 	r.undo = widget.NewButton("Undo", r.undoStep)
 	r.reset = widget.NewButton("Reset to the model's points", r.resetToModel)
 	r.confirm.Hide()
+	r.mismatchText = newValueLabel("")
+	r.mismatchText.TextStyle = fyne.TextStyle{Bold: true}
+	r.switchPatient = widget.NewButton("Switch to the file's patient", func() {
+		if err := u.SwitchToFilePatient(); err != nil {
+			r.status.SetText(err.Error())
+		}
+	})
+	r.keepPatient = widget.NewButton("Keep the loaded patient", func() {
+		if err := u.KeepLoadedPatient(); err != nil {
+			r.status.SetText(err.Error())
+		}
+	})
+	r.mismatch = container.NewVBox(widget.NewSeparator(), r.mismatchText, r.switchPatient, r.keepPatient, widget.NewSeparator())
+	r.mismatch.Hide()
 	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
 		b.Disable()
 	}
 	r.conf.TextStyle = fyne.TextStyle{Italic: true}
+	r.caution.TextStyle = fyne.TextStyle{Italic: true}
+	r.caution.Hide()
 	r.detailsBox = widget.NewAccordion(widget.NewAccordionItem("Details", r.details))
 	side := container.NewVBox(
-		r.open, r.file, r.dicom, widget.NewSeparator(),
-		r.vhs, r.vlas, r.reading, r.rangeText, r.conf, r.kindText, r.status, r.detailsBox,
-		widget.NewSeparator(), r.guide, r.confirm, r.hand, r.undo, r.reset,
-		widget.NewSeparator(), r.save, r.export, r.print, r.clin,
+		r.open, r.file, r.dicom, r.mismatch, widget.NewSeparator(),
+		r.vhs, r.vlas, r.reading, r.caution, r.rangeText, r.conf, r.kindText, r.state, r.status, r.detailsBox,
+		widget.NewSeparator(), r.guide, r.confirmBox, r.confirm, r.hand, r.undo, r.reset,
+		widget.NewSeparator(), r.clin,
 	)
 	r.side = side
-	split := container.NewHSplit(r.view, container.NewVScroll(side))
+	// Save, Export and Print stay in view below the scrolled panel, at
+	// any window height and however long the notes above them grow.
+	r.printWhy = newValueLabel("")
+	r.printWhy.Hide()
+	r.actions = container.NewVBox(widget.NewSeparator(), r.save, r.export, r.print, r.printWhy)
+	split := container.NewHSplit(r.view, container.NewBorder(nil, r.actions, nil, nil, container.NewVScroll(side)))
 	split.Offset = 0.7
 	r.content = split
 	if w := u.opts.Window; w != nil {
@@ -135,11 +186,13 @@ func (r *review) chooseFile() {
 
 // OpenFile reads a radiograph (JPEG, PNG or DICOM, told by content; a
 // photograph of a screen is corrected first) and measures it in the
-// background for the patient in the patient field (for a DICOM file with
-// the field empty, the file's patient, whose record the file's tags then
-// create or complete: prefillFromDICOM); the Review tab shows the result
-// when it is done. Errors reading the file or
-// in the patient field are returned at once.
+// background for the patient in the patient field; the Review tab shows
+// the result when it is done. Whose study a DICOM file is follows
+// app.RouteFilePatient (routeFilePatient): with the field empty or
+// naming the file's patient, the file's patient, whose record its tags
+// create or complete; where its tags contradict the loaded patient,
+// Review asks. Errors reading the file or in the patient field are
+// returned at once.
 func (u *UI) OpenFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -166,7 +219,7 @@ func (u *UI) OpenFile(path string) error {
 			return
 		}
 		r.show(m)
-		u.prefillFromDICOM(m, false)
+		u.routeFilePatient(m)
 	})
 	return nil
 }
@@ -184,7 +237,7 @@ func (u *UI) ShowMeasurement(m *app.Measurement, source string) {
 // saved with.
 func (r *review) show(m *app.Measurement) {
 	res := m.Result
-	r.m, r.kind, r.history, r.savedAt, r.savedAs, r.moved = m, app.MeasurementModel, nil, time.Time{}, "", false
+	r.m, r.kind, r.history, r.savedAt, r.savedAs, r.moved, r.confirmed = m, app.MeasurementModel, nil, time.Time{}, "", false, app.Settled{}
 	if m.Base != nil {
 		r.kind = m.Base.Kind
 	}
@@ -209,7 +262,8 @@ func (r *review) show(m *app.Measurement) {
 		r.savedAs = r.saveKey() // nothing to save until it is corrected
 		r.savedAt = b.Time
 	}
-	r.status.SetText(text)
+	r.modelText = text
+	r.status.SetText("")
 	r.dicom.SetText(dicomText(m.DICOM))
 	r.confirm.SetChecked(false)
 	if res.Rejected {
@@ -247,15 +301,21 @@ func (r *review) update() {
 		return
 	}
 	res := r.m.Result
+	r.caution.Show()
+	r.u.showStartHere()
 	v := app.Values{VHS: res.VHS, VLAS: res.VLAS, AxesPerpendicular: res.AxesPerpendicular}
 	complete := r.view.Complete()
 	span := r.spanCheck()
+	doubt := app.CheckDoubt(r.m, r.kind, r.clinicianLandmarks(), r.confirmed)
 	switch {
 	case r.kind == app.MeasurementModel:
 		r.kindText.SetText("")
 	case !complete:
 		v = app.Values{}
 		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), cardiac.NumLandmarks))
+	case doubt != nil && !doubt.VLASOnly:
+		v = app.Values{} // no verdict from doubted points
+		r.kindText.SetText(doubt.Text())
 	default:
 		v = app.EditedValues(r.view.Landmarks())
 		text := "EDITED: landmarks moved by hand; values recomputed from the edited landmarks, model confidence no longer applies. Saving keeps the model's values beside these."
@@ -268,15 +328,29 @@ func (r *review) update() {
 		if span != nil && span.OffSix() {
 			text += " " + span.Warning()
 		}
+		if doubt != nil { // VLAS only: no VLAS from its doubted point
+			v.VLAS = nil
+			text += " " + doubt.Text()
+		}
 		r.kindText.SetText(text)
 	}
+	asking := r.showMismatch()
 	r.setValues(v.VHS, v.VLAS)
+	if asking {
+		// No verdict against the ranges of a patient the file may not be.
+		r.vhs.SetText("VHS " + fmtValue(v.VHS) + ": no verdict until you choose whose study this is (above).")
+		r.vlas.SetText("VLAS " + fmtValue(v.VLAS) + ".")
+		r.reading.SetText("")
+	}
 	r.setDetails(v, span)
+	r.setState(v, doubt)
 
 	rejectedOK := !res.Rejected || r.confirm.Checked
 	switch {
 	case r.view.Placing():
 		r.guide.SetText(placementStep(r.view.NextLandmark()) + " Tap the image to place it.")
+	case doubt != nil && len(doubt.Unsettled) > 0:
+		r.guide.SetText("Move each doubted point to where it belongs, or confirm it where it is. " + editKeys + " Or place all 7 by hand.")
 	case r.kind == app.MeasurementManual:
 		r.guide.SetText("All 7 landmarks placed. " + editKeys)
 	case res.Rejected && !r.confirm.Checked:
@@ -297,16 +371,19 @@ func (r *review) update() {
 	}
 	// One save per change: Save stays off while the screen holds what was
 	// last saved for this patient.
-	enable(r.save, savable && r.saveKey() != r.savedAs)
-	reportable := v.VHS != nil && (r.kind == app.MeasurementModel && !res.Rejected || complete && r.kind.Clinician() && rejectedOK)
+	enable(r.save, savable && !asking && r.saveKey() != r.savedAs)
+	reportable := !asking && v.VHS != nil && (r.kind == app.MeasurementModel && !res.Rejected || complete && r.kind.Clinician() && rejectedOK)
 	enable(r.export, reportable)
 	printOK, why := r.u.printerReady()
 	enable(r.print, reportable && printOK)
-	switch {
-	case !printOK:
-		r.print.SetText("Print report (" + why + ")")
-	default:
-		r.print.SetText("Print report")
+	// Why Print is off goes under the buttons, wrapped: in the button it
+	// would widen the panel (and the window) to its length.
+	if printOK {
+		r.printWhy.SetText("")
+		r.printWhy.Hide()
+	} else {
+		r.printWhy.SetText("Print is off: " + why + ".")
+		r.printWhy.Show()
 	}
 	// Empty notes take no room; wrapped labels change height with their
 	// text: lay the panel out again.
@@ -321,9 +398,47 @@ func (r *review) update() {
 }
 
 // saveKey identifies what Save would store: the patient, the kind and
-// the landmarks in effect.
-func (r *review) saveKey() string {
-	return fmt.Sprintf("%s|%s|%v|%d", r.u.PatientID(), r.kind, r.view.Landmarks(), r.view.Placed())
+// the landmarks in effect (screenKey).
+func (r *review) saveKey() string { return r.u.PatientID() + "|" + r.screenKey() }
+
+// screenKey identifies the work on screen: the kind, the landmarks and
+// the confirmed points.
+func (r *review) screenKey() string {
+	return fmt.Sprintf("%s|%v|%d|%v", r.kind, r.view.Landmarks(), r.view.Placed(), r.confirmed)
+}
+
+// UnsavedWork says what Review holds that leaving it would lose
+// (app.UnsavedWork: changed landmarks, an unsaved capture), "" for
+// nothing.
+func (u *UI) UnsavedWork() string {
+	r := u.review
+	if r.m == nil {
+		return ""
+	}
+	saved := r.savedAs != "" && strings.HasSuffix(r.savedAs, "|"+r.screenKey())
+	return app.UnsavedWork(r.m, r.kind, r.kind != r.baseKind || r.moved, saved)
+}
+
+// clear empties Review (unsaved work discarded).
+func (r *review) clear() {
+	r.m, r.history, r.savedAs, r.moved, r.confirmed, r.modelText = nil, nil, "", false, app.Settled{}, ""
+	r.kind, r.baseKind = app.MeasurementModel, app.MeasurementModel
+	r.view.SetImage(nil, cardiac.Landmarks{}, false)
+	r.file.SetText("No radiograph open. Open a file here, or run a capture session.")
+	for _, l := range []*widget.Label{r.dicom, r.reading, r.conf, r.kindText, r.state, r.status, r.guide, r.details, r.rangeText} {
+		l.SetText("")
+	}
+	r.vhs.SetText("VHS: -")
+	r.vlas.SetText("VLAS: -")
+	r.confirmBox.RemoveAll()
+	r.mismatch.Hide()
+	r.confirm.Hide()
+	r.caution.Hide()
+	r.u.showStartHere()
+	for _, b := range []*widget.Button{r.save, r.export, r.print, r.hand, r.undo, r.reset} {
+		b.Disable()
+	}
+	r.side.Refresh()
 }
 
 // spanCheck is the vertebral span check of the landmarks in effect
@@ -362,6 +477,9 @@ func (r *review) setDetails(v app.Values, span *app.SpanCheck) {
 	if span != nil {
 		lines = append(lines, span.Summary())
 	}
+	if r.kind.Clinician() && r.modelText != "" {
+		lines = append(lines, "The model's own result: "+r.modelText)
+	}
 	lines = append(lines, fmt.Sprintf("Result code %d: %s. The number API clients receive for this outcome.", res.Code, res.Code.Description()))
 	ref := r.u.Reference()
 	lines = append(lines, "VHS range: "+ref.VHSLabel()+", mean ± 2 SD of healthy animals.", "VLAS: "+ref.VLASLabel()+".")
@@ -395,7 +513,54 @@ func enable(b *widget.Button, on bool) {
 
 // pushUndo keeps the current state as an undo step (before a change).
 func (r *review) pushUndo() {
-	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind, moved: r.moved})
+	r.history = append(r.history, reviewStep{state: r.view.State(), kind: r.kind, moved: r.moved, confirmed: r.confirmed})
+}
+
+// setState shows the panel's one current state (the values v in effect,
+// doubt why there are none from the clinician's points) and who placed
+// the points, and offers a confirmation per doubted point not yet
+// settled.
+func (r *review) setState(v app.Values, doubt *app.Doubt) {
+	var text string
+	switch {
+	case !r.kind.Clinician():
+		text = r.modelText
+	case r.view.Placing():
+		text = "Placing the landmarks by hand."
+	case doubt != nil && !doubt.VLASOnly:
+		text = "No verdict yet: the values wait for the doubted points."
+	case v.VHS != nil:
+		text = "Values from the clinician's points: VHS " + fmtValue(v.VHS) + ", VLAS " + fmtValue(v.VLAS) + "."
+	default:
+		text = "The clinician's points give no VHS."
+	}
+	if by := app.PointsBy(r.m, r.kind, r.clinicianLandmarks(), r.confirmed); by != "" {
+		text = strings.TrimSpace(text + " " + by)
+	}
+	r.state.SetText(text)
+	r.confirmBox.RemoveAll()
+	if doubt == nil || r.view.Placing() || r.kind == app.MeasurementManual {
+		return
+	}
+	for _, k := range doubt.Unsettled {
+		k := k
+		r.confirmBox.Add(widget.NewButton("Confirm "+app.LandmarkNames[k]+" where it is", func() { r.confirmPoint(k) }))
+	}
+}
+
+// confirmPoint confirms landmark k of a withheld result where the model
+// put it (one undo step): it counts as the clinician's, like a move.
+func (r *review) confirmPoint(k int) {
+	if r.m == nil || r.confirmed[k] {
+		return
+	}
+	r.pushUndo()
+	r.confirmed[k] = true
+	if r.kind == app.MeasurementModel {
+		r.kind = app.MeasurementEdited
+	}
+	r.moved = true
+	r.update()
 }
 
 // landmarksChanged follows a placement, drag or nudge: moving the model's
@@ -444,7 +609,7 @@ func (r *review) undoStep() {
 	s := r.history[len(r.history)-1]
 	r.history = r.history[:len(r.history)-1]
 	r.view.Restore(s.state)
-	r.kind, r.moved = s.kind, s.moved
+	r.kind, r.moved, r.confirmed = s.kind, s.moved, s.confirmed
 	r.view.requestFocus() // the arrow keys keep working after the button
 	r.update()
 }
@@ -458,7 +623,7 @@ func (r *review) resetToModel() {
 	}
 	r.pushUndo()
 	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: cardiac.NumLandmarks})
-	r.kind, r.moved = r.baseKind, false
+	r.kind, r.moved, r.confirmed = r.baseKind, false, app.Settled{}
 	r.view.requestFocus()
 	r.update()
 }
@@ -506,7 +671,8 @@ func (r *review) saveToHistory() {
 // patient.
 func (u *UI) saveRequest() app.SaveRequest {
 	r := u.review
-	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked}
+	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked,
+		Confirmed: r.confirmed}
 }
 
 // SaveReview saves the Review tab's measurement (model, edited or placed
@@ -547,6 +713,8 @@ func (u *UI) SaveReview() error {
 	}
 	r.status.SetText(text)
 	r.update()
+	u.recordsChanged()
+	u.reportToPACS()
 	return nil
 }
 
@@ -627,23 +795,98 @@ func dicomText(d *app.DICOMImage) string {
 	return strings.Join(lines, "\n")
 }
 
+// PatientQuestion is the question Review asks while a file's patient
+// tags contradict the loaded patient (showMismatch), "" while it asks
+// none (for the Xvfb run).
+func (u *UI) PatientQuestion() string {
+	if !u.review.mismatch.Visible() {
+		return ""
+	}
+	return u.review.mismatchText.Text
+}
+
+// StartHere is the first-start note above the tabs, "" while it is
+// hidden (for the Xvfb run).
+func (u *UI) StartHere() string {
+	if !u.start.Visible() {
+		return ""
+	}
+	return u.start.Text
+}
+
 // ReviewStatus is the Review tab's status line and the DICOM patient and
 // study text under the file name (for the Xvfb run).
 func (u *UI) ReviewStatus() (status, dicom string) { return u.review.status.Text, u.review.dicom.Text }
 
-// prefillFromDICOM creates or completes the patient record from a DICOM
-// measurement's tags (PrefillPatient: the patient field then shows it)
-// when the field is empty or names the file's patient, or always with
-// switchPatient (an imported file is its own patient's); otherwise the
-// field's patient is kept (the Review tab shows the file's).
-func (u *UI) prefillFromDICOM(m *app.Measurement, switchPatient bool) {
-	if m == nil || m.DICOM == nil || m.DICOM.Tags.PatientID == "" {
-		return
+// routeFilePatient follows app.RouteFilePatient for a measured file
+// (opened, dropped, or taken from the watched import folder): the file's
+// patient becomes the current one (its record created or completed from
+// the tags) when none is loaded or the loaded one is the file's; where
+// the tags contradict the loaded patient, Review asks (showMismatch).
+func (u *UI) routeFilePatient(m *app.Measurement) {
+	route, _ := app.RouteFilePatient(u.Patient(), m)
+	if route == app.RouteFile {
+		if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
+			u.review.status.SetText(u.review.status.Text + " " + err.Error())
+		}
 	}
-	if cur := u.PatientID(); !switchPatient && cur != "" && cur != m.DICOM.Tags.PatientID {
-		return
+	u.review.update()
+}
+
+// showMismatch shows or hides the question whose study the file on
+// Review is (app.StudyMismatch against the patient bar's record) and
+// reports whether it is asked.
+func (r *review) showMismatch() bool {
+	mm := app.StudyMismatch(r.m, r.u.Patient())
+	if mm == nil {
+		r.mismatch.Hide()
+		return false
 	}
-	if _, err := u.PrefillPatient(m.DICOM.Tags.PatientTags()); err != nil {
-		u.review.status.SetText(u.review.status.Text + " " + err.Error())
+	r.mismatchText.SetText(mm.Question())
+	if mm.File.ID != "" {
+		r.switchPatient.SetText("Switch to the file's patient " + mm.File.ID)
+		r.switchPatient.Enable()
+	} else {
+		r.switchPatient.SetText("Switch to the file's patient (the file has no patient ID: type it above)")
+		r.switchPatient.Disable()
 	}
+	r.keepPatient.SetText("Keep " + mm.PatientID + " (I checked: this study is " + mm.PatientID + "'s)")
+	r.mismatch.Show()
+	return true
+}
+
+// SwitchToFilePatient answers the mismatch question with the file's
+// patient: its record is found or created from the file's tags
+// (PrefillPatient) and becomes the current patient.
+func (u *UI) SwitchToFilePatient() error {
+	r := u.review
+	if r.m == nil || r.m.DICOM == nil || r.m.DICOM.Tags.PatientID == "" {
+		return fmt.Errorf("switch patient: the file names no patient ID")
+	}
+	r.m.KeepPatient = ""
+	u.bar.carry = true // the work on Review is the file's patient's
+	_, err := u.PrefillPatient(r.m.DICOM.Tags.PatientTags())
+	u.bar.carry = false
+	if err != nil {
+		return fmt.Errorf("switch patient: %w", err)
+	}
+	r.status.SetText("Switched to the file's patient " + u.PatientID() + ".")
+	r.update()
+	return nil
+}
+
+// KeepLoadedPatient answers the mismatch question with the loaded
+// patient: the study is filed under it with the mismatch acknowledged
+// (app.Measurement.KeepPatient; the save is audited as such). Choosing
+// another patient afterwards asks again.
+func (u *UI) KeepLoadedPatient() error {
+	r := u.review
+	mm := app.StudyMismatch(r.m, u.Patient())
+	if mm == nil {
+		return fmt.Errorf("keep patient: nothing to acknowledge")
+	}
+	r.m.KeepPatient = mm.PatientID
+	r.status.SetText("Kept patient " + mm.PatientID + " although the file says otherwise (" + strings.Join(mm.Differences, "; ") + "); saving records the acknowledgement in the audit trail.")
+	r.update()
+	return nil
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
 	"vetlens/app/capture"
@@ -437,8 +439,8 @@ func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 	wait(t, done)
 	r := u.review
 	for _, want := range []string{cardiac.GuardScreenPhotoQuality.Description(), "(frame quality: [blurred])", "perspective was corrected"} {
-		if !strings.Contains(r.status.Text, want) {
-			t.Fatalf("status %q lacks %q", r.status.Text, want)
+		if !strings.Contains(r.state.Text, want) {
+			t.Fatalf("state %q lacks %q", r.state.Text, want)
 		}
 	}
 	if r.m == nil || r.m.Result.Code != cardiac.CodeNoLandmarks || !r.m.HasModelLandmarks() {
@@ -456,8 +458,8 @@ func TestReviewSaysItLevelled(t *testing.T) {
 		t.Fatalf("not levelled: %q", r.status.Text)
 	}
 	want := fmt.Sprintf("The spine was tilted about %.0f degrees: the landmarks were placed on the image turned level.", math.Abs(r.m.Result.LevelledDeg))
-	if !strings.Contains(r.status.Text, want) {
-		t.Errorf("status %q lacks %q", r.status.Text, want)
+	if !strings.Contains(r.state.Text, want) {
+		t.Errorf("state %q lacks %q", r.state.Text, want)
 	}
 }
 
@@ -506,10 +508,22 @@ func TestReviewCountsTheVertebralSpan(t *testing.T) {
 // B sits a vertebra short of T9 (withheld by guard 9) gets the span
 // note under the values, as well as the guard in the status.
 func TestReviewWarnsOfAModelSpanOffSix(t *testing.T) {
-	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
-	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
-	short := truth
-	short[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*5/6, Y: a.Y + (b.Y-a.Y)*5/6}
+	u, _ := spanWithheldOnPhantom(t, 5, "A-B covers about 4.9 vertebrae of 52 px")
+	r := u.review
+	if !strings.Contains(r.state.Text, "Vertebra A-B does not cover six of the image's vertebrae (A-B covers about 4.9 vertebrae of 52 px)") {
+		t.Errorf("state %q", r.state.Text)
+	}
+	if !strings.Contains(r.conf.Text, "covers about 4.9 vertebrae") || !strings.Contains(r.conf.Text, "not six") {
+		t.Errorf("note under the values %q", r.conf.Text)
+	}
+	if !strings.Contains(r.details.Text, "Vertebral span: A-B covers about 4.9 vertebrae") {
+		t.Errorf("details %q", r.details.Text)
+	}
+}
+
+// phantomImage is the first phantom's image.
+func phantomImage(t *testing.T) image.Image {
+	t.Helper()
 	f, err := os.Open(phantom1)
 	if err != nil {
 		t.Fatal(err)
@@ -519,18 +533,160 @@ func TestReviewWarnsOfAModelSpanOffSix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// spanWithheldOnPhantom shows on Review a withheld model result (code 5,
+// guard 9, detail) on the first phantom whose points are the truth but
+// for Vertebra B, put sixths sixths of the true T4-T9 span from A.
+func spanWithheldOnPhantom(t *testing.T, sixths float64, detail string) (*UI, cardiac.Landmarks) {
+	t.Helper()
+	truth, _ := phantomTruth(t, "xraysim_1_640x480.png")
+	a, b := truth[cardiac.VertebraA], truth[cardiac.VertebraB]
+	off := truth
+	off[cardiac.VertebraB] = cardiac.Point{X: a.X + (b.X-a.X)*sixths/6, Y: a.Y + (b.Y-a.Y)*sixths/6}
+	img := phantomImage(t)
 	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Rex-9")
 	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeNoLandmarks, Guard: cardiac.GuardVertebralSpanNotSix,
-		GuardDetail: "A-B covers about 4.9 vertebrae of 52 px", Landmarks: short, ModelLandmarks: []cardiac.Landmarks{short, short}}
+		GuardDetail: detail, Landmarks: off, ModelLandmarks: []cardiac.Landmarks{off, off}}
 	u.ShowMeasurement(&app.Measurement{Result: res, Image: img, ModelVersion: "m-1"}, "test image")
+	return u, truth
+}
+
+// dragTo drags landmark k of the view to image point p.
+func dragTo(v *LandmarkView, k int, p cardiac.Point) {
+	start, end := v.WidgetPos(k), v.PointPos(p)
+	v.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: end}, Dragged: fyne.NewDelta(end.X-start.X, end.Y-start.Y)})
+	v.DragEnd()
+}
+
+// confirmButton is Review's button confirming landmark k where it is, nil
+// when there is none.
+func confirmButton(r *review, k int) *widget.Button {
+	for _, o := range r.confirmBox.Objects {
+		if b, ok := o.(*widget.Button); ok && strings.Contains(b.Text, app.LandmarkNames[k]) {
+			return b
+		}
+	}
+	return nil
+}
+
+// noVerdict fails unless Review states no heart size and offers no save
+// or report.
+func noVerdict(t *testing.T, u *UI, when string) {
+	t.Helper()
 	r := u.review
-	if !strings.Contains(r.status.Text, "Vertebra A-B does not cover six of the image's vertebrae (A-B covers about 4.9 vertebrae of 52 px)") {
-		t.Errorf("status %q", r.status.Text)
+	if !strings.Contains(r.vhs.Text, "not measured") || !r.save.Disabled() || !r.export.Disabled() {
+		t.Fatalf("%s: %q, save off %v, export off %v", when, r.vhs.Text, r.save.Disabled(), r.export.Disabled())
 	}
-	if !strings.Contains(r.conf.Text, "covers about 4.9 vertebrae") || !strings.Contains(r.conf.Text, "not six") {
-		t.Errorf("note under the values %q", r.conf.Text)
+	if err := u.SaveReview(); err == nil {
+		t.Fatalf("%s: saved", when)
 	}
-	if !strings.Contains(r.details.Text, "Vertebral span: A-B covers about 4.9 vertebrae") {
+}
+
+// TestNoVerdictFromDoubtedPoints: after a withheld result whose span the
+// model doubts, moving only the apex gives no verdict (the issue's
+// "Heart size: small" from the model's other points); confirming A and B
+// where they are still gives none while the span counts seven vertebrae;
+// moving B onto T9 gives the verdict, which saves. Undo takes a
+// confirmation back.
+func TestNoVerdictFromDoubtedPoints(t *testing.T) {
+	u, truth := spanWithheldOnPhantom(t, 7, "A-B covers about 7.0 vertebrae")
+	r := u.review
+	if confirmButton(r, cardiac.VertebraA) == nil || confirmButton(r, cardiac.VertebraB) == nil || confirmButton(r, cardiac.HeartBottom) != nil {
+		t.Fatalf("confirm buttons %v", texts(r.confirmBox))
+	}
+	dragTo(r.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 4})
+	if r.kind != app.MeasurementEdited {
+		t.Fatalf("kind %s after the drag", r.kind)
+	}
+	noVerdict(t, u, "apex moved")
+	if !strings.Contains(r.kindText.Text, "Vertebra T4 (start), Vertebra T9 (end)") {
+		t.Errorf("note %q does not name the doubted points", r.kindText.Text)
+	}
+	test.Tap(confirmButton(r, cardiac.VertebraA))
+	noVerdict(t, u, "A confirmed")
+	if confirmButton(r, cardiac.VertebraA) != nil || confirmButton(r, cardiac.VertebraB) == nil {
+		t.Fatalf("after confirming A: %v", texts(r.confirmBox))
+	}
+	test.Tap(r.undo)
+	if confirmButton(r, cardiac.VertebraA) == nil {
+		t.Fatal("undo did not take the confirmation back")
+	}
+	test.Tap(confirmButton(r, cardiac.VertebraA))
+	test.Tap(confirmButton(r, cardiac.VertebraB))
+	noVerdict(t, u, "A and B confirmed, span seven")
+	if !strings.Contains(r.kindText.Text, "not six") {
+		t.Errorf("note %q does not give the span", r.kindText.Text)
+	}
+	dragTo(r.view, cardiac.VertebraB, truth[cardiac.VertebraB])
+	if !strings.HasPrefix(r.vhs.Text, "Heart size: ") || strings.Contains(r.vhs.Text, "not measured") || r.save.Disabled() {
+		t.Fatalf("B on T9: %q, save off %v; note %q", r.vhs.Text, r.save.Disabled(), r.kindText.Text)
+	}
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReviewShowsOneState: under a verdict from the clinician's points
+// the panel no longer says the values could not be calculated (the
+// model's own result moves to Details, attributed), and it says who
+// placed the points; with the model's result it says the model did.
+func TestReviewShowsOneState(t *testing.T) {
+	u, truth := spanWithheldOnPhantom(t, 7, "A-B covers about 7.0 vertebrae")
+	r := u.review
+	code5 := cardiac.CodeNoLandmarks.Description()
+	if !strings.Contains(r.state.Text, code5) || !strings.Contains(r.state.Text, "Points: all 7 placed by the model.") {
+		t.Fatalf("model's result: state %q", r.state.Text)
+	}
+	dragTo(r.view, cardiac.VertebraA, cardiac.Point{X: truth[cardiac.VertebraA].X + 1, Y: truth[cardiac.VertebraA].Y})
+	dragTo(r.view, cardiac.VertebraB, truth[cardiac.VertebraB])
+	if strings.Contains(r.vhs.Text, "not measured") {
+		t.Fatalf("no verdict: %q; note %q", r.vhs.Text, r.kindText.Text)
+	}
+	for _, l := range []*widget.Label{r.vhs, r.vlas, r.reading, r.conf, r.kindText, r.state, r.status, r.guide} {
+		if strings.Contains(l.Text, code5) || strings.Contains(l.Text, "could not") {
+			t.Errorf("under the verdict %q the panel says %q", r.vhs.Text, l.Text)
+		}
+	}
+	if !strings.Contains(r.state.Text, "Values from the clinician's points") || !strings.Contains(r.state.Text, "Points: 5 placed by the model, 2 moved by the clinician.") {
+		t.Errorf("state %q", r.state.Text)
+	}
+	if !strings.Contains(r.details.Text, "The model's own result: "+code5) {
 		t.Errorf("details %q", r.details.Text)
+	}
+}
+
+// TestNoVLASFromADoubtedPoint: where the model gave VHS but withheld
+// VLAS (code 4), moving the apex states VHS but no VLAS from the VLAS
+// point the model doubted, and saves VHS alone; confirming that point
+// states VLAS.
+func TestNoVLASFromADoubtedPoint(t *testing.T) {
+	truth, vhs := phantomTruth(t, "xraysim_1_640x480.png")
+	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Rex-9")
+	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeNoVLAS, Guard: cardiac.GuardVLASMisplaced, Landmarks: truth,
+		ModelLandmarks: []cardiac.Landmarks{truth}, VHS: &vhs, Confidence: cardiac.ConfidenceGood, LandmarksDetected: true, AxesPerpendicular: true}
+	u.ShowMeasurement(&app.Measurement{Result: res, Image: phantomImage(t), ModelVersion: "m-1"}, "test image")
+	r := u.review
+	dragTo(r.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 4})
+	if strings.Contains(r.vhs.Text, "not measured") || !strings.Contains(r.vlas.Text, "not measured") || !strings.Contains(r.kindText.Text, "No VLAS yet") {
+		t.Fatalf("apex moved: %q, %q, note %q", r.vhs.Text, r.vlas.Text, r.kindText.Text)
+	}
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := u.svc.Patient(context.Background(), "Rex-9")
+	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].VHS == nil || rec.Cardiac[0].VLAS != nil {
+		t.Fatalf("saved %+v, %v", rec, err)
+	}
+	b := confirmButton(r, cardiac.VLASPoint)
+	if b == nil {
+		t.Fatalf("no confirmation of the VLAS point: %v", texts(r.confirmBox))
+	}
+	test.Tap(b)
+	if strings.Contains(r.vlas.Text, "not measured") || strings.Contains(r.kindText.Text, "No VLAS yet") {
+		t.Fatalf("VLAS confirmed: %q, note %q", r.vlas.Text, r.kindText.Text)
 	}
 }

@@ -41,6 +41,9 @@ type serverTab struct {
 	dataDir     *widget.Entry
 	saveDir     *widget.Button
 	settings    *widget.Label
+	dirInUse    *widget.Label // the data directory this run uses
+	scroll      *container.Scroll
+	pacs        *pacsSettings
 	disk        *widget.Label // the free-space warning; hidden while the disk is fine
 	keys        *keysTab
 
@@ -54,7 +57,7 @@ type serverTab struct {
 
 func newServerTab(u *UI) *serverTab {
 	s := &serverTab{u: u, port: widget.NewEntry(), listenState: newValueLabel(""), urls: container.NewVBox(), fingerprint: widget.NewEntry(),
-		example: widget.NewMultiLineEntry(), desktop: newValueLabel(""), dataDir: widget.NewEntry(), settings: newValueLabel(""),
+		example: widget.NewMultiLineEntry(), desktop: newValueLabel(""), dataDir: widget.NewEntry(), settings: newValueLabel(""), dirInUse: newValueLabel(dataDirText(u.opts.DataDir, u.pref(PrefDataDir, ""))),
 		interfaceIPs: lanaddr.InterfaceIPs, disk: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})}
 	s.disk.Wrapping = fyne.TextWrapWord
 	s.port.SetText(strconv.Itoa(lanaddr.DefaultPort))
@@ -82,7 +85,8 @@ func newServerTab(u *UI) *serverTab {
 		s.settings.SetText("Data directory saved; it is used from the next start.")
 	})
 	s.keys = newKeysTab(u)
-	s.content = container.NewVScroll(container.NewVBox(
+	s.pacs = newPACSSettings(u)
+	s.scroll = container.NewVScroll(container.NewVBox(
 		s.disk,
 		widget.NewLabelWithStyle("API listener (HTTPS)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, widget.NewLabel("Serve the API to"), nil, s.scope),
@@ -99,11 +103,28 @@ func newServerTab(u *UI) *serverTab {
 		s.keys.content,
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Settings", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		s.dirInUse,
 		container.NewBorder(nil, nil, widget.NewLabel("Data directory"), s.saveDir, s.dataDir),
 		s.settings,
+		widget.NewSeparator(),
+		s.pacs.content,
 	))
+	s.content = s.scroll
 	s.refresh()
 	return s
+}
+
+// dataDirText says which data directory this run uses (inUse, "" when
+// the window was not told) and, where it differs, the saved setting a
+// start without --data-dir uses.
+func dataDirText(inUse, saved string) string {
+	switch {
+	case inUse == "":
+		return ""
+	case saved != "" && saved != inUse:
+		return "Data directory in use: " + inUse + " (given for this run with --data-dir; without it the saved setting below, " + saved + ", is used)."
+	}
+	return "Data directory in use: " + inUse + "."
 }
 
 // choose starts, moves or stops the listener from the scope buttons.

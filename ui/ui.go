@@ -60,6 +60,13 @@ type Options struct {
 	// Learn is the learning service (the Learning tab); nil: the tab
 	// says learning is not available.
 	Learn *learn.Service
+	// PACS sends reports to the clinic's PACS by C-STORE (dcmtk's
+	// storescu); nil: reports are only written to the outbox.
+	PACS app.PACSSender
+	// DataDir is the data directory this run uses (--data-dir, else the
+	// saved setting, else the default), for the Server tab to show; ""
+	// when not told.
+	DataDir string
 }
 
 // Listener is the in-process HTTPS API listener as the Server tab drives it.
@@ -113,6 +120,9 @@ type UI struct {
 	patient *widget.Entry
 	bar     *patientBar
 	tabs    *container.AppTabs
+	// start is the first-start note (startHere), shown while no patient
+	// is chosen and nothing is measured.
+	start *widget.Label
 
 	capture  *captureTab
 	review   *review
@@ -129,6 +139,9 @@ type UI struct {
 	printerState *printerState
 	// lastPicker is the file dialog opened last (tests).
 	lastPicker *filePicker
+	// discardAsked is set while the unsaved-work question is open
+	// (confirmDiscard).
+	discardAsked bool
 }
 
 // New builds the UI for svc without needing a real window.
@@ -138,7 +151,8 @@ func New(svc *app.Service, opts Options) *UI {
 			opts.Prefs = a.Preferences()
 		}
 	}
-	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry()}
+	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry(), start: newValueLabel(startHere)}
+	u.start.TextStyle = fyne.TextStyle{Bold: true}
 	u.patient.SetPlaceHolder("patient ID")
 	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
 	u.bar = newPatientBar(u)
@@ -190,15 +204,40 @@ func New(svc *app.Service, opts Options) *UI {
 // Content returns the root object to show in a window: the patient
 // record above the tabs.
 func (u *UI) Content() fyne.CanvasObject {
-	return container.NewBorder(u.bar.content, nil, nil, nil, u.tabs)
+	return container.NewBorder(container.NewVBox(u.bar.content, u.start), nil, nil, nil, u.tabs)
 }
 
 // patientChanged follows a change of the patient (id or details): the
 // Review tab's ranges and its Save button follow.
 func (u *UI) patientChanged() {
+	u.showStartHere()
 	if u.review != nil {
 		u.review.update()
 	}
+	if u.blood != nil {
+		u.blood.followPatient()
+	}
+}
+
+// showStartHere shows the first-start note while no patient is chosen
+// and Review holds nothing, and hides it otherwise.
+func (u *UI) showStartHere() {
+	if u.PatientID() == "" && (u.review == nil || u.review.m == nil) {
+		u.start.Show()
+	} else {
+		u.start.Hide()
+	}
+}
+
+// recordsChanged follows a change of the current patient or of what is
+// stored for it (a measurement, screening or record saved): the
+// Patients tab shows it at once, and its list finds it.
+func (u *UI) recordsChanged() {
+	if u.patients == nil {
+		return
+	}
+	u.patients.follow()
+	u.patients.refreshSearch()
 }
 
 // Tabs names the screens in order (for screenshots and tests).

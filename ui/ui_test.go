@@ -581,7 +581,7 @@ func newTestPlot(t *testing.T, width float32) *TrendPlot {
 func TestTrendPlot(t *testing.T) {
 	p := newTestPlot(t, 400)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p.SetPoints([]TrendPoint{{t0.Add(48 * time.Hour), 11.5, false}, {t0, 9, true}, {t0.Add(24 * time.Hour), 10, false}})
+	p.SetPoints([]TrendPoint{{Time: t0.Add(48 * time.Hour), Value: 11.5}, {Time: t0, Value: 9, Edited: true}, {Time: t0.Add(24 * time.Hour), Value: 10}})
 	pts := p.Points()
 	if len(pts) != 3 || !pts[0].Time.Equal(t0) || pts[2].Value != 11.5 {
 		t.Fatalf("points not in time order: %+v", pts)
@@ -701,5 +701,45 @@ func TestPatientsPanelKeepsWidth(t *testing.T) {
 		if q.Size().Width < ph || q.Size().Width < patientsListWidth-20 {
 			t.Fatalf("window %v: search box %v wide, its placeholder needs %v", width, q.Size().Width, ph)
 		}
+	}
+}
+
+// TestNewKeyIsReadable: a created API key is shown in the text colour,
+// not greyed out as disabled, and can be selected.
+func TestNewKeyIsReadable(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	u.SelectTab("Server")
+	k := u.server.keys
+	k.customer.SetText("Happy Paws")
+	test.Tap(k.create)
+	key := k.newKey.Text
+	var shown *canvas.Text
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *canvas.Text:
+			if v.Text == key {
+				shown = v
+			}
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(v).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(k.newKey)
+	if shown == nil {
+		t.Fatalf("key %q not drawn", key)
+	}
+	fg := theme.Color(theme.ColorNameForeground)
+	if shown.Color != fg {
+		t.Errorf("key drawn in %v, not the text colour %v", shown.Color, fg)
+	}
+	if !k.newKey.Selectable {
+		t.Error("the key cannot be selected")
 	}
 }

@@ -1,22 +1,28 @@
 package ui
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/usg"
+	"vetlens/platform/printing"
 )
 
 // texts collects the text of every label, button, check and entry under o.
@@ -128,8 +134,8 @@ func TestClinicalWorkflow(t *testing.T) {
 	}
 	open := rowButton(t, p.cardiac.Objects[0], "Open")
 	test.Tap(open)
-	if u.tabs.Selected().Text != "Review" || r.m.Base == nil || !r.save.Disabled() || !strings.HasPrefix(r.status.Text, "Reopened the measurement") {
-		t.Fatalf("reopen: tab %q, base %v, save %v, status %q", u.tabs.Selected().Text, r.m.Base, r.save.Disabled(), r.status.Text)
+	if u.tabs.Selected().Text != "Review" || r.m.Base == nil || !r.save.Disabled() || !strings.HasPrefix(r.state.Text, "Reopened the measurement") {
+		t.Fatalf("reopen: tab %q, base %v, save %v, state %q", u.tabs.Selected().Text, r.m.Base, r.save.Disabled(), r.state.Text)
 	}
 	start := r.view.WidgetPos(cardiac.HeartBottom)
 	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 30)}, Dragged: fyne.NewDelta(0, 30)})
@@ -270,8 +276,8 @@ func TestNoReportForRejectedImage(t *testing.T) {
 	if err := u.ExportReport(filepath.Join(t.TempDir(), "r.pdf")); err == nil || !strings.Contains(err.Error(), "rejected") {
 		t.Fatalf("export of a rejected image: %v", err)
 	}
-	if !strings.Contains(r.print.Text, "printing is not set up") {
-		t.Fatalf("print button %q", r.print.Text)
+	if !strings.Contains(r.printWhy.Text, "printing is not set up") {
+		t.Fatalf("print note %q", r.printWhy.Text)
 	}
 }
 
@@ -399,4 +405,338 @@ func TestUSGHistoryLine(t *testing.T) {
 		}
 	}
 	checkGlyphs(t, desk, api)
+}
+
+// showPhantomResult shows on Review a code-1 model result on the first
+// phantom at its true landmarks.
+func showPhantomResult(t *testing.T, u *UI) cardiac.Landmarks {
+	t.Helper()
+	truth, vhs := phantomTruth(t, "xraysim_1_640x480.png")
+	res := &cardiac.Result{Width: 640, Height: 480, Code: cardiac.CodeHighConfidence, Landmarks: truth, ModelLandmarks: []cardiac.Landmarks{truth},
+		VHS: &vhs, Confidence: cardiac.ConfidenceOptimal, LandmarksDetected: true, AxesPerpendicular: true}
+	u.ShowMeasurement(&app.Measurement{Result: res, Image: phantomImage(t), ModelVersion: "m-1"}, "test image")
+	return truth
+}
+
+// below fails unless heading's top is at or below the bottom of rows,
+// both in the record's column.
+func below(t *testing.T, rows *fyne.Container, heading fyne.CanvasObject, when string) {
+	t.Helper()
+	walkObjects(rows, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok && l.Visible() && l.MinSize().Height > l.Size().Height+0.5 {
+			t.Errorf("%s: a row's text needs %.0f px but is given %.0f: %q", when, l.MinSize().Height, l.Size().Height, l.Text)
+		}
+	})
+	if bottom := rows.Position().Y + rows.Size().Height; heading.Position().Y < bottom-0.5 {
+		t.Errorf("%s: the heading at y %.0f is drawn over the rows ending at %.0f", when, heading.Position().Y, bottom)
+	}
+}
+
+// TestPatientsTabFollows: the Patients tab shows the current patient and
+// every save at once, without being clicked again (a save, a correction
+// of a reopened entry, a change of patient in the header), and its rows
+// never overlap the bloodwork heading below them.
+func TestPatientsTabFollows(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	w.Resize(fyne.NewSize(1024, 700))
+	p := u.patients
+	var heading fyne.CanvasObject
+	for _, o := range p.right.Content.(*fyne.Container).Objects {
+		if l, ok := o.(*widget.Label); ok && strings.HasPrefix(l.Text, "Bloodwork screening") {
+			heading = l
+		}
+	}
+	if heading == nil {
+		t.Fatal("no bloodwork heading")
+	}
+	u.SelectTab("Patients")
+	u.SetPatientID("Rex-1")
+	if p.record == nil || p.record.PatientID != "Rex-1" {
+		t.Fatalf("header Rex-1, tab shows %+v", p.record)
+	}
+	u.SelectTab("Review")
+	truth := showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.record.Cardiac) != 1 || len(p.vhsPlot.Points()) != 1 || len(p.cardiac.Objects) != 1 {
+		t.Fatalf("after the save: %d entries, %d points, %d rows", len(p.record.Cardiac), len(p.vhsPlot.Points()), len(p.cardiac.Objects))
+	}
+	// A correction of the reopened entry shows at once too.
+	u.SelectTab("Patients")
+	if err := u.ReopenMeasurement("Rex-1", app.DesktopCustomer, p.record.Cardiac[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	dragTo(u.review.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 8})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.record.Cardiac) != 2 || p.record.Cardiac[0].SupersededBy == 0 || len(p.vhsPlot.Points()) != 1 || *p.record.Cardiac[1].VHS == *p.record.Cardiac[0].VHS {
+		t.Fatalf("after the correction: %+v", p.record.Cardiac)
+	}
+	if pt := p.vhsPlot.Points()[0]; pt.Value != *p.record.Cardiac[1].VHS {
+		t.Errorf("trend shows %.2f, not the correction's %.2f", pt.Value, *p.record.Cardiac[1].VHS)
+	}
+	u.SelectTab("Patients")
+	below(t, p.cardiac, heading, "two rows")
+	// The header's patient is the tab's.
+	u.SetPatientID("Bella")
+	if p.record == nil || p.record.PatientID != "Bella" || !strings.Contains(p.title.Text, "Bella") || len(p.record.Cardiac) != 0 {
+		t.Fatalf("header Bella, tab shows %q", p.title.Text)
+	}
+	below(t, p.cardiac, heading, "no rows")
+	// Back to Rex-1 while the tab is on screen: the rows grow in place.
+	u.SetPatientID("Rex-1")
+	below(t, p.cardiac, heading, "two rows, shown in place")
+	u.SetPatientID("")
+	if p.record != nil || p.title.Text != "No patient open" {
+		t.Fatalf("no patient, tab shows %q", p.title.Text)
+	}
+}
+
+// TestCorrectionOnTheTrend: a study corrected after a later study was
+// saved stays one point at its own study's time, with the corrected
+// value and the value it was corrected from; it is not plotted as a new
+// measurement after the later study.
+func TestCorrectionOnTheTrend(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	p := u.patients
+	u.SetPatientID("Rex-1")
+	truth := showPhantomResult(t, u)
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	first := p.record.Cardiac[0]
+	// A later study (other landmarks, so not a repeat).
+	showPhantomResult(t, u)
+	dragTo(u.review.view, cardiac.HeartLeft, cardiac.Point{X: truth[cardiac.HeartLeft].X + 6, Y: truth[cardiac.HeartLeft].Y})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	second := p.record.Cardiac[1]
+	// The first study corrected now.
+	if err := u.ReopenMeasurement("Rex-1", app.DesktopCustomer, first.Seq); err != nil {
+		t.Fatal(err)
+	}
+	dragTo(u.review.view, cardiac.HeartBottom, cardiac.Point{X: truth[cardiac.HeartBottom].X, Y: truth[cardiac.HeartBottom].Y + 8})
+	if err := u.SaveReview(); err != nil {
+		t.Fatal(err)
+	}
+	correction := p.record.Cardiac[2]
+	if correction.Supersedes != first.Seq || !correction.Time.After(second.Time) {
+		t.Fatalf("correction %+v", correction.HistoryEntry)
+	}
+	pts := p.vhsPlot.Points()
+	if len(pts) != 2 {
+		t.Fatalf("%d points: %+v", len(pts), pts)
+	}
+	if !pts[0].Time.Equal(first.Time) || pts[0].Value != *correction.VHS || len(pts[0].Earlier) != 1 || pts[0].Earlier[0] != *first.VHS {
+		t.Errorf("corrected study plotted as %+v; want %.2f at %v, corrected from %.2f", pts[0], *correction.VHS, first.Time, *first.VHS)
+	}
+	if !pts[1].Time.Equal(second.Time) || pts[1].Value != *second.VHS || len(pts[1].Earlier) != 0 {
+		t.Errorf("later study plotted as %+v", pts[1])
+	}
+	r := test.WidgetRenderer(p.vhsPlot).(*plotRenderer)
+	if len(r.earlier) != 1 || !strings.Contains(r.values[0].Text, fmt.Sprintf("corrected from %.2f", *first.VHS)) {
+		t.Errorf("%d earlier marks, label %q", len(r.earlier), r.values[0].Text)
+	}
+}
+
+// breedChoices opens the breed field's suggestions and returns them.
+func breedChoices(t *testing.T, u *UI, w fyne.Window) []string {
+	t.Helper()
+	for w.Canvas().Overlays().Top() != nil {
+		w.Canvas().Overlays().Remove(w.Canvas().Overlays().Top())
+	}
+	test.Tap(u.bar.breedPick.ActionItem.(fyne.Tappable))
+	var out []string
+	if top := w.Canvas().Overlays().Top(); top != nil {
+		walkObjects(top, func(o fyne.CanvasObject) {
+			if tx, ok := o.(*canvas.Text); ok && tx.Text != "" {
+				out = append(out, tx.Text)
+			}
+		})
+	}
+	return out
+}
+
+// TestBreedsFollowSpecies: the breed suggestions are the species' own; a
+// cat is not offered dog breeds.
+func TestBreedsFollowSpecies(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	for _, tc := range []struct {
+		species string
+		boxer   bool
+	}{{"dog", true}, {"cat", false}, {"dog", true}} {
+		u.bar.species.SetSelected(tc.species)
+		got := breedChoices(t, u, w)
+		if slices.Contains(got, "Boxer") != tc.boxer || len(got) != len(app.StudiedBreeds(app.ParseSpecies(tc.species))) {
+			t.Errorf("%s offered %v", tc.species, got)
+		}
+	}
+}
+
+// TestBloodworkAgeFromBirthDate: Age (months) is filled from the
+// patient's birth date and follows the patient; an age typed by hand is
+// kept.
+func TestBloodworkAgeFromBirthDate(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	age := u.blood.entries[app.BloodworkAge]
+	born := time.Now().AddDate(-2, -3, -1).Format("2006-01-02")
+	u.SetPatientID("Tom-1")
+	u.bar.species.SetSelected("cat")
+	u.bar.birth.SetText(born)
+	if age.Text != "27" {
+		t.Fatalf("born %s: age %q, want 27", born, age.Text)
+	}
+	if err := u.SavePatient(); err != nil {
+		t.Fatal(err)
+	}
+	u.SetPatientID("Other-2") // no birth date
+	if age.Text != "" {
+		t.Fatalf("a patient without a birth date kept the age %q", age.Text)
+	}
+	u.SetPatientID("Tom-1")
+	if age.Text != "27" {
+		t.Fatalf("back to Tom-1: age %q", age.Text)
+	}
+	age.SetText("30") // typed by hand
+	u.bar.birth.SetText(time.Now().AddDate(-1, 0, -1).Format("2006-01-02"))
+	if age.Text != "30" {
+		t.Fatalf("a typed age was replaced: %q", age.Text)
+	}
+}
+
+// TestFindPatientByOwner: the Patients search finds a patient by the
+// owner's name.
+func TestFindPatientByOwner(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	u.SetPatientID("Rex-1")
+	u.bar.name.SetText("Rex")
+	u.bar.owner.SetText("Jane Smith")
+	if err := u.SavePatient(); err != nil {
+		t.Fatal(err)
+	}
+	u.patients.query.SetText("smith")
+	got := texts(u.patients.matches)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Rex-1  Rex") {
+		t.Fatalf("found %q", got)
+	}
+}
+
+// TestPrintButtonSpeaksToTheClinic: on a computer without a printing
+// system the Print button says so in the clinic's words, not the
+// package to install.
+func TestPrintButtonSpeaksToTheClinic(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "lp")
+	u, w, _ := newTestUIWith(t, false, nil, Options{Printer: printing.LP{LPPath: missing, LPStatPath: missing}})
+	u.SetPatientID("Rex-1")
+	showPhantomResult(t, u)
+	if min := w.Content().MinSize().Width; min > 1024 {
+		t.Errorf("the window needs %.0f px across: the reason Print is off widens it", min)
+	}
+	got := u.review.printWhy.Text
+	if !u.review.print.Disabled() || !u.review.printWhy.Visible() || !strings.Contains(got, "printing is not set up on this computer") || strings.Contains(got, "CUPS") || strings.Contains(got, "cups-client") {
+		t.Fatalf("print button %q", got)
+	}
+}
+
+// TestFirstStartAndCaution: a first start says what to do first until a
+// patient is chosen; the synthetic-data caution stands where results
+// appear, on Review and under a bloodwork result, not before.
+func TestFirstStartAndCaution(t *testing.T) {
+	u, _, _ := newTestUI(t, false)
+	if !u.start.Visible() || !strings.Contains(u.start.Text, "patient") || !strings.Contains(u.start.Text, "radiograph or DICOM") || !strings.Contains(u.start.Text, "Capture") {
+		t.Fatalf("first start: shown %v, %q", u.start.Visible(), u.start.Text)
+	}
+	if u.review.caution.Visible() || u.blood.caution.Visible() {
+		t.Fatal("caution shown with no result")
+	}
+	u.SetPatientID("Rex-1")
+	if u.start.Visible() {
+		t.Fatal("the first-start note stays with a patient chosen")
+	}
+	showPhantomResult(t, u)
+	if !u.review.caution.Visible() || !strings.Contains(u.review.caution.Text, "synthetic data") {
+		t.Fatalf("Review caution: shown %v, %q", u.review.caution.Visible(), u.review.caution.Text)
+	}
+	u.blood.show(&usg.Result{ProbabilityImpaired: 0.2, RiskLabel: "low", ConformalSet: []string{"adequate"}})
+	if !u.blood.caution.Visible() || !strings.Contains(u.blood.caution.Text, "synthetic data") {
+		t.Fatal("no caution under the bloodwork result")
+	}
+	u.blood.fail("Check the values")
+	if u.blood.caution.Visible() {
+		t.Fatal("caution left without a result")
+	}
+}
+
+// TestBloodworkShowsTheCorrectedValue: after an automatic unit
+// correction the field shows the value used, the correction line sits
+// between the button and the result without covering it, Screen again
+// screens nothing, and Undo puts the typed value back (then refused).
+func TestBloodworkShowsTheCorrectedValue(t *testing.T) {
+	u, w, done := newTestUI(t, true)
+	w.Resize(fyne.NewSize(1024, 700))
+	u.SelectTab("Bloodwork")
+	b := u.blood
+	u.SubmitBloodwork([usg.NumFeatures]string{"30", "160", "12", "2000", "120"})
+	wait(t, done)
+	if got := b.entries[1].Text; got != "1.81" {
+		t.Fatalf("creatinine field %q after the correction, want the 1.81 used", got)
+	}
+	if len(b.corrections.Objects) != 1 || !strings.HasPrefix(b.result.Text, "Urine concentrating ability") {
+		t.Fatalf("%d corrections, result %q, error %q", len(b.corrections.Objects), b.result.Text, b.errLabel.Text)
+	}
+	abs := func(o fyne.CanvasObject) float32 {
+		return fyne.CurrentApp().Driver().AbsolutePositionForObject(o).Y
+	}
+	row := b.corrections.Objects[0]
+	if bottom := abs(row) + row.Size().Height; bottom > abs(b.result)+0.5 {
+		t.Errorf("the correction line (bottom %.0f) covers the result (top %.0f)", bottom, abs(b.result))
+	}
+	test.Tap(b.predict)
+	if !strings.Contains(b.errLabel.Text, "just screened") {
+		t.Fatalf("Screen again: %q", b.errLabel.Text)
+	}
+	var undo *widget.Button
+	for _, o := range row.(*fyne.Container).Objects {
+		if btn, ok := o.(*widget.Button); ok && btn.Text == "Undo" {
+			undo = btn
+		}
+	}
+	if undo == nil {
+		t.Fatal("no Undo on the correction line")
+	}
+	test.Tap(undo)
+	if b.entries[1].Text != "160" || !strings.Contains(b.errLabel.Text, "creatinine 160 mg/dL is above the plausible range") {
+		t.Fatalf("undo: field %q, %q", b.entries[1].Text, b.errLabel.Text)
+	}
+}
+
+// TestReviewActionsStayInView: at 1024x700, with long notes on Review,
+// Save, Export and Print are inside the window without scrolling, and do
+// not move when the status line grows.
+func TestReviewActionsStayInView(t *testing.T) {
+	u, w, _ := newTestUI(t, false)
+	w.Resize(fyne.NewSize(1024, 700))
+	u.SetPatientID("Rex-1")
+	u.SelectTab("Review")
+	showPhantomResult(t, u)
+	r := u.review
+	d := fyne.CurrentApp().Driver()
+	var before []fyne.Position
+	for _, b := range []*widget.Button{r.save, r.export, r.print} {
+		p := d.AbsolutePositionForObject(b)
+		if !b.Visible() || p.Y < 0 || p.Y+b.Size().Height > w.Canvas().Size().Height+0.5 || b.Size().Height == 0 {
+			t.Fatalf("%q at %v size %v: outside the 1024x700 window", b.Text, p, b.Size())
+		}
+		before = append(before, p)
+	}
+	r.status.SetText(strings.Repeat("A long status line that wraps over several lines of the panel. ", 8))
+	r.side.Refresh()
+	for i, b := range []*widget.Button{r.save, r.export, r.print} {
+		if p := d.AbsolutePositionForObject(b); p != before[i] {
+			t.Errorf("%q moved from %v to %v with the status line", b.Text, before[i], p)
+		}
+	}
 }

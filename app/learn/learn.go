@@ -31,6 +31,10 @@ type Layout struct {
 // Pool is the case pool (DogHeart layout, `vetlens dataset import`).
 func (l Layout) Pool() string { return filepath.Join(l.Dir, "pool") }
 
+// Salt is the file holding the salt of the patient hashes of exported
+// and pooled cases (never exported).
+func (l Layout) Salt() string { return filepath.Join(l.Dir, "salt") }
+
 // Versions holds the promoted versions, one immutable folder each.
 func (l Layout) Versions() string { return filepath.Join(l.Dir, "versions") }
 

@@ -118,6 +118,9 @@ func (s *Service) Follow(ctx context.Context, interval time.Duration, onErr func
 	}
 }
 
+// Layout is the service's folders (the pool, for app.Service.SyncPool).
+func (s *Service) Layout() Layout { return s.cfg.Layout }
+
 // Pool counts the pool's cases by kind.
 func (s *Service) Pool(ctx context.Context) (PoolSummary, error) {
 	cases, err := LoadPool(s.cfg.Layout.Pool())

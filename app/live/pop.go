@@ -8,6 +8,20 @@ import (
 	"vetlens/app"
 )
 
+// FileOutliner is an Outliner for frames read from image files: a frame
+// that is a radiograph file, not a photograph of a screen
+// (app.PlainFile), has no screen outline, whatever inner finds in it.
+func FileOutliner(inner Outliner) Outliner { return fileOutliner{inner} }
+
+type fileOutliner struct{ inner Outliner }
+
+func (o fileOutliner) Corners(ctx context.Context, jpeg []byte) ([4][2]float64, bool, error) {
+	if plain, err := app.PlainFile(jpeg); err == nil && plain {
+		return [4][2]float64{}, false, nil
+	}
+	return o.inner.Corners(ctx, jpeg)
+}
+
 // PoPOutliner is an Outliner over a PoP pipeline's corner detection
 // (app.PoP.DetectCorners; capture.Service in the application): no corners
 // (app.ErrNoCorners) is ok false, not an error.

@@ -1,77 +1,56 @@
 package live
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"image"
+	"image/color"
+	"image/png"
 	"testing"
-
-	"vetlens/app"
 )
 
-// fakePoP answers corners for "screen", ErrNoCorners for "blank" and an
-// internal error otherwise; sessions complete on their second frame.
-type fakePoP struct {
-	app.PoP // methods not used here panic
-	frames  map[string]int
+// alwaysOutliner finds a screen in every frame (a false positive on a
+// radiograph file, as the learned corner model can give).
+type alwaysOutliner struct{}
+
+func (alwaysOutliner) Corners(context.Context, []byte) ([4][2]float64, bool, error) {
+	return [4][2]float64{{10, 10}, {90, 10}, {90, 90}, {10, 90}}, true, nil
 }
 
-func (p *fakePoP) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
-	switch string(img) {
-	case "screen":
-		return [4][2]float64{{1, 2}, {9, 2}, {9, 8}, {1, 8}}, 10, 10, nil
-	case "blank":
-		return [4][2]float64{}, 10, 10, app.ErrNoCorners
-	}
-	return [4][2]float64{}, 0, 0, errors.New("decode frame: corrupt")
-}
-
-func (p *fakePoP) StartSession(ctx context.Context) (app.Session, error) {
-	if err := ctx.Err(); err != nil {
-		return app.Session{}, err
-	}
-	if p.frames == nil {
-		p.frames = map[string]int{}
-	}
-	id := "s" + string(rune('0'+len(p.frames)))
-	p.frames[id] = 0
-	return app.Session{ID: id, Config: app.SessionConfig{MaxFrames: 20}}, nil
-}
-
-func (p *fakePoP) Frame(ctx context.Context, id string, b []byte) (app.FrameOutcome, error) {
-	n, ok := p.frames[id]
-	if !ok {
-		return app.FrameOutcome{}, app.ErrSessionNotFound
-	}
-	if n >= 2 {
-		return app.FrameOutcome{}, app.ErrSessionClosed
-	}
-	p.frames[id] = n + 1
-	if n == 1 {
-		return app.FrameOutcome{Status: app.StatusComplete, FramesProcessed: 2}, nil
-	}
-	return app.FrameOutcome{Status: app.StatusContinue, FramesProcessed: 1}, nil
-}
-
-func TestPoPOutliner(t *testing.T) {
-	cases := []struct {
-		img    string
-		ok     bool
-		errors bool
-	}{
-		{"screen", true, false},
-		{"blank", false, false},
-		{"junk", false, true},
-	}
-	o := PoPOutliner(&fakePoP{})
-	for _, tc := range cases {
-		t.Run(tc.img, func(t *testing.T) {
-			c, ok, err := o.Corners(context.Background(), []byte(tc.img))
-			if ok != tc.ok || (err != nil) != tc.errors {
-				t.Fatalf("ok %v err %v", ok, err)
+// pngFrame encodes a 160x120 frame, grey or with colour.
+func pngFrame(t *testing.T, colour bool) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	for y := range 120 {
+		for x := range 160 {
+			v := uint8((x*7 + y*3) % 256)
+			c := color.RGBA{v, v, v, 255}
+			if colour {
+				c = color.RGBA{v, uint8(255 - int(v)), uint8((int(v) * 3) % 256), 255}
 			}
-			if ok && c[2] != [2]float64{9, 8} {
-				t.Fatalf("corners %v", c)
-			}
-		})
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestFileOutliner: a grey frame from a file (a radiograph file) gets no
+// screen outline whatever the detector says; a colour frame keeps the
+// detector's.
+func TestFileOutliner(t *testing.T) {
+	o := FileOutliner(alwaysOutliner{})
+	for _, tc := range []struct {
+		name   string
+		colour bool
+		want   bool
+	}{{"radiograph file", false, false}, {"photo", true, true}} {
+		_, ok, err := o.Corners(context.Background(), pngFrame(t, tc.colour))
+		if err != nil || ok != tc.want {
+			t.Errorf("%s: outline %v, %v; want %v", tc.name, ok, err, tc.want)
+		}
 	}
 }

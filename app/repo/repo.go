@@ -211,8 +211,9 @@ type AuditEvent struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
 	PatientID string    `json:"patient_id"`
-	// Action is "patient_created", "patient_updated", "corrected" or
-	// "hidden".
+	// Action is "patient_created", "patient_updated", "corrected",
+	// "hidden" or "patient_mismatch_kept" (a study filed under a patient
+	// its DICOM tags contradict, acknowledged by the clinician).
 	Action string `json:"action"`
 	// Customer and Entry name the history entry concerned (0: none).
 	Customer string `json:"customer,omitempty"`
@@ -370,6 +371,18 @@ type BillRequest struct {
 // MonthlyUsage are filled in by the store.
 type Decide func(BillState) (ev Event, bill bool, err error)
 
+// Study is the DICOM study a desktop measurement was made on, kept so
+// that its report can go back to the PACS later: the Study Instance UID,
+// the Patient ID and name as the file wrote them, the Accession Number
+// and the study date (YYYYMMDD).
+type Study struct {
+	InstanceUID string `json:"instance_uid"`
+	PatientID   string `json:"patient_id,omitempty"`
+	PatientName string `json:"patient_name,omitempty"`
+	Accession   string `json:"accession,omitempty"`
+	Date        string `json:"date,omitempty"`
+}
+
 // HistoryEntry is one measurement kept for a (customer, uuid) pair.
 type HistoryEntry struct {
 	// Seq is the entry's number, unique in the store (filled in on
@@ -411,6 +424,9 @@ type HistoryEntry struct {
 	// HasImage is set when the measured image is kept beside the entry
 	// (History.Image), so that it can be reopened and corrected.
 	HasImage bool `json:"has_image,omitempty"`
+	// Study is the DICOM study measured (desktop saves of a DICOM file
+	// with a Study Instance UID); nil otherwise.
+	Study *Study `json:"study,omitempty"`
 	// ImageSHA256 is the hex SHA-256 of the measured image's pixels as
 	// kept (desktop saves): a save of the same image with the same
 	// landmarks and kind is a repeat, not a new measurement.

@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write a PNG of every screen into this folder (required)")
 	toml := fs.String("app-toml", "FyneApp.toml", "the app metadata (app ID, name, icon) the product embeds")
-	open := fs.String("open", "", "last, open this radiograph (a DICOM in make test-gui) with the patient field empty: it must be measured and a DICOM's patient must fill the field (NN-open.png)")
+	open := fs.String("open", "", "last, open this radiograph (a DICOM in make test-gui) with the patient field empty: it must be measured and a DICOM's patient must fill the field (NN-open.png); then again for the demo dog: Review must ask whose study it is (NN-mismatch.png); kept for the dog and saved, its report goes to a PACS outbox from the Patients tab (NN-outbox.png)")
 	if err := fs.Parse(args); err != nil {
 		return cli.ExitUsage
 	}
@@ -61,6 +61,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := screenshotRun(ctx, u, w, camera, *out, stdout); err != nil || *open == "" {
 			return err
 		}
-		return screenshotOpen(ctx, u, w, *open, *out, len(u.Tabs())+1, stdout)
+		if err := screenshotOpen(ctx, u, w, *open, *out, len(u.Tabs())+1, stdout); err != nil {
+			return err
+		}
+		if err := screenshotMismatch(ctx, u, w, *open, *out, len(u.Tabs())+2, stdout); err != nil {
+			return err
+		}
+		return screenshotOutbox(ctx, u, w, *out, len(u.Tabs())+3, stdout)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -67,4 +68,75 @@ func screenshotOpen(ctx context.Context, u *ui.UI, w fyne.Window, path, dir stri
 	}
 	pause(ctx, 700*time.Millisecond)
 	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-open.png", n)))
+}
+
+// screenshotMismatch opens path (the DICOM of screenshotOpen) again while
+// the demo dog is the current patient: Review must ask whose study it is
+// (the file's patient tags contradict the loaded patient) and the run
+// shoots the question as NN-mismatch.png. No question fails the run.
+func screenshotMismatch(ctx context.Context, u *ui.UI, w fyne.Window, path, dir string, n int, stdout io.Writer) error {
+	var err error
+	before := u.ReviewMeasurement()
+	fyne.DoAndWait(func() {
+		u.SetPatientID(screenshotDog.PatientID)
+		u.SelectTab("Review")
+		err = u.OpenFile(path)
+	})
+	if err != nil {
+		return fmt.Errorf("open %s for %s: %w", path, screenshotDog.PatientID, err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var q string
+		m := before
+		fyne.DoAndWait(func() { m, q = u.ReviewMeasurement(), u.PatientQuestion() })
+		if m != before && m != nil {
+			if q == "" {
+				return fmt.Errorf("open %s for %s: measured without asking whose study it is", path, screenshotDog.PatientID)
+			}
+			fmt.Fprintf(stdout, "mismatch: %s\n", q)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("open %s for %s: not measured in time", path, screenshotDog.PatientID)
+		}
+		pause(ctx, 200*time.Millisecond)
+	}
+	pause(ctx, 700*time.Millisecond)
+	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-mismatch.png", n)))
+}
+
+// screenshotOutbox keeps the mismatched study under the demo dog (Keep),
+// saves it, sets a PACS outbox and sends the dog's reports from the
+// Patients tab: the outbox must then hold a DICOM report, and the run
+// shoots the Server tab's PACS settings as NN-outbox.png.
+func screenshotOutbox(ctx context.Context, u *ui.UI, w fyne.Window, dir string, n int, stdout io.Writer) error {
+	outbox, err := os.MkdirTemp("", "vetlens-outbox-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(outbox)
+	var status string
+	fyne.DoAndWait(func() {
+		if err = u.KeepLoadedPatient(); err != nil {
+			return
+		}
+		if err = u.SaveReview(); err != nil {
+			return
+		}
+		fyne.CurrentApp().Preferences().SetString(ui.PrefPACSOutbox, outbox)
+		u.OpenPatient(screenshotDog.PatientID)
+		u.SendPatientReports(screenshotDog.PatientID)
+		status = u.ShowPACSSettings()
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(outbox, "*.dcm"))
+	if len(files) == 0 {
+		return fmt.Errorf("outbox: no DICOM report written (%s)", status)
+	}
+	fmt.Fprintf(stdout, "outbox: %s (%d file(s))\n", status, len(files))
+	pause(ctx, 700*time.Millisecond)
+	return shoot(w, filepath.Join(dir, fmt.Sprintf("%02d-outbox.png", n)))
 }

@@ -45,6 +45,17 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 		return err
 	}
 	pause(ctx, 2*time.Second) // the window maps and draws once
+	// A first start (fresh preferences, no patient): the window says
+	// what to do first.
+	var start string
+	fyne.DoAndWait(func() { start = u.StartHere() })
+	if start == "" {
+		return fmt.Errorf("a first start shows no first-start note")
+	}
+	fmt.Fprintf(stdout, "first start: %s\n", start)
+	if err := shoot(w, filepath.Join(dir, "00-first-start.png")); err != nil {
+		return err
+	}
 	var err error
 	// The live preview with the screen outline, then the session.
 	fyne.DoAndWait(func() {

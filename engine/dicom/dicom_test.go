@@ -73,7 +73,11 @@ func TestDecodeFixtures(t *testing.T) {
 			tg := img.Tags
 			wantTags := dicom.Tags{PatientID: dicomtest.PatientID, PatientName: "Rex Smith", AnimalName: "Rex", Species: dicomtest.Species,
 				Breed: dicomtest.Breed, Sex: "M", Neutered: "ALTERED", BirthDate: time.Date(2019, 4, 1, 0, 0, 0, 0, time.UTC),
-				WeightKg: 9.5, ResponsiblePerson: "Anna Smith", StudyDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Modality: "DX"}
+				WeightKg: 9.5, ResponsiblePerson: "Anna Smith", StudyDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Modality: "DX",
+				PatientNameDICOM: "Smith^Rex", StudyInstanceUID: tg.StudyInstanceUID}
+			if tg.StudyInstanceUID == "" { // img2dcm makes one up
+				t.Error("no Study Instance UID")
+			}
 			if tg != wantTags {
 				t.Errorf("tags\n got %+v\nwant %+v", tg, wantTags)
 			}

@@ -50,6 +50,13 @@ type Tags struct {
 	BodyPart string
 	// Institution is Institution Name (0008,0080).
 	Institution string
+	// StudyInstanceUID is Study Instance UID (0020,000D) and
+	// AccessionNumber Accession Number (0008,0050): what a report
+	// returned to the PACS joins.
+	StudyInstanceUID, AccessionNumber string
+	// PatientNameDICOM is Patient's Name as the file wrote it (a DICOM
+	// person name, "Smith^Rex"), for a report returned to the PACS.
+	PatientNameDICOM string
 }
 
 // tagsOf reads the Tags of a data set.
@@ -69,6 +76,9 @@ func tagsOf(ds *dcm.Dataset) Tags {
 		Modality:                stringOf(ds, tag.Modality),
 		BodyPart:                stringOf(ds, tag.BodyPartExamined),
 		Institution:             stringOf(ds, tag.InstitutionName),
+		StudyInstanceUID:        stringOf(ds, tag.StudyInstanceUID),
+		AccessionNumber:         stringOf(ds, tag.AccessionNumber),
+		PatientNameDICOM:        stringOf(ds, tag.PatientName),
 	}
 	t.AnimalName = t.PatientName
 	if c := strings.Split(stringOf(ds, tag.PatientName), "^"); len(c) > 1 && strings.TrimSpace(c[1]) != "" {

@@ -33,15 +33,20 @@ func orDefault(s, d string) string {
 	return s
 }
 
+// noPrinting is why Print is off where this computer cannot print at all
+// (lp or lpstat missing), in the clinic's words: the fix (installing
+// CUPS's client) is for whoever looks after the computer.
+const noPrinting = "printing is not set up on this computer: ask whoever looks after it"
+
 // Ready reports whether printing can work: lp is installed and CUPS
 // names a default destination (or the configured one exists). why says,
 // in a few words, what is missing.
 func (p LP) Ready() (ok bool, why string) {
 	if _, err := exec.LookPath(p.lp()); err != nil {
-		return false, "no printing system: install CUPS (cups-client)"
+		return false, noPrinting
 	}
 	if _, err := exec.LookPath(p.lpstat()); err != nil {
-		return false, "no printing system: install CUPS (cups-client)"
+		return false, noPrinting
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lpstatTimeout)
 	defer cancel()
@@ -53,7 +58,7 @@ func (p LP) Ready() (ok bool, why string) {
 	}
 	out, err := exec.CommandContext(ctx, p.lpstat(), "-d").Output()
 	if err != nil || !bytes.Contains(out, []byte(":")) || bytes.Contains(out, []byte("no system default")) {
-		return false, "no default printer set up in CUPS"
+		return false, "no default printer is chosen on this computer"
 	}
 	return true, ""
 }

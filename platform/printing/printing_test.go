@@ -33,9 +33,9 @@ func TestLP(t *testing.T) {
 		why  string
 	}{
 		{"default set", LP{LPPath: lp, LPStatPath: withDefault}, true, ""},
-		{"no default", LP{LPPath: lp, LPStatPath: noDefault}, false, "no default printer"},
+		{"no default", LP{LPPath: lp, LPStatPath: noDefault}, false, "no default printer is chosen"},
 		{"scheduler down", LP{LPPath: lp, LPStatPath: broken}, false, "no default printer"},
-		{"no lp", LP{LPPath: filepath.Join(dir, "missing"), LPStatPath: withDefault}, false, "install CUPS"},
+		{"no lp", LP{LPPath: filepath.Join(dir, "missing"), LPStatPath: withDefault}, false, "printing is not set up on this computer"},
 		{"named destination", LP{LPPath: lp, LPStatPath: withDefault, Destination: "office"}, true, ""},
 		{"named destination missing", LP{LPPath: lp, LPStatPath: broken, Destination: "office"}, false, "printer office is not set up"},
 	} {
