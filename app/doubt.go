@@ -52,9 +52,10 @@ func DoubtedLandmarks(m *Measurement) []int {
 	}
 	var pts []int
 	switch m.Result.Guard {
-	case cardiac.GuardVertebralSpanNotSix, cardiac.GuardVertebralPeriodMismatch, cardiac.GuardVertebraDegenerate:
+	case cardiac.GuardVertebralSpanNotSix, cardiac.GuardVertebralPeriodMismatch, cardiac.GuardVertebraDegenerate,
+		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree:
 		pts = spanPoints
-	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing:
+	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree:
 		pts = heartPoints
 	case cardiac.GuardVertebraeNotAlongSpine, cardiac.GuardVertebraeNotDorsal, cardiac.GuardAxesOutOfScale,
 		cardiac.GuardLongAxisTooShort, cardiac.GuardHeartTopNotDorsal, cardiac.GuardVHSOutOfRange:
