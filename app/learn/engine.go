@@ -56,7 +56,8 @@ func (EngineModels) VerifyReference(ctx context.Context, dir string) (float64, e
 }
 
 // engineMeasurer measures with a loaded engine: the product's Predict
-// for its code, and the raw ensemble mean (Predict's own when the image
+// for its code and its route's VHS (the column route's, where a column
+// was found), and the raw ensemble mean (Predict's own when the image
 // was not rejected, else RawLandmarks).
 type engineMeasurer struct{ e *cardiac.Engine }
 
@@ -65,14 +66,18 @@ func (m engineMeasurer) Measure(ctx context.Context, img image.Image) (Reading, 
 	if err != nil {
 		return Reading{}, err
 	}
+	routeVHS := math.NaN()
+	if r.Column != nil {
+		routeVHS = r.Geometry.VHS
+	}
 	if len(r.ModelLandmarks) > 0 {
-		return Reading{Raw: cardiac.EnsembleMean(r.ModelLandmarks), Code: r.Code}, nil
+		return Reading{Raw: cardiac.EnsembleMean(r.ModelLandmarks), Code: r.Code, RouteVHS: routeVHS}, nil
 	}
 	raw, err := m.e.RawLandmarks(ctx, img)
 	if err != nil {
 		return Reading{}, err
 	}
-	return Reading{Raw: raw, Code: r.Code}, nil
+	return Reading{Raw: raw, Code: r.Code, RouteVHS: routeVHS}, nil
 }
 
 func (m engineMeasurer) ModelVersion() string { return m.e.ModelVersion() }

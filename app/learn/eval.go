@@ -193,7 +193,7 @@ func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (E
 			pct[k] += 100 * d / diag
 			n[k]++
 		}
-		e := math.Abs(cardiac.Measure(r.Raw).VHS - c.vhs)
+		e := math.Abs(r.VHS() - c.vhs)
 		if math.IsNaN(e) || math.IsInf(e, 0) {
 			e = c.vhs // a degenerate placement counts as the whole score wrong
 		}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -159,6 +160,20 @@ type Reading struct {
 	Raw cardiac.Landmarks
 	// Code is the product's result code on the image.
 	Code cardiac.Code
+	// RouteVHS is the VHS the product's route measured on the image
+	// before its guards (the column route: the heart axes over the
+	// column's v); NaN where the route measured none (no column found,
+	// the image rejected), 0 where the measurer does not say.
+	RouteVHS float64
+}
+
+// VHS is the reading's VHS: the route's where it measured one, else the
+// raw landmarks' own (|A-B| / 6 as the unit).
+func (r Reading) VHS() float64 {
+	if v := r.RouteVHS; !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0 {
+		return v
+	}
+	return cardiac.Measure(r.Raw).VHS
 }
 
 // Measurer measures images with one model set.
