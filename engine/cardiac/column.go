@@ -181,15 +181,15 @@ func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 	if len(bands) == 0 {
 		return Column{}, false
 	}
-	// The best-scoring band sets the column's direction; across it, the
-	// column is where the repeat is strongest (the vertebral bodies, not
-	// the rib heads or spinous processes beside them that repeat with
-	// the same period but less contrast), among the bands that score
-	// nearly as well.
 	// A band in air or in a flat border repeats faint texture (noise,
 	// compression blocks, burned-in text) that correlates as well as bone
 	// does: only bands whose detrended profile varies at least
 	// colMinAmpShare as much as the most varied band's may be the column.
+	// Of those, the best-scoring band sets the column's direction; across
+	// it, the column is where the repeat is strongest (the vertebral
+	// bodies, not the rib heads or spinous processes beside them that
+	// repeat with the same period but less contrast), among the bands
+	// that score nearly as well.
 	maxAmp := 0.0
 	for _, b := range bands {
 		maxAmp = math.Max(maxAmp, b.amp)
@@ -210,13 +210,12 @@ func FindColumn(img image.Image, prior Landmarks) (Column, bool) {
 		return Column{}, false
 	}
 	detrend(prof, win, trend)
-	bestProf, bestLag := prof, pick.lag
 	dir := Point{u.X + pick.slope*n.X, u.Y + pick.slope*n.Y}
 	dir = scaled(dir, 1/norm(dir))
 	foot := addScaled(addScaled(origin, u, colBeforeV*v0), n, pick.row*cell)
 	col := Column{Score: pick.score, Carina: foot, Dir: dir, Period: math.Hypot(1, pick.slope) * cell}
-	correlations(bestProf, ac, 0)
-	col.Period *= refinePeriod(ac, bestLag)
+	correlations(prof, ac, 0)
+	col.Period *= refinePeriod(ac, pick.lag)
 	col.V = col.Period * ColumnVertebraFactor
 	return col, true
 }
@@ -417,14 +416,21 @@ func refinePeriod(ac []float64, k int) float64 {
 			}
 			break
 		}
-		pos := float64(j)
-		if den := ac[j-1] - 2*ac[j] + ac[j+1]; den < 0 {
-			pos += 0.5 * (ac[j-1] - ac[j+1]) / den
-		}
-		num += float64(m) * pos
+		num += float64(m) * parabolaPeak(ac, j)
 		den += float64(m * m)
 	}
 	return num / den
+}
+
+// parabolaPeak is the position, between samples, of the vertex of the
+// parabola through ac[j-1], ac[j] and ac[j+1]: j itself where they do
+// not bend downwards.
+func parabolaPeak(ac []float64, j int) float64 {
+	pos := float64(j)
+	if den := ac[j-1] - 2*ac[j] + ac[j+1]; den < 0 {
+		pos += 0.5 * (ac[j-1] - ac[j+1]) / den
+	}
+	return pos
 }
 
 func addScaled(p, d Point, f float64) Point { return Point{p.X + f*d.X, p.Y + f*d.Y} }

@@ -113,10 +113,7 @@ func TestFindColumn(t *testing.T) {
 func TestFindColumnRefuses(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	prior := heartBeside(c, 10)
-	flat := image.NewGray(image.Rect(0, 0, c.w, c.h))
-	for i := range flat.Pix {
-		flat.Pix[i] = 90
-	}
+	flat := flatGray(image.Rect(0, 0, c.w, c.h), 90)
 	noise := image.NewGray(flat.Bounds())
 	gradient := image.NewGray(flat.Bounds())
 	rng := rand.New(rand.NewPCG(3, 1))
@@ -177,10 +174,7 @@ func TestColumnRouteGuards(t *testing.T) {
 	// period disagrees with them by about twice.
 	halfSpan := truth
 	halfSpan[VertebraB] = addScaled(halfSpan[VertebraA], sub(truth[VertebraB], truth[VertebraA]), 3.0/6)
-	flat := image.NewGray(img.Bounds())
-	for i := range flat.Pix {
-		flat.Pix[i] = 90
-	}
+	flat := flatGray(img.Bounds(), 90)
 	// A member whose short axis is a vertebra longer: VHS 11, not 10.
 	apart := short
 	apart[HeartLeft] = addScaled(apart[HeartLeft], sub(short[HeartLeft], short[HeartRight]), c.period/short[HeartLeft].Dist(short[HeartRight]))
@@ -206,7 +200,7 @@ func TestColumnRouteGuards(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.img.Bounds()
 			r := newResult(b.Dx(), b.Dy(), 0.9, tc.members, sharpPeaks(len(tc.members)))
-			r.measureColumn(tc.img, sharpPeaks(len(tc.members)))
+			r.measureColumn(tc.img)
 			if r.Guard != tc.guard {
 				t.Fatalf("guard %q (code %d), want %q", r.Guard, r.Code, tc.guard)
 			}
@@ -239,10 +233,7 @@ func TestColumnRouteGuards(t *testing.T) {
 func TestDoubtedImageWithoutColumnIsRejected(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	l := heartBeside(c, 10)
-	flat := image.NewGray(image.Rect(0, 0, c.w, c.h))
-	for i := range flat.Pix {
-		flat.Pix[i] = 200
-	}
+	flat := flatGray(image.Rect(0, 0, c.w, c.h), 200)
 	cases := []struct {
 		name  string
 		img   image.Image
@@ -256,7 +247,7 @@ func TestDoubtedImageWithoutColumnIsRejected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := newResult(c.w, c.h, tc.p, []Landmarks{l, l}, sharpPeaks(2))
-		r.measureColumn(tc.img, sharpPeaks(2))
+		r.measureColumn(tc.img)
 		if r.Code != tc.code || r.Guard != tc.guard {
 			t.Errorf("%s: code %d guard %q, want %d %q", tc.name, r.Code, r.Guard, tc.code, tc.guard)
 		}
@@ -339,4 +330,13 @@ func sharpPeaks(n int) [][NumLandmarks]float64 {
 		}
 	}
 	return p
+}
+
+// flatGray is an image of one grey level: no column, nothing repeats.
+func flatGray(r image.Rectangle, level uint8) *image.Gray {
+	g := image.NewGray(r)
+	for i := range g.Pix {
+		g.Pix[i] = level
+	}
+	return g
 }

@@ -417,7 +417,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if e.opts.Route == RouteSpan {
 		r.checkImage(img)
 	} else {
-		r.measureColumn(img, peaks)
+		r.measureColumn(img)
 	}
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)

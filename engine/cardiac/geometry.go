@@ -132,12 +132,37 @@ func Dispersion(models []Landmarks, landmark int, scale float64) float64 {
 // for M models. 0 means all models agree; 0.005 is an RMS disagreement of
 // 0.5 % of the image's longer side (5 px on a 1000 px image).
 func Spread(models []Landmarks, w, h int) float64 {
+	return meanDispersion(models, w, h, allLandmarks[:])
+}
+
+// allLandmarks are the landmark indices in order.
+var allLandmarks = [NumLandmarks]int{0, 1, 2, 3, 4, 5, 6}
+
+// meanDispersion is the mean of Dispersion with scale max(W,H) over the
+// landmarks ks.
+func meanDispersion(models []Landmarks, w, h int, ks []int) float64 {
 	scale := float64(max(w, h))
 	var s float64
-	for k := 0; k < NumLandmarks; k++ {
+	for _, k := range ks {
 		s += Dispersion(models, k, scale)
 	}
-	return s / NumLandmarks
+	return s / float64(len(ks))
+}
+
+// stdDev is the population standard deviation of x (0 for fewer than
+// two values).
+func stdDev(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	var sum, sq float64
+	for _, v := range x {
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(x))
+	mean := sum / n
+	return math.Sqrt(max(0, sq/n-mean*mean))
 }
 
 // clampTo returns l with every point moved into [0,w] x [0,h].

@@ -87,16 +87,9 @@ func (e *Engine) level(ctx context.Context, img image.Image, models []Landmarks,
 // spineTiltSD is the standard deviation of SpineTilt over the models'
 // own landmarks, in degrees: how far they agree on the spine's direction.
 func spineTiltSD(models []Landmarks) float64 {
-	if len(models) < 2 {
-		return 0
+	tilts := make([]float64, len(models))
+	for i, m := range models {
+		tilts[i] = SpineTilt(m)
 	}
-	var sum, sq float64
-	for _, m := range models {
-		t := SpineTilt(m)
-		sum += t
-		sq += t * t
-	}
-	n := float64(len(models))
-	mean := sum / n
-	return math.Sqrt(max(0, sq/n-mean*mean))
+	return stdDev(tilts)
 }

@@ -80,11 +80,7 @@ func columnEvidence(img image.Image, a, b Point) (score float64, c ColumnPeriod,
 				continue
 			}
 			best = ac[k]
-			off := 0.0
-			if den := ac[k-1] - 2*ac[k] + ac[k+1]; den < 0 {
-				off = 0.5 * (ac[k-1] - ac[k+1]) / den
-			}
-			c, ok = ColumnPeriod{Pixels: (float64(k) + off) * step, Score: ac[k]}, true
+			c, ok = ColumnPeriod{Pixels: parabolaPeak(ac, k) * step, Score: ac[k]}, true
 		}
 	})
 	if !sampled {

@@ -84,10 +84,7 @@ func TestVertebralPeriodScore(t *testing.T) {
 		d := spine.dir()
 		return Point{p.X - 4*spine.period*d.Y, p.Y + 4*spine.period*d.X}
 	}
-	flat := image.NewGray(image.Rect(0, 0, 900, 700))
-	for i := range flat.Pix {
-		flat.Pix[i] = 90
-	}
+	flat := flatGray(image.Rect(0, 0, 900, 700), 90)
 	noise := column{w: 900, h: 700, period: 1e9, noise: 0.15}.gray(2) // no column at all
 	cases := []struct {
 		name string
@@ -200,10 +197,7 @@ func TestEngineReportsPeriodGuard(t *testing.T) {
 	longer, shorter := col, col
 	longer.period, shorter.period = 52, 40
 	fiveVertebrae, sevenVertebrae := longer.gray(5), shorter.gray(5)
-	flat := image.NewGray(withColumn.Bounds())
-	for i := range flat.Pix {
-		flat.Pix[i] = 100
-	}
+	flat := flatGray(withColumn.Bounds(), 100)
 	reversed := l
 	reversed[VertebraA], reversed[VertebraB] = l[VertebraB], l[VertebraA]
 	pk := [][NumLandmarks]float64{{}, {}}
@@ -275,10 +269,7 @@ func TestMeasureColumnPeriod(t *testing.T) {
 		d := spine.dir()
 		return Point{p.X - 4*spine.period*d.Y, p.Y + 4*spine.period*d.X}
 	}
-	flat := image.NewGray(image.Rect(0, 0, 900, 700))
-	for i := range flat.Pix {
-		flat.Pix[i] = 90
-	}
+	flat := flatGray(image.Rect(0, 0, 900, 700), 90)
 	noise := column{w: 900, h: 700, period: 1e9, noise: 0.15}.gray(2)
 	for _, n := range []float64{4, 5, 5.5, 6, 6.5, 7, 9, 12} {
 		c, ok := MeasureColumnPeriod(img, a, span(n))

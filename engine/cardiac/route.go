@@ -37,12 +37,7 @@ var heartPoints = [...]int{HeartTop, HeartBottom, HeartRight, HeartLeft}
 // reports, since its Vertebra A and B come from the image, not from the
 // members.
 func HeartSpread(models []Landmarks, w, h int) float64 {
-	scale := float64(max(w, h))
-	var s float64
-	for _, k := range heartPoints {
-		s += Dispersion(models, k, scale)
-	}
-	return s / float64(len(heartPoints))
+	return meanDispersion(models, w, h, heartPoints[:])
 }
 
 // HeartVHSSD is the standard deviation over the members of the VHS each
@@ -53,15 +48,11 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 	if len(models) == 0 || !(v > 0) {
 		return math.NaN()
 	}
-	var sum, sq float64
-	for _, m := range models {
-		x := (m[HeartTop].Dist(m[HeartBottom]) + m[HeartRight].Dist(m[HeartLeft])) / v
-		sum += x
-		sq += x * x
+	vhs := make([]float64, len(models))
+	for i, m := range models {
+		vhs[i] = (m[HeartTop].Dist(m[HeartBottom]) + m[HeartRight].Dist(m[HeartLeft])) / v
 	}
-	n := float64(len(models))
-	mean := sum / n
-	return math.Sqrt(max(0, sq/n-mean*mean))
+	return stdDev(vhs)
 }
 
 // measureColumn re-derives a result newResult made from the models'
@@ -72,7 +63,7 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 // Rejected results and code 0 are left as they are. An image the
 // validity classifier was unsure of (p_radiograph under
 // ValidityConfident) on which no column is found is rejected (code 6).
-func (r *Result) measureColumn(img image.Image, peaks [][NumLandmarks]float64) {
+func (r *Result) measureColumn(img image.Image) {
 	if r.Rejected || r.Code == CodeUnexpected || len(r.ModelLandmarks) == 0 {
 		return
 	}
