@@ -19,7 +19,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
@@ -99,7 +98,7 @@ func run(data, dump string) error {
 	fmt.Printf("%s: %d radiographs, column found on %d\n", data, total, found)
 	q := func(name string, x []float64) {
 		fmt.Printf("%-34s p5 %.3f  p25 %.3f  median %.3f  p75 %.3f  p95 %.3f\n", name,
-			quantile(x, 0.05), quantile(x, 0.25), quantile(x, 0.5), quantile(x, 0.75), quantile(x, 0.95))
+			heldout.Quantile(x, 0.05), heldout.Quantile(x, 0.25), heldout.Quantile(x, 0.5), heldout.Quantile(x, 0.75), heldout.Quantile(x, 0.95))
 	}
 	q("exact v / period", factor)
 	q("carina foot from A (periods)", carina)
@@ -113,7 +112,7 @@ func run(data, dump string) error {
 				e = append(e, vhsErr[i])
 			}
 		}
-		fmt.Printf("score >= %.2f: %3d kept, VHS MAE %.3f, within 0.5 v %.1f %%, max %.2f\n", cut, len(e), heldout.Mean(e), 100*share(e, 0.5), maxOf(e))
+		fmt.Printf("score >= %.2f: %3d kept, VHS MAE %.3f, within 0.5 v %.1f %%, max %.2f\n", cut, len(e), heldout.Mean(e), 100*heldout.ShareWithin(e, 0.5), heldout.Quantile(e, 1))
 	}
 	return nil
 }
@@ -121,36 +120,4 @@ func run(data, dump string) error {
 func dot(p, q cardiac.Point) float64 { return p.X*q.X + p.Y*q.Y }
 func sub(p, q cardiac.Point) cardiac.Point {
 	return cardiac.Point{X: p.X - q.X, Y: p.Y - q.Y}
-}
-
-func quantile(x []float64, q float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[int(math.Min(float64(len(s)-1), math.Floor(q*float64(len(s)))))]
-}
-
-func share(x []float64, lim float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	n := 0
-	for _, v := range x {
-		if v <= lim {
-			n++
-		}
-	}
-	return float64(n) / float64(len(x))
-}
-
-func maxOf(x []float64) float64 {
-	m := math.NaN()
-	for _, v := range x {
-		if math.IsNaN(m) || v > m {
-			m = v
-		}
-	}
-	return m
 }

@@ -96,29 +96,6 @@ func median(x []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// shareWithin is the share of x at or below lim; NaN for an empty x.
-func shareWithin(x []float64, lim float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	n := 0
-	for _, v := range x {
-		if v <= lim {
-			n++
-		}
-	}
-	return float64(n) / float64(len(x))
-}
-
-func quantile(x []float64, q float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	return s[int(math.Min(float64(len(s)-1), math.Floor(q*float64(len(s)))))]
-}
-
 func main() {
 	data := flag.String("data", "testdata/heldout", "held-out folder with truth.json")
 	models := flag.String("models", "", "models directory (default: the usual resolution)")
@@ -214,7 +191,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 				PRadiograph: res.ClassifierConfidence, PredVHS: res.VHS, PredVLAS: res.VLAS, Landmarks: res.Landmarks,
 				Members: res.ModelLandmarks, VertebralPeriod: res.VertebralPeriod, Column: res.Column}
 			if c := res.Column; c != nil && c.V > 0 {
-				vhs := (res.Geometry.LongAxis + res.Geometry.ShortAxis) / c.V
+				vhs := res.Geometry.VHS // the heart axes over the column's v
 				line.ColumnVHS = &vhs
 				sd := res.HeartVHSSD
 				line.HeartVHSSD = &sd
@@ -274,8 +251,8 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 	if s.Radiographs > 0 {
 		s.VHSCoverage = num(float64(s.VHSMeasured) / float64(s.Radiographs))
 	}
-	s.VHSWithin05, s.VHSWithin10, s.VHSMaxAE = num(shareWithin(vhsErr, 0.5)), num(shareWithin(vhsErr, 1.0)), num(quantile(vhsErr, 1))
-	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(heldout.Mean(vhsErr)), num(median(vhsErr)), num(quantile(vhsErr, 0.95))
+	s.VHSWithin05, s.VHSWithin10, s.VHSMaxAE = num(heldout.ShareWithin(vhsErr, 0.5)), num(heldout.ShareWithin(vhsErr, 1.0)), num(heldout.Quantile(vhsErr, 1))
+	s.VHSMAE, s.VHSMedianAE, s.VHSP95AE = num(heldout.Mean(vhsErr)), num(median(vhsErr)), num(heldout.Quantile(vhsErr, 0.95))
 	s.VLASMAE = num(heldout.Mean(vlasErr))
 	if s.VHSMeasured > 0 {
 		s.ClassAccuracy = num(float64(correctClass) / float64(s.VHSMeasured))

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"vetlens/engine/cardiac"
 )
@@ -114,6 +115,31 @@ func ReadDump(path string) (map[string]DumpLine, error) {
 		return nil, fmt.Errorf("read dump %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// Quantile is the q-quantile of x (the sorted value at floor(q * n),
+// the largest for q = 1), NaN when x is empty.
+func Quantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[int(math.Min(float64(len(s)-1), math.Floor(q*float64(len(s)))))]
+}
+
+// ShareWithin is the share of x at or below lim, NaN when x is empty.
+func ShareWithin(x []float64, lim float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, v := range x {
+		if v <= lim {
+			n++
+		}
+	}
+	return float64(n) / float64(len(x))
 }
 
 // Mean is the mean of x, NaN when x is empty.

@@ -1,6 +1,7 @@
 package heldout
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,32 @@ func TestReadDump(t *testing.T) {
 	}
 	if _, err := ReadDump(bad); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("bad dump: err %v, want it to name line 2", err)
+	}
+}
+
+// TestQuantileAndShareWithin: the summary figures the evaluation tools
+// report, on a small set and on none.
+func TestQuantileAndShareWithin(t *testing.T) {
+	x := []float64{0.9, 0.1, 0.4, 2.0, 0.5}
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"median", Quantile(x, 0.5), 0.5},
+		{"95th percentile", Quantile(x, 0.95), 2.0},
+		{"worst", Quantile(x, 1), 2.0},
+		{"best", Quantile(x, 0), 0.1},
+		{"within 0.5", ShareWithin(x, 0.5), 0.6},
+		{"within 1.0", ShareWithin(x, 1.0), 0.8},
+	} {
+		if math.Abs(tc.got-tc.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	if x[0] != 0.9 {
+		t.Error("Quantile sorted its input")
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) || !math.IsNaN(ShareWithin(nil, 1)) {
+		t.Error("an empty set has a figure")
 	}
 }
