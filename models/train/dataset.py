@@ -42,12 +42,16 @@ def to_letterbox_coords(pts_px, w, h, S):
 
 
 def _phantom_sample(args):
-    seed, S, heldout, gen = args
+    seed, S, heldout, gen, masks = args
     rng = np.random.default_rng(seed + 7)
+    heart = None
     if gen in xraysim.WORLDS:
         # The simulator picks a size and aspect that fit its field of view.
-        im, truth, meta = xraysim.generate(seed, heldout=heldout, long_side=int(rng.integers(240, 420)), world=gen)
+        im, truth, meta = xraysim.generate(seed, heldout=heldout, long_side=int(rng.integers(240, 420)), world=gen,
+                                           with_mask=masks)
         w, h = im.size
+        if masks and meta["heart_mask"] is not None:
+            heart = np.asarray(letterbox(Image.fromarray(meta["heart_mask"], "L"), S)[0], np.uint8)
     else:
         long_side = int(rng.integers(256, 600))
         asp = rng.uniform(*(phantom.HELDOUT if heldout else phantom.TRAIN)["aspect"])
@@ -55,21 +59,30 @@ def _phantom_sample(args):
         im, truth, meta = phantom.generate(seed, w, h, heldout=heldout)
     lb, _ = letterbox(im.convert("L"), S)
     pts = np.array([truth[k] for k in phantom.LANDMARKS])
-    return np.asarray(lb, np.uint8), to_letterbox_coords(pts, w, h, S).astype(np.float32)
+    return np.asarray(lb, np.uint8), to_letterbox_coords(pts, w, h, S).astype(np.float32), heart
 
 
-def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom", compress=True):
+def build_phantom_set(n, seed0, S, out, heldout=False, workers=2, generator="phantom", compress=True, masks=False):
     """Generate n letterboxed radiographs into an .npz with images, landmarks
     and mask; generator is one of xraysim.WORLDS (the physically based
     simulator, "xraysim2" its second world) or "phantom" (the first, painted
     generator). compress=False writes faster
-    (for a set used once, on a machine with many cores)."""
+    (for a set used once, on a machine with many cores). masks (simulator
+    worlds only) adds "heart", the letterboxed heart silhouette (uint8
+    0-255), and "heart_ok", false where the image has none (a lightbox
+    photo)."""
+    if masks and generator not in xraysim.WORLDS:
+        raise ValueError(f"heart masks come from the simulator only, not {generator!r}")
     with Pool(workers) as pool:
-        res = pool.map(_phantom_sample, [(seed0 + i, S, heldout, generator) for i in range(n)], chunksize=16)
+        res = pool.map(_phantom_sample, [(seed0 + i, S, heldout, generator, masks) for i in range(n)], chunksize=16)
     imgs = np.stack([r[0] for r in res])
     lms = np.stack([r[1] for r in res])
     mask = np.ones(lms.shape[:2], np.float32)
-    (np.savez_compressed if compress else np.savez)(out, images=imgs, landmarks=lms, mask=mask)
+    extra = {}
+    if masks:
+        extra["heart"] = np.stack([r[2] if r[2] is not None else np.zeros((S, S), np.uint8) for r in res])
+        extra["heart_ok"] = np.array([r[2] is not None for r in res])
+    (np.savez_compressed if compress else np.savez)(out, images=imgs, landmarks=lms, mask=mask, **extra)
     return out
 
 
@@ -186,6 +199,7 @@ if __name__ == "__main__":
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
     ap.add_argument("--no-compress", action="store_true", help="write an uncompressed .npz (faster)")
+    ap.add_argument("--heart-masks", action="store_true", help="also store the heart silhouette (simulator only)")
     ap.add_argument("out")
     a = ap.parse_args()
     if a.dogheart:
@@ -194,5 +208,6 @@ if __name__ == "__main__":
     else:
         if a.n is None or a.seed is None:
             ap.error("--n and --seed are required without --dogheart")
-        build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator, not a.no_compress)
+        build_phantom_set(a.n, a.seed, a.size, a.out, a.heldout, a.workers, a.generator, not a.no_compress,
+                          a.heart_masks)
         print("wrote", a.out)

@@ -200,7 +200,7 @@ def synthetic_set(path, n, S, threads, progress):
         progress("synthetic", 1, 1, force=True)
         return X, Y, M
     res = []
-    jobs = [(SYNTHETIC_SEED0 + i, S, False, "xraysim") for i in range(n)]
+    jobs = [(SYNTHETIC_SEED0 + i, S, False, "xraysim", False) for i in range(n)]
     with Pool(max(1, threads), initializer=_worker_init) as pool:
         for r in pool.imap(dataset._phantom_sample, jobs, chunksize=4):
             res.append(r)

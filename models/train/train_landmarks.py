@@ -171,7 +171,7 @@ def conv_order(net, S=64):
              for m in net.modules() if isinstance(m, nn.Conv2d)]
     with torch.no_grad():
         net.eval()
-        net(torch.zeros(1, 1, S, S))
+        net(torch.zeros(1, 1, S, S, device=next(net.parameters()).device))
     for h in hooks:
         h.remove()
     return seen
@@ -238,7 +238,7 @@ def _box_blur(x, k):
     return F.avg_pool2d(F.pad(x, (k // 2,) * 4, mode="replicate"), k, 1)
 
 
-def strong_augment(x, y, g, zoom_out=0.0, extra=False, max_rot_deg=14.0):
+def strong_augment(x, y, g, zoom_out=0.0, extra=False, max_rot_deg=14.0, geometric=True):
     """Domain randomisation for synthetic-to-real transfer, on the letterboxed
     batch: random affine (rotation, scale, shift; landmarks follow; with
     probability zoom_out the picture shrinks into a border), loss of
@@ -250,9 +250,19 @@ def strong_augment(x, y, g, zoom_out=0.0, extra=False, max_rot_deg=14.0):
     post-processing, random tone curves, uneven exposure (a linear ramp) and
     faint grid lines. max_rot_deg bounds the in-plane rotation (the
     engine levels spines tilted further, docs/cardiac.md "Levelling a
-    tilted spine"). x, y and the generator g share a device."""
+    tilted spine"). x, y and the generator g share a device. geometric=False
+    leaves out the affine (for a caller that moves a mask with the image
+    itself, train_silhouette.py); the draws that follow differ then."""
     n, _, S, _ = x.shape
     dev, dt = x.device, x.dtype
+    if geometric:
+        x, y = _random_affine(x, y, g, n, zoom_out, extra, max_rot_deg)
+    return _photometric(x, y, g, n, S, dev, dt, extra)
+
+
+def _random_affine(x, y, g, n, zoom_out, extra, max_rot_deg):
+    """strong_augment's rotation, scale, shift and zoom-out; landmarks follow."""
+    dev = x.device
     ang = (_rand(g, n) * 2 - 1) * math.radians(max_rot_deg)
     sc = torch.exp((_rand(g, n) * 2 - 1) * 0.18)
     if extra:
@@ -287,6 +297,11 @@ def strong_augment(x, y, g, zoom_out=0.0, extra=False, max_rot_deg=14.0):
         xa = xa + fill * (1 - cover)
     x = torch.where(inside.view(n, 1, 1, 1), xa, x)
     y = torch.where(inside.view(n, 1, 1), (q2 + 1) / 2, y)
+    return x, y
+
+
+def _photometric(x, y, g, n, S, dev, dt, extra):
+    """strong_augment's resolution loss, blur, tone, noise, lines and blocks."""
     # resolution loss
     lo = (_rand(g, n) < 0.2).view(n, 1, 1, 1)
     f = float(_rand(g, 1)) * 0.4 + 0.3

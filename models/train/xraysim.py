@@ -955,7 +955,8 @@ def _field_of_view(pt, r, pts_body):
 
 def _draw_patient(r, heldout, r2=None):
     """Draw a patient until its heart is plausible (VHS 6-15, VLAS 0.8-4.5):
-    (patient, coefficients, scene, landmarks in view-frame units, vhs, vlas)."""
+    (patient, coefficients, scene, landmarks in view-frame units, vhs, vlas,
+    the heart chambers' ellipsoids (centre, axes, rotation))."""
     for _ in range(30):
         pt = Patient(r, heldout, r2)
         mu = attenuation_coefficients(r)
@@ -972,7 +973,7 @@ def _draw_patient(r, heldout, r2=None):
         pts["Vertebra A"], pts["Vertebra B"] = scene.view(A3)[:2], scene.view(B3)[:2]
         vhs, vlas = measure(pts)
         if 6.0 < vhs < 15.0 and 0.8 < vlas < 4.5:
-            return pt, mu, scene, pts, vhs, vlas
+            return pt, mu, scene, pts, vhs, vlas, parts
     raise RuntimeError("xraysim: no plausible heart in 30 draws")
 
 
@@ -980,7 +981,7 @@ def anatomy(seed, heldout=False):
     """The exact landmarks of one simulated patient, in vertebral units of the
     projected view frame (head left, y ventral), without rendering an image:
     (dict name -> [x, y], meta). The same draw as generate(seed)."""
-    pt, _, _, pts, vhs, vlas = _draw_patient(np.random.default_rng(seed), heldout)
+    pt, _, _, pts, vhs, vlas, _ = _draw_patient(np.random.default_rng(seed), heldout)
     return pts, {"vhs": vhs, "vlas": vlas, "kind": pt.kind, "pattern": pt.pattern}
 
 
@@ -991,17 +992,34 @@ def _world_rng(seed, world):
     return np.random.default_rng([int(seed), 2]) if world == "xraysim2" else None
 
 
-def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None, world="xraysim"):
+def heart_mask(scene, parts, X0, Y0, s, H, W):
+    """The projected union of the heart chambers on the output pixel grid
+    (float 0/1 [H,W]): the silhouette heart_landmarks measures, sampled at
+    pixel centres."""
+    X, Y = np.meshgrid(X0 + (np.arange(W) + 0.5) / s, Y0 + (np.arange(H) + 0.5) / s)
+    mask = np.zeros((H, W), bool)
+    for c, ax, Rb in parts:
+        cv, M = scene._ell_view(c, ax, Rb)
+        t0, t1 = _ell_interval(cv, M, X, Y)
+        mask |= t1 > t0
+    return mask.astype(np.float64)
+
+
+def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, long_side=None, world="xraysim",
+             with_mask=False):
     """One simulated radiograph: (PIL image, truth dict in pixels, meta).
 
     With w and h the output has exactly that size; otherwise the simulator
     picks an aspect that fits its field of view, with the given long side
     (or a random one from 280 to 900 px). The image mode is "L" for grey presentations and "RGB" for
     tinted ones. Truth landmarks are in output pixels. world is one of WORLDS.
+    with_mask adds meta["heart_mask"], the heart's silhouette (uint8 0-255,
+    the output image's size; None where a lightbox photo warped the image),
+    moved with the image; the image itself is the same with or without it.
     """
     r = np.random.default_rng(seed)
     r2 = _world_rng(seed, world)
-    pt, mu, scene, pts, vhs, vlas = _draw_patient(r, heldout, r2)
+    pt, mu, scene, pts, vhs, vlas, parts = _draw_patient(r, heldout, r2)
     x0, y0, x1, y1 = _field_of_view(pt, r, pts)
     sized = (w, h) if w is not None and h is not None else None
     if sized is None:
@@ -1015,35 +1033,47 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
     A = project(scene, X0, Y0, s, h, w, mu["lung"])
     g = image_chain(A, r, s, r2)
     truth = {k: np.array([(p[0] - X0) * s, (p[1] - Y0) * s]) for k, p in pts.items()}
-    g, truth = _geometric(g, truth, r, flip)
+    hm = heart_mask(scene, parts, X0, Y0, s, h, w) if with_mask else None
+    g, truth, hm = _geometric(g, truth, r, flip, hm)
     g = _collimate(g, r) if r.random() < 0.3 else g
     im, presentation = _present(g, truth, r, heldout, present_opts or {}, thumbnail_ok=sized is None)
     meta = {"vhs": vhs, "vlas": vlas, "seed": int(seed), "width": im.size[0], "height": im.size[1],
             "kind": pt.kind, "pattern": pt.pattern, "kvp": round(mu["kvp"], 1),
             "rot_long_deg": round(math.degrees(pt.rot_long), 1), "presentation": presentation,
             "generator": world}
+    if with_mask:
+        if presentation["lightbox"]:
+            hm = None
+        else:
+            hm = Image.fromarray(np.clip(hm * 255 + 0.5, 0, 255).astype(np.uint8), "L")
+            hm = np.asarray(hm.resize(im.size, Image.BILINEAR) if hm.size != im.size else hm)
+        meta["heart_mask"] = hm
     return im, {k: np.asarray(v, float) for k, v in truth.items()}, meta
 
 
-def _geometric(g, truth, r, flip):
-    """Head-right flips and in-plane rotation (canvas kept, corners filled)."""
+def _geometric(g, truth, r, flip, mask=None):
+    """Head-right flips and in-plane rotation (canvas kept, corners filled);
+    mask (an array of g's shape, or None) moves with the image."""
     H, W = g.shape
     if flip is None:
         flip = r.random() < 0.4
     if flip:
         g = g[:, ::-1]
+        mask = None if mask is None else mask[:, ::-1]
         truth = {k: np.array([W - p[0], p[1]]) for k, p in truth.items()}
     ang = r.normal(0, 5) if r.random() < 0.8 else r.uniform(-15, 15)
     if abs(ang) > 0.3:
         fill = 0.0 if r.random() < 0.7 else float(np.median(g[:4, :]))
         g = ndimage.rotate(g, ang, reshape=False, order=1, mode="constant", cval=fill)
+        if mask is not None:
+            mask = ndimage.rotate(mask, ang, reshape=False, order=1, mode="constant", cval=0.0)
         th = math.radians(ang)
         c, s_ = math.cos(th), math.sin(th)
         cx, cy = W / 2, H / 2
         # ndimage.rotate turns the content by +ang counter-clockwise on screen
         truth = {k: np.array([cx + c * (p[0] - cx) + s_ * (p[1] - cy), cy - s_ * (p[0] - cx) + c * (p[1] - cy)])
                  for k, p in truth.items()}
-    return g, truth
+    return g, truth, mask
 
 
 def _present(g, truth, r, heldout, opts, thumbnail_ok=True):

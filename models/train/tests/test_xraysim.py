@@ -157,10 +157,26 @@ class GenerateTest(unittest.TestCase):
             g = np.zeros((200, 300))
             g[50, 80] = g[150, 220] = 1
             truth = {"a": np.array([80.5, 50.5]), "b": np.array([220.5, 150.5])}
-            g2, t2 = xraysim._geometric(g, truth, r, None)
+            g2, t2, m2 = xraysim._geometric(g, truth, r, None, g.copy())
+            np.testing.assert_array_equal(g2, m2)
             for p in t2.values():
                 i, j = int(p[1]), int(p[0])
                 self.assertGreater(g2[max(0, i - 2):i + 3, max(0, j - 2):j + 3].max(), 0.3)
+
+    def test_heart_mask_is_the_silhouette_the_landmarks_measure(self):
+        for seed in (1, 7, 11):
+            im, truth, meta = xraysim.generate(seed, long_side=400, with_mask=True)
+            plain, _, _ = xraysim.generate(seed, long_side=400)
+            np.testing.assert_array_equal(np.asarray(im), np.asarray(plain))
+            m = meta["heart_mask"]
+            self.assertEqual(m.shape, (im.size[1], im.size[0]))
+            # the short axis' ends and the apex lie on the silhouette's edge:
+            # both inside and outside within 3 px of each
+            for k in ("heart_bottom", "heart_right", "heart_left"):
+                x, y = np.round(truth[k]).astype(int)
+                win = m[max(0, y - 3):y + 4, max(0, x - 3):x + 4]
+                self.assertGreater(win.max(), 200, (seed, k))
+                self.assertLess(win.min(), 55, (seed, k))
 
     def test_other_views(self):
         for kind in ("vd_thorax", "abdomen", "limb"):

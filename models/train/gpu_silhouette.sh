@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One device call: train the two heart routes issue 42 compares, side by
+# side on one lent GPU, and measure both against the shipped members'
+# heart points on three development sets, within this workplace's device
+# budget (15 minutes a task, one command at most 10 minutes).
+#
+# As the device command, from the repository root (nothing to carry: the
+# shipped ONNX member 1 is both routes' starting point):
+#   models/train/gpu_silhouette.sh "$OUT"
+#
+# Timeline from the script's start (BUDGET seconds, default 500):
+#   1. every core renders NTRAIN (default 2000) simulator radiographs and
+#      NWORLD2 (default 1000) of its second world with their exact heart
+#      silhouettes (dataset.py --heart-masks), and three development sets
+#      of NDEV (default 250) images, never trained on: the simulator's
+#      held-out presentations in both worlds (seeds 27,000,000+ and
+#      27,500,000+) and phantom.py's (seeds 17,000,000+);
+#   2. side by side until BUDGET - 75 s: the silhouette model
+#      (train_silhouette.py train) and one heart-only member (train_gpu.py
+#      member --heart-only: the vertebral points leave its loss);
+#   3. train_silhouette.py eval: each route's heart VHS error over the true
+#      vertebral unit, on each development set (OUT/eval.txt), and both
+#      checkpoints packed in fp16 (OUT/sil.pt, OUT/h_1.pt) to export here.
+set -euo pipefail
+OUT=${1:?usage: gpu_silhouette.sh OUT}
+BUDGET=${BUDGET:-500}
+T0=$(date +%s)
+cd "$(dirname "$0")"
+PY=${PY:-python3}
+export PYTHONPATH=. OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+D=${DATA_DIR:-/tmp/vetlens-sil}
+mkdir -p "$D" "$OUT"
+W=$(nproc)
+NTRAIN=${NTRAIN:-2000} NWORLD2=${NWORLD2:-1000} NDEV=${NDEV:-250}
+gen() { $PY dataset.py --size 224 --workers "$W" --no-compress "$@"; }
+pids=()
+gen --generator xraysim --n "$NTRAIN" --seed 1 --heart-masks "$D/xs.npz" & pids+=($!)
+gen --generator xraysim2 --n "$NWORLD2" --seed 5000001 --heart-masks "$D/x2.npz" & pids+=($!)
+gen --generator xraysim --heldout --n "$NDEV" --seed 27000000 --heart-masks "$D/dev_xs.npz" & pids+=($!)
+gen --generator xraysim2 --heldout --n "$NDEV" --seed 27500000 --heart-masks "$D/dev_x2.npz" & pids+=($!)
+gen --generator phantom --heldout --n "$NDEV" --seed 17000000 "$D/dev_ph.npz" & pids+=($!)
+for p in "${pids[@]}"; do wait "$p" || { echo "gpu_silhouette: a data set failed" >&2; exit 1; }; done
+echo "gpu_silhouette: data after $(($(date +%s) - T0)) s"
+END=$((T0 + BUDGET - 75))
+$PY train_silhouette.py train --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx \
+  --deadline "$END" --out "$D/sil.pt" --extra >"$OUT/sil.log" 2>&1 &
+SIL=$!
+$PY train_gpu.py member --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx --heart-only \
+  --seed 401 --deadline "$END" --out "$D/h_1.pt" --max-rot 30 --zoom-out 0.3 --max-lr 5e-4 --every 500 \
+  --recipe heart-only >"$OUT/h_1.log" 2>&1 &
+HO=$!
+rc=0
+wait $SIL || rc=$?
+wait $HO || rc=$?
+echo "gpu_silhouette: trained after $(($(date +%s) - T0)) s (rc $rc)"
+tail -n 3 "$OUT/sil.log" "$OUT/h_1.log"
+HOARG=()
+[ -f "$D/h_1.pt" ] && HOARG=(--heart-only "$D/h_1.pt")
+SILARG=()
+[ -f "$D/sil.pt" ] && SILARG=(--sil "$D/sil.pt")
+$PY train_silhouette.py eval --dev "$D/dev_xs.npz" "$D/dev_x2.npz" "$D/dev_ph.npz" "${SILARG[@]}" "${HOARG[@]}" \
+  --members ../cardiac_landmark_{1,2,3,4,5}.onnx 2>&1 | tee "$OUT/eval.txt"
+[ -f "$D/sil.pt" ] && $PY train_silhouette.py pack --out "$OUT/sil.pt" "$D/sil.pt"
+[ -f "$D/h_1.pt" ] && $PY train_gpu.py pack --out "$OUT/h_1.pt" "$D/h_1.pt"
+echo "gpu_silhouette: done after $(($(date +%s) - T0)) s of $BUDGET"
+exit $rc
