@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"vetlens/app/learn"
+	"vetlens/engine/cardiac"
 	"vetlens/internal/dogheart"
 	"vetlens/internal/testmodels"
 )
@@ -99,6 +100,24 @@ func TestLearnEndToEnd(t *testing.T) {
 	}
 	if run.Margin() < e2eMargin {
 		t.Errorf("held-out VHS MAE gain %.3f v, want at least %.2f", run.Margin(), e2eMargin)
+	}
+	// The candidate's spread bound was derived on the held-out cases and
+	// the promoted version's manifest names it, so the engine serving it
+	// applies it; no number it returned there was dangerous.
+	t.Logf("spread bound %+v; VHS returned on %.0f%% -> %.0f%% of the held-out cases (MAE %.3f -> %.3f, worst %.2f -> %.2f v)",
+		run.Bound, 100*run.Before.Answered, 100*run.After.Answered, run.Before.AnsweredMAE, run.After.AnsweredMAE,
+		run.Before.AnsweredMaxErr, run.After.AnsweredMaxErr)
+	if run.Bound == nil || !run.Bound.OK || run.Bound.CrossMaxErr > learn.MaxReturnedVHSError {
+		t.Errorf("spread bound %+v", run.Bound)
+	} else {
+		e, err := cardiac.Load(filepath.Join(LearnDir(dir), "versions", run.Candidate), cardiac.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.SpreadBound(); got != run.Bound.Bound {
+			t.Errorf("the promoted version's engine bound %v, want the derived %v", got, run.Bound.Bound)
+		}
+		e.Close()
 	}
 	for _, want := range []string{"held-out clinic cases (", "VHS MAE (v)", "paired bootstrap interval", "promoted " + run.Candidate} {
 		if !strings.Contains(out.String(), want) {

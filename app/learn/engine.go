@@ -19,8 +19,11 @@ type EngineModels struct {
 }
 
 // Open loads the cardiac models in dir.
+// The engine measures without the version's spread bound (Measurer).
 func (m EngineModels) Open(dir string) (Measurer, error) {
-	e, err := cardiac.Load(dir, m.Options)
+	o := m.Options
+	o.NoSpreadBound = true
+	e, err := cardiac.Load(dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -66,19 +69,28 @@ func (m engineMeasurer) Measure(ctx context.Context, img image.Image) (Reading, 
 	if err != nil {
 		return Reading{}, err
 	}
-	routeVHS := math.NaN()
+	rd := Reading{Code: r.Code, RouteVHS: math.NaN(), Spread: r.Spread, ProductVHS: math.NaN()}
+	if m.e.Route() == cardiac.RouteColumn {
+		rd.Spread = r.HeartVHSSD
+	}
 	if r.Column != nil {
-		routeVHS = r.Geometry.VHS
+		rd.RouteVHS = r.Geometry.VHS
+	}
+	if r.Code.HasVHS() {
+		rd.ProductVHS = r.Geometry.VHS
 	}
 	if len(r.ModelLandmarks) > 0 {
-		return Reading{Raw: cardiac.EnsembleMean(r.ModelLandmarks), Code: r.Code, RouteVHS: routeVHS}, nil
+		rd.Raw = cardiac.EnsembleMean(r.ModelLandmarks)
+		return rd, nil
 	}
 	raw, err := m.e.RawLandmarks(ctx, img)
 	if err != nil {
 		return Reading{}, err
 	}
-	return Reading{Raw: raw, Code: r.Code, RouteVHS: routeVHS}, nil
+	rd.Raw = raw
+	return rd, nil
 }
 
 func (m engineMeasurer) ModelVersion() string { return m.e.ModelVersion() }
+func (m engineMeasurer) SpreadBound() float64 { return m.e.SpreadBound() }
 func (m engineMeasurer) Close() error         { return m.e.Close() }

@@ -116,6 +116,59 @@ type Eval struct {
 	// VHSAbsErr is each case's |VHS error|, in case order (for the
 	// paired bootstrap).
 	VHSAbsErr []float64 `json:"vhs_abs_err"`
+	// SpreadBound is the bound on the route's spread the figures below
+	// and NoLandmarks apply: the version's own for the models in use,
+	// the one derived on the held-out cases for a candidate (bounds.go).
+	SpreadBound float64 `json:"spread_bound,omitempty"`
+	// Answered is the share of cases the product returns a VHS for
+	// under SpreadBound; AnsweredMAE and AnsweredMaxErr the mean and
+	// the largest |VHS error| of those VHS (0 when none).
+	Answered       float64 `json:"answered_share"`
+	AnsweredMAE    float64 `json:"answered_vhs_mae"`
+	AnsweredMaxErr float64 `json:"answered_vhs_max_err"`
+
+	outcomes    []Outcome // per case, for applyBound and the bound's rule
+	noLandmarks float64   // code 5 share without the spread bound
+}
+
+// Outcome is what the product does with one case when the spread bound
+// is left out: whether it returns a VHS, the route's spread, and the
+// |error| of the VHS it returns (the whole truth for a non-finite one).
+type Outcome struct {
+	Returned bool
+	Spread   float64
+	Err      float64
+}
+
+// within reports whether the product returns a VHS on the case under
+// bound.
+func (o Outcome) within(bound float64) bool { return o.Returned && o.Spread <= bound }
+
+// applyBound sets SpreadBound, NoLandmarks (code 5 as the product would
+// answer under bound) and the Answered figures.
+func (ev *Eval) applyBound(bound float64) {
+	ev.SpreadBound = bound
+	if math.IsInf(bound, 0) || math.IsNaN(bound) {
+		ev.SpreadBound = 0 // not representable in JSON; none applied
+	}
+	var code5, n int
+	var sum, worst float64
+	for _, o := range ev.outcomes {
+		switch {
+		case o.within(bound):
+			n++
+			sum += o.Err
+			worst = math.Max(worst, o.Err)
+		case o.Returned:
+			code5++ // withheld by the spread bound alone
+		}
+	}
+	f := float64(max(1, len(ev.outcomes)))
+	ev.NoLandmarks = ev.noLandmarks + float64(code5)/f
+	ev.Answered, ev.AnsweredMAE, ev.AnsweredMaxErr = float64(n)/f, 0, worst
+	if n > 0 {
+		ev.AnsweredMAE = sum / float64(n)
+	}
 }
 
 // evalCase is one image with its truth.
@@ -163,7 +216,8 @@ func phantomEvalCases(dir string) ([]evalCase, error) {
 	return out, nil
 }
 
-// evaluate measures every case with m. step is called after each case.
+// evaluate measures every case with m, applying m's own spread bound
+// (applyBound sets another). step is called after each case.
 func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (Eval, error) {
 	ev := Eval{Version: m.ModelVersion(), Cases: len(cases), VHSAbsErr: make([]float64, len(cases))}
 	var px, pct [cardiac.NumLandmarks]float64
@@ -208,6 +262,14 @@ func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (E
 		case cardiac.CodeRejected:
 			code6++
 		}
+		o := Outcome{Spread: r.Spread, Err: math.NaN()}
+		if v, ok := r.Returned(); ok {
+			o.Returned, o.Err = true, math.Abs(v-c.vhs)
+			if math.IsNaN(o.Err) || math.IsInf(o.Err, 0) {
+				o.Err = c.vhs // as for VHSAbsErr: the whole score wrong
+			}
+		}
+		ev.outcomes = append(ev.outcomes, o)
 		if step != nil {
 			step()
 		}
@@ -216,9 +278,10 @@ func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (E
 		f := float64(len(cases))
 		ev.VHSMAE /= f
 		ev.Within05 = float64(within) / f
-		ev.NoLandmarks = float64(code5) / f
+		ev.noLandmarks = float64(code5) / f
 		ev.Rejected = float64(code6) / f
 	}
+	ev.applyBound(m.SpreadBound())
 	for k, name := range cardiac.ClassNames {
 		le := LandmarkError{Name: name, N: n[k]}
 		if n[k] > 0 {

@@ -165,6 +165,30 @@ type Reading struct {
 	// column's v); NaN where the route measured none (no column found,
 	// the image rejected), 0 where the measurer does not say.
 	RouteVHS float64
+	// Spread is what the route's spread bound judges on the image: the
+	// members' VHS disagreement over the column's v (HeartVHSSD,
+	// vertebrae) on the column route, the landmark spread on the span
+	// route; NaN where it was not measured.
+	Spread float64
+	// ProductVHS is the VHS the product returns on the image (the
+	// guarded landmarks' on the version's route, unrounded) where Code
+	// carries one; 0 where the measurer does not say (then VHS()).
+	ProductVHS float64
+}
+
+// Returned is the VHS the product returns on the image, and whether it
+// returns one (Code 1-4). Measurers open versions without their spread
+// bound (cardiac.Options.NoSpreadBound), so Code says what every other
+// guard decided; whether Spread is within a bound is for the caller
+// (bounds.go).
+func (r Reading) Returned() (float64, bool) {
+	if !r.Code.HasVHS() {
+		return math.NaN(), false
+	}
+	if v := r.ProductVHS; v != 0 {
+		return v, true
+	}
+	return r.VHS(), true
 }
 
 // VHS is the reading's VHS: the route's where it measured one, else the
@@ -178,8 +202,13 @@ func (r Reading) VHS() float64 {
 
 // Measurer measures images with one model set.
 type Measurer interface {
+	// Measure measures img as the product does but without the
+	// version's spread bound (Reading.Returned).
 	Measure(ctx context.Context, img image.Image) (Reading, error)
 	ModelVersion() string
+	// SpreadBound is the bound on Reading.Spread the version's manifest
+	// names (or the engine's default for its route).
+	SpreadBound() float64
 	Close() error
 }
 

@@ -2,10 +2,13 @@ package learn_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -382,5 +385,147 @@ func TestLiveSwap(t *testing.T) {
 	l.Close()
 	if !nu.Closed.Load() {
 		t.Error("Close left the engine open")
+	}
+}
+
+// TestLearnNoDangerousNumber: a candidate good on average but off by
+// more than MaxReturnedVHSError on one held-out case, with a spread
+// that does not single that case out, is refused by the
+// no-dangerous-number rule alone; the same error on a case whose spread
+// is the largest is withheld by the bound derived on the held-out cases,
+// and that bound is written into the promoted version's manifest.
+func TestLearnNoDangerousNumber(t *testing.T) {
+	// The held-out cases of the rig's pool (seed 1) and their widths
+	// (WritePool: case-NNN is 400 + NNN pixels wide).
+	probe := NewRig(t, Trainer{}, Models{})
+	cases, err := learn.LoadPool(probe.Layout.Pool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, held, err := learn.Split(cases, learn.HoldOut, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	width := func(c learn.Case) int {
+		var i int
+		if _, err := fmt.Sscanf(c.Stem, "case-%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		return 400 + i
+	}
+	bad := width(held[len(held)/2])
+	// 25 px on the heart's bottom with a 10 px vertebra: about 2.4 v.
+	wrong := map[int]float64{bad: 25}
+	const low, high = 0.085, 0.30 // low: amid the other cases' spreads
+	spread := func(lowOnBad bool) func(int) float64 {
+		return func(w int) float64 {
+			s := 0.08 + 0.001*float64(w%17) // 0.08-0.096 on the other cases
+			if w == bad {
+				s = map[bool]float64{true: low, false: high}[lowOnBad]
+			}
+			return s
+		}
+	}
+	t.Run("confidently wrong: refused", func(t *testing.T) {
+		r := NewRig(t, Trainer{}, Models{Wrong: wrong, Spread: spread(true)})
+		run, err := r.Svc.Learn(t.Context(), learn.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Promoted || run.Promotable {
+			t.Fatalf("promoted a candidate off by %.2f v on a held-out case: %+v", run.Bound.CrossMaxErr, run.Rules)
+		}
+		// Good on average: every other rule holds.
+		for _, x := range run.Rules {
+			if x.OK != (x.Name != "no dangerous number") {
+				t.Errorf("rule %s ok %v: %s", x.Name, x.OK, x.Detail)
+			}
+		}
+		if !(run.After.VHSMAE < 0.5) || !(run.Bound.CrossMaxErr > learn.MaxReturnedVHSError) {
+			t.Errorf("MAE %.3f, largest cross-checked error %.3f", run.After.VHSMAE, run.Bound.CrossMaxErr)
+		}
+		// In-sample, the derived bound withholds the bad case and all
+		// above its spread: the rule judges cases it was not derived on.
+		if !run.Bound.OK || run.Bound.Bound >= low || run.After.AnsweredMaxErr > learn.BoundCalibrationError {
+			t.Errorf("bound %+v, answered max error %.3f", run.Bound, run.After.AnsweredMaxErr)
+		}
+		if a, _ := r.Svc.Active(t.Context()); !a.Shipped {
+			t.Errorf("active %s", a.Name)
+		}
+	})
+	t.Run("wrong but flagged by its spread: promoted with the derived bound", func(t *testing.T) {
+		r := NewRig(t, Trainer{}, Models{Wrong: wrong, Spread: spread(false)})
+		run, err := r.Svc.Learn(t.Context(), learn.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.Promoted {
+			t.Fatalf("refused: %s", run.Refusal())
+		}
+		b := run.Bound
+		if !b.OK || b.Param != cardiac.ParamMaxHeartVHSSD || !(b.Bound >= 0.08 && b.Bound < high) ||
+			b.Answered != run.HeldOut-1 || b.CrossMaxErr > learn.BoundCalibrationError {
+			t.Errorf("bound %+v", b)
+		}
+		if run.After.Answered != float64(run.HeldOut-1)/float64(run.HeldOut) || run.After.AnsweredMaxErr != 0 || run.After.SpreadBound != b.Bound {
+			t.Errorf("after %+v", run.After)
+		}
+		for _, f := range []string{"manifest.json", "cardiac.family.json"} {
+			raw, err := os.ReadFile(filepath.Join(r.Layout.Versions(), run.Candidate, f))
+			if errors.Is(err, os.ErrNotExist) && f != "manifest.json" {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Families map[string]struct {
+					Params map[string]float64 `json:"params"`
+				} `json:"families"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Families["cardiac"].Params[cardiac.ParamMaxHeartVHSSD]; got != b.Bound {
+				t.Errorf("%s: %s %v, want %v", f, cardiac.ParamMaxHeartVHSSD, got, b.Bound)
+			}
+		}
+	})
+}
+
+// TestDeriveSpreadBound: the bound is the largest spread seen below the
+// first case off by more than the error bound; cases the product does
+// not answer and NaN spreads do not count; none when even the
+// best-agreeing case is off.
+func TestDeriveSpreadBound(t *testing.T) {
+	o := func(s, e float64) learn.Outcome { return learn.Outcome{Returned: true, Spread: s, Err: e} }
+	cases := []struct {
+		name string
+		cs   []learn.Outcome
+		want float64
+		ok   bool
+	}{
+		{"all good: the largest seen", []learn.Outcome{o(0.1, 0.2), o(0.3, 0.9), o(0.2, 0.1)}, 0.3, true},
+		{"a bad case cuts", []learn.Outcome{o(0.1, 0.2), o(0.3, 0.2), o(0.2, 1.2), o(0.15, 0.4)}, 0.15, true},
+		{"a tie with the bad case is withheld", []learn.Outcome{o(0.1, 0.2), o(0.2, 0.3), o(0.2, 1.2)}, 0.1, true},
+		{"unanswered cases do not count", []learn.Outcome{o(0.1, 0.2), {Spread: 0.05, Err: 9}, {Returned: false, Spread: 0.5}}, 0.1, true},
+		{"NaN spread never returned", []learn.Outcome{o(0.1, 0.2), o(math.NaN(), 5)}, 0.1, true},
+		{"the best-agreeing case is off", []learn.Outcome{o(0.1, 1.1), o(0.2, 0.1)}, 0, false},
+		{"none answered", []learn.Outcome{{Spread: 0.1}}, 0, false},
+	}
+	for _, tc := range cases {
+		got, ok := learn.DeriveSpreadBound(tc.cs, learn.BoundCalibrationError)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	// Leave one out: a confident error is caught, a flagged one is not
+	// counted.
+	good := []learn.Outcome{o(0.1, 0.2), o(0.2, 0.3), o(0.3, 0.1), o(0.25, 0.4)}
+	if h := learn.CheckHeldOut(append(slices.Clone(good), o(0.05, 2))); h.CrossMaxErr != 2 || h.Answered != 0 {
+		t.Errorf("confident error: %+v", h)
+	}
+	if h := learn.CheckHeldOut(append(slices.Clone(good), o(0.5, 2))); h.CrossMaxErr != 0.4 || h.Answered != 4 || h.Bound != 0.3 {
+		t.Errorf("flagged error: %+v", h)
 	}
 }

@@ -27,6 +27,10 @@ func (r Run) Table() []Row {
 	add("  VHS MAE (v)", mae, r.Before, r.After)
 	add("  within 0.5 v", within, r.Before, r.After)
 	add("  code 5 / code 6", codes, r.Before, r.After)
+	add("  VHS returned: share, MAE, worst (v)", func(e *Eval) string {
+		return fmt.Sprintf("%.0f %%, %.2f, %.2f", 100*e.Answered, e.AnsweredMAE, e.AnsweredMaxErr)
+	}, r.Before, r.After)
+	add("  spread bound", func(e *Eval) string { return fmt.Sprintf("%.4g", e.SpreadBound) }, r.Before, r.After)
 	for i, l := range r.After.Landmarks {
 		if l.N == 0 {
 			continue

@@ -74,6 +74,10 @@ type Run struct {
 	// Bootstrap is the interval of the mean per-case |VHS error|
 	// difference after - before on the held-out clinic cases.
 	Bootstrap *Interval `json:"bootstrap,omitempty"`
+	// Bound is the candidate's spread bound derived on the held-out
+	// clinic cases and the no-dangerous-number rule's figures
+	// (bounds.go); the bound is written into the candidate's manifest.
+	Bound *HeldOutCheck `json:"bound,omitempty"`
 	// ReferenceDiff is the largest |ORT - PyTorch| over the candidate's
 	// reference outputs.
 	ReferenceDiff float64 `json:"reference_diff"`
@@ -282,13 +286,25 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	r.Before, r.After, r.PhantomBefore, r.PhantomAfter = &evs[0], &evs[1], &evs[2], &evs[3]
 	iv := PairedBootstrap(r.Before.VHSAbsErr, r.After.VHSAbsErr, Resamples, r.Options.Seed)
 	r.Bootstrap = &iv
+	// The candidate's own spread bound, derived on the held-out cases
+	// (not inherited from the models it started from), written into its
+	// manifest so the engine that serves it uses it.
+	hc := CheckHeldOut(r.After.outcomes)
+	r.Bound = &hc
+	closeCand() // its files change, then move
+	if hc.OK {
+		r.After.applyBound(hc.Bound)
+		r.PhantomAfter.applyBound(hc.Bound)
+		if hc.Param, err = writeSpreadBound(out, hc.Bound); err != nil {
+			return describe("write the candidate's spread bound", err)
+		}
+	}
 	r.Rules = decide(r, refErr)
 	r.Promotable = r.Refusal() == ""
 	progress(Progress{Stage: "decide", Fraction: 0.99, Message: decision(r)})
 	if err := os.MkdirAll(s.cfg.Layout.Candidates(), 0o755); err != nil {
 		return describe("keep candidate", err)
 	}
-	closeCand() // its files move
 	if err := os.Rename(out, filepath.Join(s.cfg.Layout.Candidates(), r.Candidate)); err != nil {
 		return describe("keep candidate", err)
 	}
@@ -321,7 +337,7 @@ func decide(r *Run, refErr error) []Rule {
 	if refErr != nil {
 		ref.Detail = refErr.Error()
 	}
-	return []Rule{clinic, acc, ph, ref}
+	return []Rule{clinic, acc, dangerRule(*r.Bound, r.After.Cases), ph, ref}
 }
 
 // decision is the run's outcome in words.

@@ -290,6 +290,11 @@ func TestDecideColumnGuards(t *testing.T) {
 		{"both weak: the heart is named first", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score = 1, 0 }, CodeNoLandmarks, GuardHeartPointsDisagree},
 		{"span route: no column needed", func(e *Evidence) { e.Column = nil }, CodeHighConfidence, GuardNone},
 		{"span route: its own spread bound", func(e *Evidence) { e.Column = nil; e.Spread = MaxSpreadForVHS + 1e-5 }, CodeNoLandmarks, GuardSpreadTooHigh},
+		{"a version's own bound returns", func(e *Evidence) { e.Column.HeartVHSSD, e.SpreadBound = 0.2, 0.25 }, CodeHighConfidence, GuardNone},
+		{"a version's own bound withholds", func(e *Evidence) { e.Column.HeartVHSSD, e.SpreadBound = 0.08, 0.07 }, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"no bound: the later guards still decide", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score, e.SpreadBound = 1, 0, math.Inf(1) }, CodeNoLandmarks, GuardColumnWeak},
+		{"span route: a version's own bound", func(e *Evidence) { e.Column = nil; e.Spread, e.SpreadBound = 0.012, 0.013 }, CodeReview, GuardNone},
+		{"span route: no bound", func(e *Evidence) { e.Column = nil; e.Spread, e.SpreadBound = 0.5, math.Inf(1) }, CodeReview, GuardNone},
 	}
 	for _, tc := range cases {
 		e := ok

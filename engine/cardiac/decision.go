@@ -255,6 +255,23 @@ type Evidence struct {
 	// MaxHeartVHSSD and the column must be found with a score of at
 	// least MinColumnScore.
 	Column *ColumnEvidence
+	// SpreadBound is the bound on the route's spread: guard 7's on the
+	// span route (Spread), heart_points_disagree's on the column route
+	// (Column.HeartVHSSD). 0 means the default, MaxSpreadForVHS or
+	// MaxHeartVHSSD; a model version may name its own (Engine.SpreadBound);
+	// +Inf leaves the bound out (Options.NoSpreadBound).
+	SpreadBound float64
+}
+
+// spreadBound is e.SpreadBound, or the route's default where it is 0.
+func (e Evidence) spreadBound() float64 {
+	switch {
+	case e.SpreadBound != 0:
+		return e.SpreadBound
+	case e.Column != nil:
+		return MaxHeartVHSSD
+	}
+	return MaxSpreadForVHS
 }
 
 // ColumnEvidence is what the column route measured.
@@ -326,10 +343,10 @@ func (e Evidence) vhsGuard() Guard {
 		return g
 	}
 	if e.Column == nil {
-		return guardSpread(e.Spread)
+		return guardSpread(e.Spread, e.spreadBound())
 	}
 	switch {
-	case !(e.Column.HeartVHSSD <= MaxHeartVHSSD):
+	case !(e.Column.HeartVHSSD <= e.spreadBound()):
 		return GuardHeartPointsDisagree
 	case !(e.Column.Score >= MinColumnScore):
 		return GuardColumnWeak

@@ -57,6 +57,12 @@ type Options struct {
 	// manifest names none, so a model version keeps the route it was
 	// validated with (app/learn's rollback restores both).
 	Route Route
+	// NoSpreadBound measures without the route's spread bound (guard 7
+	// on the span route, heart_points_disagree on the column route): the
+	// codes then say what every other guard decided, so that a caller
+	// can derive a bound from them (app/learn derives a candidate's on
+	// the clinic's held-out cases). Never for answering a client.
+	NoSpreadBound bool
 }
 
 // Route is how the engine measures the vertebral unit v
@@ -95,6 +101,7 @@ type Engine struct {
 	landmarks []model
 	refine    []model // stage 2 on a crop (refine.go); empty: stage 1 only
 	margin    float64 // refinement crop margin from the family's params
+	bound     float64 // the route's spread bound (SpreadBound)
 	version   string
 	opts      Options
 }
@@ -139,7 +146,11 @@ func Load(dir string, o Options) (*Engine, error) {
 			return nil, fmt.Errorf("model manifest %s: %w", dir, err)
 		}
 	}
-	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin,
+	bound, err := familySpreadBound(fam, o.Route)
+	if err != nil {
+		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
+	}
+	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin, bound: bound,
 		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
 	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs)
 	loaded := make([]model, len(all))
@@ -233,6 +244,60 @@ func familyRoute(fam manifest.Family) (Route, error) {
 		return p.Route, nil
 	}
 	return "", fmt.Errorf("cardiac family param route %q: want %q or %q", p.Route, RouteColumn, RouteSpan)
+}
+
+// Family params that name a model version's own spread bound, one per
+// route (docs/learning.md, "The spread bound"): the bound on HeartVHSSD
+// (vertebrae) on the column route and on the landmark spread on the span
+// route. Where the param is absent the default constant applies.
+const (
+	ParamMaxHeartVHSSD   = "max_heart_vhs_sd"
+	ParamMaxSpreadForVHS = "max_spread_for_vhs"
+)
+
+// SpreadBoundParam is the family param naming route's spread bound.
+func SpreadBoundParam(route Route) string {
+	if route == RouteSpan {
+		return ParamMaxSpreadForVHS
+	}
+	return ParamMaxHeartVHSSD
+}
+
+// familySpreadBound reads the bound on route's spread from the cardiac
+// family's params: MaxHeartVHSSD or MaxSpreadForVHS where it is absent.
+func familySpreadBound(fam manifest.Family, route Route) (float64, error) {
+	def := MaxHeartVHSSD
+	if route == RouteSpan {
+		def = MaxSpreadForVHS
+	}
+	var p map[string]json.RawMessage
+	if len(fam.Params) > 0 {
+		if err := json.Unmarshal(fam.Params, &p); err != nil {
+			return 0, fmt.Errorf("cardiac family params: %w", err)
+		}
+	}
+	raw, ok := p[SpreadBoundParam(route)]
+	if !ok {
+		return def, nil
+	}
+	var b float64
+	if err := json.Unmarshal(raw, &b); err != nil || !(b > 0) || math.IsInf(b, 0) {
+		return 0, fmt.Errorf("cardiac family param %s %s: want a positive number", SpreadBoundParam(route), raw)
+	}
+	return b, nil
+}
+
+// SpreadBound is the bound on the route's spread the model version
+// names (its manifest's ParamMaxHeartVHSSD or ParamMaxSpreadForVHS),
+// else the route's default; Options.NoSpreadBound does not change it.
+func (e *Engine) SpreadBound() float64 { return e.bound }
+
+// spreadBound is the bound Decide applies: +Inf with NoSpreadBound.
+func (e *Engine) spreadBound() float64 {
+	if e.opts.NoSpreadBound {
+		return math.Inf(1)
+	}
+	return e.bound
 }
 
 // ModelVersion is the manifest's cardiac family model_version.
@@ -412,12 +477,12 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 			return nil, err
 		}
 	}
-	r := newResult(b.Dx(), b.Dy(), p, models, peaks)
+	r := newResultBound(b.Dx(), b.Dy(), p, models, peaks, e.spreadBound())
 	r.LevelledDeg = levelled
 	if e.opts.Route == RouteSpan {
 		r.checkImage(img)
 	} else {
-		r.measureColumn(img)
+		r.measureColumnBound(img, e.spreadBound())
 	}
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)
@@ -448,6 +513,11 @@ func (e *Engine) RawLandmarks(ctx context.Context, img image.Image) (Landmarks, 
 // newResult derives a Result for a w x h image from the validity output p
 // and, for a valid image, each landmark model's landmarks (pixels) and peaks.
 func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64) *Result {
+	return newResultBound(w, h, p, models, peaks, MaxSpreadForVHS)
+}
+
+// newResultBound is newResult with guard 7's bound given (+Inf: none).
+func newResultBound(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]float64, bound float64) *Result {
 	r := &Result{Width: w, Height: h, ClassifierConfidence: p, ModelLandmarks: models}
 	if !isRadiograph(p) || len(models) == 0 {
 		r.Code, _ = Decide(Evidence{PRadiograph: p}) // 6, or 0 for NaN or no models
@@ -492,7 +562,8 @@ func newResult(w, h int, p float64, models []Landmarks, peaks [][NumLandmarks]fl
 		VHS:            r.Geometry.VHS,
 		VLAS:           r.Geometry.VLAS,
 		Spread:         r.Spread,
-		Guards:         CheckPlausibility(r.Landmarks, r.Spread),
+		Guards:         checkPlausibilityBound(r.Landmarks, r.Spread, bound),
+		SpreadBound:    bound,
 	})
 	r.AxesPerpendicular = finite && r.Geometry.AxesPerpendicular()
 	r.setNumbers()

@@ -134,9 +134,15 @@ type GuardResult struct {
 // the guard that measures it, and non-finite input fails. The answer does
 // not change when the image is mirrored, rotated, scaled or shifted.
 func CheckPlausibility(l Landmarks, spread float64) GuardResult {
+	return checkPlausibilityBound(l, spread, MaxSpreadForVHS)
+}
+
+// checkPlausibilityBound is CheckPlausibility with guard 7's bound given
+// (+Inf leaves guard 7 out).
+func checkPlausibilityBound(l Landmarks, spread, bound float64) GuardResult {
 	r := checkPlausibilityWith(l, Measure(l).Vertebra)
 	if r.VHS == GuardNone {
-		if g := guardSpread(spread); g != GuardNone {
+		if g := guardSpread(spread, bound); g != GuardNone {
 			return GuardResult{VHS: g}
 		}
 	}
@@ -295,9 +301,10 @@ func guardVLASRange(vlas float64) Guard {
 	return GuardNone
 }
 
-// guardSpread is guard 7.
-func guardSpread(spread float64) Guard {
-	if !(spread <= MaxSpreadForVHS) {
+// guardSpread is guard 7 with its bound (MaxSpreadForVHS, or a model
+// version's own: Options.SpreadBound).
+func guardSpread(spread, bound float64) Guard {
+	if !(spread <= bound) {
 		return GuardSpreadTooHigh
 	}
 	return GuardNone

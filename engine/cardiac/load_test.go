@@ -132,3 +132,30 @@ func TestFamilyRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilySpreadBound: a model version may name its route's spread
+// bound in the cardiac family's params; absent, the default applies; a
+// bound that is not a positive number refuses the manifest.
+func TestFamilySpreadBound(t *testing.T) {
+	cases := []struct {
+		params string
+		route  Route
+		want   float64
+		err    bool
+	}{
+		{"", RouteColumn, MaxHeartVHSSD, false},
+		{`{"route":"span"}`, RouteSpan, MaxSpreadForVHS, false},
+		{`{"max_heart_vhs_sd":0.27}`, RouteColumn, 0.27, false},
+		{`{"max_heart_vhs_sd":0.27}`, RouteSpan, MaxSpreadForVHS, false},
+		{`{"max_spread_for_vhs":0.012}`, RouteSpan, 0.012, false},
+		{`{"max_heart_vhs_sd":0}`, RouteColumn, 0, true},
+		{`{"max_heart_vhs_sd":-1}`, RouteColumn, 0, true},
+		{`{"max_heart_vhs_sd":"wide"}`, RouteColumn, 0, true},
+	}
+	for _, tc := range cases {
+		got, err := familySpreadBound(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)}, tc.route)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("params %s on %s: bound %v, error %v; want %v, error %v", tc.params, tc.route, got, err, tc.want, tc.err)
+		}
+	}
+}

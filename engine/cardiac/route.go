@@ -63,7 +63,11 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 // Rejected results and code 0 are left as they are. An image the
 // validity classifier was unsure of (p_radiograph under
 // ValidityConfident) on which no column is found is rejected (code 6).
-func (r *Result) measureColumn(img image.Image) {
+func (r *Result) measureColumn(img image.Image) { r.measureColumnBound(img, MaxHeartVHSSD) }
+
+// measureColumnBound is measureColumn with the heart_points_disagree
+// bound given (+Inf: none).
+func (r *Result) measureColumnBound(img image.Image, bound float64) {
 	if r.Rejected || r.Code == CodeUnexpected || len(r.ModelLandmarks) == 0 {
 		return
 	}
@@ -116,6 +120,7 @@ func (r *Result) measureColumn(img image.Image) {
 		Spread:         r.Spread,
 		Guards:         guards,
 		Column:         &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD, SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6)},
+		SpreadBound:    bound,
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()

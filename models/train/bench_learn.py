@@ -9,7 +9,15 @@ default schedule for 100 and for 200 cases (default_steps, DEFAULT_SYNTHETIC
 images). Prints one JSON line:
 
     {"event":"bench","seconds_per_100_cases":..,"seconds_200_cases":..,
-     "step_s":..,"synthetic_s_per_image":..,"export_s":..,"threads":..,"loadavg":[..]}
+     "step_s":..,"synthetic_s_per_image":..,"export_s":..,"peak_rss_mb":..,
+     "threads":..,"loadavg":[..]}
+
+peak_rss_mb is learn.py's peak resident set (ru_maxrss from wait4: the
+largest of learn.py and the synthetic generator's worker processes). The
+memory a step needs does not grow with the case count (the cases are a few
+MB of uint8), so the small run's peak stands for a default-schedule run's.
+It is a benchmark, not a test: the targets (at most 600 s per 100 cases and
+1.2 GB, issue 47) are printed beside the figures, not asserted.
 
 The machine's load counts: run it on a quiet machine for the product figure,
 and state the load average it reports beside any figure you quote.
@@ -28,6 +36,7 @@ import clinic_cases
 import learn
 
 N_CASES, STEPS, N_SYN = 20, 10, 40
+TARGET_S_PER_100, TARGET_RSS_MB = 600, 1200  # issue 47
 
 
 def estimate(n_cases, step_s, syn_s, export_s, overhead_s):
@@ -55,8 +64,11 @@ def main():
         ev = []
         for line in p.stdout:
             ev.append((time.time() - t0, json.loads(line)))
-        if p.wait() != 0:
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
             sys.exit(f"bench_learn: learn.py failed: {ev[-1][1] if ev else 'no output'}")
+        peak_mb = usage.ru_maxrss / 1024  # kB on Linux
     t_start = next(t for t, e in ev if e["event"] == "start")
     syn = [t for t, e in ev if e.get("stage") == "synthetic"]
     train = [(t, e) for t, e in ev if e.get("stage") == "train"]
@@ -75,6 +87,8 @@ def main():
            "steps_100_cases": learn.default_steps(100), "steps_200_cases": learn.default_steps(200),
            "step_s": round(step_s, 4), "batch": learn.BATCH, "synthetic_s_per_image": round(syn_s, 4),
            "export_s": round(export_s, 1), "overhead_s": round(overhead_s, 1), "measured_run_s": round(t_done, 1),
+           "peak_rss_mb": round(peak_mb), "synthetic_default": learn.DEFAULT_SYNTHETIC,
+           "targets": {"seconds_per_100_cases": TARGET_S_PER_100, "peak_rss_mb": TARGET_RSS_MB},
            "threads": a.threads, "loadavg": [round(x, 2) for x in os.getloadavg()]}
     print(json.dumps(out), flush=True)
 

@@ -42,6 +42,9 @@ DEFAULT_SYNTHETIC = 400
 SYNTHETIC_SEED0 = 1   # xraysim seeds 1.. : the shipped models' own training set
 MAX_LR = 3e-4         # 1e-3 regressed the xraysim held-out set twice as much (docs/learning.md)
 MNV2_FROZEN_UPTO = 10  # MobileNetV2 members: stem and blocks 0-10 stay as shipped (fewer weights to overfit)
+# The frozen trunk runs without autograd, TRUNK_CHUNK images at a time: its
+# 112x112 activations were most of a step's peak memory (docs/learning.md, "Speed").
+TRUNK_CHUNK = 4
 DEFAULT_MAX_MINUTES = 28.0  # without --steps/--minutes: the whole run's cap
 EXPORT_RESERVE_S = 30.0     # kept for the export when a time budget applies
 PROGRESS_EVERY_S = 5.0
@@ -204,7 +207,7 @@ def synthetic_set(path, n, S, threads, progress):
     with Pool(max(1, threads), initializer=_worker_init) as pool:
         for r in pool.imap(dataset._phantom_sample, jobs, chunksize=4):
             res.append(r)
-            progress("synthetic", len(res), n)
+            progress("synthetic", len(res), n, force=len(res) == n)  # the stage's end, for bench_learn
     X = np.stack([r[0] for r in res])
     Y = np.stack([r[1] for r in res])
     M = np.ones(Y.shape[:2], np.float32)
@@ -335,7 +338,7 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
         m = torch.from_numpy(np.concatenate(ms)).float()
         x, y = T.augment(x, y, g)
         x, y = T.strong_augment(x, y, g)
-        p, c, _ = T.decode(net(x))
+        p, c, _ = T.decode(forward(net, x))
         l1 = ((c - y).abs().sum(-1) * m).sum() / m.sum().clamp_min(1) * S
         js = (T.js_to_gaussian(p, y) * m).sum() / m.sum().clamp_min(1)
         loss = l1 + js
@@ -348,6 +351,22 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
         progress(member, done, float(np.mean(losses[-20:])), step)
     net.eval()
     return net, step, float(np.mean(losses[-max(1, min(50, len(losses))):])) if losses else float("nan")
+
+
+def forward(net, x):
+    """net(x) for training. A MobileNetV2 member's frozen trunk (stem and
+    blocks 0..MNV2_FROZEN_UPTO: no weight of it trains, its BatchNorm is
+    fixed) runs under no_grad in chunks of TRUNK_CHUNK images, so its
+    large early activations are never held for the whole batch; the same
+    numbers as net(x), since no gradient flows into it."""
+    import torch
+
+    if not hasattr(net, "trunk"):
+        return net(x)
+    with torch.no_grad():
+        parts = [net.trunk(x[i:i + TRUNK_CHUNK], MNV2_FROZEN_UPTO) for i in range(0, len(x), TRUNK_CHUNK)]
+        feats = [torch.cat(f) for f in zip(*parts)]
+    return net.from_trunk(*feats, MNV2_FROZEN_UPTO)
 
 
 # ---- output --------------------------------------------------------------

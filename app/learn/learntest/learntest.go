@@ -13,6 +13,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,14 @@ type Models struct {
 	// Residual is how far (px) a better version still places the heart's
 	// bottom (0: exactly).
 	Residual float64
+	// Wrong adds, for a better version, this many px to the heart's
+	// bottom on the image of that width (a case it gets badly wrong).
+	Wrong map[int]float64
+	// Spread is the route's spread a version reports on the image of a
+	// width (nil: 0 everywhere); Bound the versions' own spread bound
+	// (0: none, +Inf).
+	Spread func(width int) float64
+	Bound  float64
 }
 
 // Open reads dir's cardiac version.
@@ -107,12 +116,22 @@ func (m measurer) Measure(_ context.Context, img image.Image) (learn.Reading, er
 		// Shift the heart's bottom: the long axis, so the VHS, changes.
 		l[cardiac.HeartBottom].Y += m.f.Offset
 	} else {
-		l[cardiac.HeartBottom].Y += m.f.Residual
+		l[cardiac.HeartBottom].Y += m.f.Residual + m.f.Wrong[img.Bounds().Dx()]
 	}
-	return learn.Reading{Raw: l, Code: cardiac.CodeHighConfidence}, nil
+	rd := learn.Reading{Raw: l, Code: cardiac.CodeHighConfidence}
+	if m.f.Spread != nil {
+		rd.Spread = m.f.Spread(img.Bounds().Dx())
+	}
+	return rd, nil
 }
 func (m measurer) ModelVersion() string { return m.version }
-func (m measurer) Close() error         { return nil }
+func (m measurer) SpreadBound() float64 {
+	if m.f.Bound == 0 {
+		return math.Inf(1)
+	}
+	return m.f.Bound
+}
+func (m measurer) Close() error { return nil }
 
 // Trainer is a test double of the trainer port: it writes OUTDIR as
 // a models directory of version VERSION (the fake models' layout), or

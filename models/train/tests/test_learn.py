@@ -286,6 +286,29 @@ class ArchitectureTest(unittest.TestCase):
             c, _ = T.Exported(net.eval())(torch.from_numpy(x))
         np.testing.assert_allclose(c.numpy().ravel(), ref["outputs"]["landmarks"], atol=1e-5)
 
+    def test_chunked_trunk_trains_like_the_whole_net(self):
+        # forward() runs the frozen trunk without autograd in chunks: the
+        # same outputs and the same gradients on every weight that trains.
+        import torch
+        import train_landmarks as T
+
+        torch.manual_seed(0)
+        net = T.build_net("mnv2", 8)
+        net.train()
+        T.freeze_bn(net)
+        T.freeze_encoder(net, learn.MNV2_FROZEN_UPTO)
+        x = torch.rand(learn.TRUNK_CHUNK + 2, 1, 64, 64)  # a short last chunk
+        grads = []
+        for f in (net, lambda t: learn.forward(net, t)):
+            net.zero_grad()
+            out = f(x)
+            out.square().mean().backward()
+            grads.append((out.detach(), [p.grad.clone() for p in net.parameters() if p.requires_grad]))
+        np.testing.assert_allclose(grads[0][0].numpy(), grads[1][0].numpy(), atol=1e-5)
+        for a, b in zip(grads[0][1], grads[1][1]):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+        self.assertTrue(all(p.grad is None for p in net.enc.stem.parameters()))
+
     def test_read_base_checks_arch(self):
         with tempfile.TemporaryDirectory() as d:
             base = os.path.join(d, "base")
