@@ -56,8 +56,8 @@ const (
 	// 0.30 or more (the other three under 0.07), and the colour validation
 	// radiograph files of both worlds score under 0.16 but for one (0.57,
 	// its corners not found). Checked on 1,000 development frames: it
-	// takes 866 of the 881 usable, as many as .3 did at 0.15. docs/pop.md,
-	// "Presence model .7".
+	// takes 866 of the 881 usable, as many as .3 did at 0.15.
+	// experiments/2026-pop-journal.md, "Presence model .7".
 	MinPresence = 0.2
 	// maxAgreement is the mean distance between the two corner models'
 	// screen corners, as a share of the frame diagonal, at which the
@@ -95,7 +95,7 @@ const (
 	// classical area differs from it mostly when it is another area (the
 	// whole screen around a letterboxed radiograph or a light viewer's
 	// panels, a viewer window instead of its viewport); 3 % before. Set on
-	// development frames (docs/pop.md, "Gates").
+	// development frames (experiments/2026-pop-journal.md, "Gates").
 	viewportAgreement = 0.005
 )
 
