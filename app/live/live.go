@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/clock"
 )
 
 // Frame is one frame of a Source.
@@ -135,6 +136,9 @@ type Config struct {
 	// PreviewFPS caps the preview and outline rates; 0 means
 	// DefaultPreviewFPS.
 	PreviewFPS float64
+	// Clock paces the preview and the outliner; nil is the wall clock
+	// (tests inject a fake one).
+	Clock clock.Clock
 }
 
 // Runner runs one capture session (or a preview) over a Source. Make a
@@ -149,6 +153,7 @@ func NewRunner(src Source, cfg Config) *Runner {
 	if cfg.PreviewFPS <= 0 {
 		cfg.PreviewFPS = DefaultPreviewFPS
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	return &Runner{src: src, cfg: cfg}
 }
 
@@ -269,11 +274,11 @@ func wait(ctx context.Context, c chan struct{}) bool {
 }
 
 // pause sleeps until t or until ctx ends; false when ctx ended.
-func pause(ctx context.Context, t time.Time) bool {
-	if time.Until(t) <= 0 {
+func (r *Runner) pause(ctx context.Context, t time.Time) bool {
+	if clock.Until(r.cfg.Clock, t) <= 0 {
 		return ctx.Err() == nil
 	}
-	_, ok := waitUntil(ctx, nil, t) // a nil channel never signals
+	_, ok := r.waitUntil(ctx, nil, t) // a nil channel never signals
 	return ok
 }
 
@@ -298,15 +303,15 @@ func nextSlot(prev, now time.Time, interval time.Duration) time.Time {
 
 // waitUntil blocks until c signals (signalled), until t or until ctx
 // ends (ok false); a nil c never signals.
-func waitUntil(ctx context.Context, c chan struct{}, t time.Time) (signalled, ok bool) {
-	tm := time.NewTimer(time.Until(t))
+func (r *Runner) waitUntil(ctx context.Context, c chan struct{}, t time.Time) (signalled, ok bool) {
+	tm := r.cfg.Clock.NewTimer(clock.Until(r.cfg.Clock, t))
 	defer tm.Stop()
 	select {
 	case <-ctx.Done():
 		return false, false
 	case <-c:
 		return true, true
-	case <-tm.C:
+	case <-tm.C():
 		return false, true
 	}
 }
@@ -335,10 +340,10 @@ func (r *Runner) preview(ctx context.Context, st *state) {
 		}
 		if v.seq == lastSeq && v.ended == nil {
 			if held.IsZero() {
-				held = time.Now()
+				held = r.cfg.Clock.Now()
 			}
-			if deadline := held.Add(r.interval()); time.Now().Before(deadline) {
-				signalled, ok := waitUntil(ctx, st.previewC, deadline)
+			if deadline := held.Add(r.interval()); r.cfg.Clock.Now().Before(deadline) {
+				signalled, ok := r.waitUntil(ctx, st.previewC, deadline)
 				if !ok {
 					return
 				}
@@ -348,12 +353,12 @@ func (r *Runner) preview(ctx context.Context, st *state) {
 			}
 		}
 		held = time.Time{}
-		if !pause(ctx, next) {
+		if !r.pause(ctx, next) {
 			return
 		}
 		v = st.snapshot()
 		lastSeq, lastOutline = v.seq, v.outlineV
-		next = nextSlot(next, time.Now(), r.interval())
+		next = nextSlot(next, r.cfg.Clock.Now(), r.interval())
 		r.cfg.OnPreview(Preview{Image: v.frame.Image, Index: v.frame.Index, Time: v.frame.Time, Outline: v.outline})
 	}
 }
@@ -381,13 +386,13 @@ func (r *Runner) outlines(ctx context.Context, st *state) {
 			}
 			continue
 		}
-		if !pause(ctx, next) {
+		if !r.pause(ctx, next) {
 			return
 		}
 		v = st.snapshot()
 		f := v.frame
 		last = v.seq
-		next = time.Now().Add(r.interval())
+		next = r.cfg.Clock.Now().Add(r.interval())
 		c, ok, err := r.cfg.Outliner.Corners(ctx, f.JPEG)
 		if ctx.Err() != nil {
 			return

@@ -15,17 +15,23 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/clock"
 )
 
 // fakeSource yields n frames (n < 0: without end) whose JPEG is "f<index>",
-// one every delay, then end (io.EOF when nil).
+// one every delay, then end (io.EOF when nil); ended, when set, is closed
+// when it first answers its end, and hold, when set, must close before the
+// second frame.
 type fakeSource struct {
 	n     int
 	delay time.Duration
 	end   error
+	ended chan struct{}
+	hold  chan struct{}
 
 	mu   sync.Mutex
 	read int
+	once sync.Once
 }
 
 func (s *fakeSource) Next(ctx context.Context) (Frame, error) {
@@ -33,10 +39,20 @@ func (s *fakeSource) Next(ctx context.Context) (Frame, error) {
 	i := s.read
 	s.mu.Unlock()
 	if s.n >= 0 && i >= s.n {
+		if s.ended != nil {
+			s.once.Do(func() { close(s.ended) })
+		}
 		if s.end != nil {
 			return Frame{}, s.end
 		}
 		return Frame{}, io.EOF
+	}
+	if s.hold != nil && i == 1 {
+		select {
+		case <-s.hold:
+		case <-ctx.Done():
+			return Frame{}, ctx.Err()
+		}
 	}
 	if s.delay > 0 {
 		t := time.NewTimer(s.delay)
@@ -63,10 +79,12 @@ func (s *fakeSource) frames() int {
 
 // fakeSink completes when it has seen `complete` frames (0: never), fails
 // after `fail` frames, or answers err on frame `errAt` (1-based). Each call
-// takes delay.
+// takes delay; the first closes started and waits for gate to close, when
+// they are set.
 type fakeSink struct {
 	complete, fail, errAt int
 	delay                 time.Duration
+	started, gate         chan struct{}
 
 	mu   sync.Mutex
 	got  []string
@@ -88,6 +106,16 @@ func (s *fakeSink) Frame(ctx context.Context, jpeg []byte) (app.FrameOutcome, er
 		s.busy = false
 		s.mu.Unlock()
 	}()
+	if s.started != nil && n == 1 {
+		close(s.started)
+	}
+	if s.gate != nil && n == 1 {
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return app.FrameOutcome{}, ctx.Err()
+		}
+	}
 	time.Sleep(s.delay)
 	out := app.FrameOutcome{Status: app.StatusContinue, FrameIndex: n - 1, FramesProcessed: n, GoodFrames: n}
 	switch {
@@ -188,35 +216,31 @@ func TestRunOutcomes(t *testing.T) {
 	}
 }
 
-// A slow sink gets only the newest frame each time it is free; the reader
-// is never held up by it.
+// A busy sink gets only the newest frame each time it is free, and the
+// reader is never held up by it: the source reaches its end while the sink
+// is still on its first frame, and the sink's next frame is the last one.
 func TestRunDropsStaleFrames(t *testing.T) {
 	base := runtime.NumGoroutine()
-	src := &fakeSource{n: 200, delay: time.Millisecond}
-	sink := &fakeSink{delay: 40 * time.Millisecond}
-	start := time.Now()
-	_, err := NewRunner(src, Config{Sink: sink}).Run(context.Background())
-	if !errors.Is(err, ErrSourceEnded) {
-		t.Fatal(err)
+	// The source holds its second frame until the sink has the first; the
+	// sink holds the first until the source has ended.
+	src := &fakeSource{n: 200, ended: make(chan struct{}), hold: make(chan struct{})}
+	sink := &fakeSink{started: src.hold, gate: src.ended}
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewRunner(src, Config{Sink: sink}).Run(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrSourceEnded) {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a deadlock guard, not a speed bound
+		t.Fatal("Run did not return: the reader waited for the sink")
 	}
 	got := sink.frames()
-	if len(got) < 2 || len(got) > 100 {
-		t.Fatalf("sink saw %d of 200 frames", len(got))
-	}
-	prev := -1
-	for _, f := range got {
-		i, _ := strconv.Atoi(strings.TrimPrefix(f, "f"))
-		if i <= prev {
-			t.Fatalf("frames out of order or repeated: %v", got)
-		}
-		prev = i
-	}
-	if got[len(got)-1] != "f199" {
-		t.Fatalf("last frame sent %s, want f199", got[len(got)-1])
-	}
-	// 200 frames one at a time through a 40 ms sink would take 8 s.
-	if d := time.Since(start); d > 4*time.Second {
-		t.Fatalf("took %v: the reader waited for the sink", d)
+	if len(got) != 2 || got[0] != "f0" || got[1] != "f199" || src.frames() != 200 {
+		t.Fatalf("sink saw %v, the source gave %d frames; want f0, then f199 of 200", got, src.frames())
 	}
 	settle(t, base)
 }
@@ -393,38 +417,60 @@ func (s *stillSource) Next(ctx context.Context) (Frame, error) {
 
 func (s *stillSource) Close() error { return nil }
 
+// gateOutliner finds the screen on a frame once release is closed.
+type gateOutliner struct{ release chan struct{} }
+
+func (o gateOutliner) Corners(ctx context.Context, jpeg []byte) ([4][2]float64, bool, error) {
+	select {
+	case <-o.release:
+		return fakeOutliner{}.Corners(ctx, jpeg)
+	case <-ctx.Done():
+		return [4][2]float64{}, false, ctx.Err()
+	}
+}
+
 // A new outline on a source that delivers no further frame is published
-// alone, after waiting an interval for a frame to carry it.
+// alone, after waiting one interval (100 ms on the Runner's clock) for a
+// frame to carry it.
 func TestOutlineAloneOnStillSource(t *testing.T) {
 	base := runtime.NumGoroutine()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var got []Preview
-	var at []time.Time
+	type published struct {
+		p  Preview
+		at time.Time
+	}
+	previews := make(chan published, 4)
+	release := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := NewRunner(&stillSource{}, Config{PreviewFPS: 10, Outliner: fakeOutliner{delay: 10 * time.Millisecond}, OnPreview: func(p Preview) {
-			got, at = append(got, p), append(at, time.Now())
-			if len(got) == 2 {
-				cancel()
-			}
+		_, err := NewRunner(&stillSource{}, Config{PreviewFPS: 10, Clock: clk, Outliner: gateOutliner{release}, OnPreview: func(p Preview) {
+			previews <- published{p, clk.Now()}
 		}}).Run(ctx)
 		done <- err
 	}()
+	first := <-previews // the frame, at once, before any outline
+	close(release)      // the outline is found; the preview waits for a frame
+	clk.BlockUntil(1)
+	clk.Advance(99 * time.Millisecond)
 	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the outline was never published without a new frame")
+	case p := <-previews:
+		t.Fatalf("the outline came alone %v after the frame: it did not wait an interval", p.at.Sub(first.at))
+	default:
+	}
+	clk.Advance(time.Millisecond)
+	second := <-previews
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
 	}
 	settle(t, base)
-	if got[0].Outline.OK || !got[1].Outline.OK || got[1].Index != 0 || got[1].Outline.FrameIndex != 0 {
-		t.Fatalf("previews %+v", got)
+	if first.p.Outline.OK || !second.p.Outline.OK || second.p.Index != 0 || second.p.Outline.FrameIndex != 0 {
+		t.Fatalf("previews %+v, %+v", first.p, second.p)
 	}
-	if d := at[1].Sub(at[0]); d < 90*time.Millisecond {
-		t.Fatalf("the outline came alone %v after the frame: it did not wait an interval (100 ms) for a frame", d)
+	if d := second.at.Sub(first.at); d != 100*time.Millisecond {
+		t.Fatalf("the outline came alone %v after the frame, want one interval (100 ms)", d)
 	}
 }
 

@@ -59,6 +59,7 @@ import (
 
 	"vetlens/app/live"
 	"vetlens/engine/pop"
+	"vetlens/internal/clock"
 )
 
 // Frame is live.Frame: the RGBA image (new for every frame; consumers may
@@ -128,6 +129,7 @@ type Option func(*options)
 type options struct {
 	loop, noPacing bool
 	fps            float64
+	clock          clock.Clock
 }
 
 // Loop starts a video, folder or image over at its end instead of
@@ -147,6 +149,10 @@ func FPS(fps float64) Option {
 		}
 	}
 }
+
+// WithClock paces file frames and stamps Frame.Time on c instead of the
+// wall clock (tests use a fake one).
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // Source yields frames from a device, video, folder or image. Next is
 // called from one goroutine at a time; Close may be called from any
@@ -180,6 +186,7 @@ func Open(spec string, opts ...Option) (*Source, error) {
 	for _, o := range opts {
 		o(&s.opts)
 	}
+	s.opts.clock = clock.Or(s.opts.clock)
 	if err := s.open(spec); err != nil {
 		s.release()
 		return nil, err
@@ -418,7 +425,7 @@ func (s *Source) Next(ctx context.Context) (Frame, error) {
 	if err := s.pace(ctx); err != nil {
 		return Frame{}, err
 	}
-	f.Index, f.Time = s.index, time.Now()
+	f.Index, f.Time = s.index, s.opts.clock.Now()
 	s.index++
 	return f, nil
 }
@@ -503,17 +510,17 @@ func (s *Source) pace(ctx context.Context) error {
 	if s.period == 0 || s.kind == KindDevice {
 		return nil
 	}
-	now := time.Now()
+	now := s.opts.clock.Now()
 	if s.next.IsZero() || now.Sub(s.next) > s.period {
 		s.next = now
 	}
 	if d := s.next.Sub(now); d > 0 {
-		t := time.NewTimer(d)
+		t := s.opts.clock.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 	s.next = s.next.Add(s.period)

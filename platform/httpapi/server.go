@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/clock"
 	"vetlens/internal/config"
 )
 
@@ -69,6 +70,11 @@ type Config struct {
 	// deadline is renewed at each event and heartbeat instead (a live
 	// stream can last the whole request timeout). Default 30 s.
 	WriteTimeout time.Duration
+	// Clock sets the connections' read and write deadlines (the time
+	// they are counted from); nil is the wall clock. net/http enforces
+	// them on the wall clock: tests inject a fake one to check the
+	// deadlines set, not to speed them up.
+	Clock clock.Clock
 	// IdleTimeout closes keep-alive connections idle this long. Default
 	// 2 min.
 	IdleTimeout time.Duration
@@ -136,6 +142,7 @@ func (c *Config) defaults() {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
 	}
+	c.Clock = clock.Or(c.Clock)
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 2 * time.Minute
 	}
@@ -179,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil && s.cfg.HSTSMaxAge > 0 {
 		w.Header().Set("Strict-Transport-Security", "max-age="+strconv.FormatInt(int64(s.cfg.HSTSMaxAge/time.Second), 10))
 	}
-	tw := newTimedWriter(w, s.cfg.WriteTimeout)
+	tw := newTimedWriter(w, s.cfg.WriteTimeout, s.cfg.Clock)
 	tw.trackBody(r)
 	s.mux.ServeHTTP(tw, r)
 	tw.finish()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"vetlens/internal/clock"
 )
 
 // TLSConfig is the API's TLS configuration for certs: TLS 1.2 or 1.3,
@@ -72,14 +74,14 @@ func (s *Server) bodyReadTimeout(limit int64) time.Duration {
 
 // startBody sets the read deadline for a route's body (bodyReadTimeout).
 func (s *Server) startBody(w http.ResponseWriter, limit int64) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyReadTimeout(limit)))
+	http.NewResponseController(w).SetReadDeadline(s.cfg.Clock.Now().Add(s.bodyReadTimeout(limit)))
 }
 
 // bodyDone moves the read deadline past the request's work once its body
 // is read: net/http cancels a request whose connection hits its read
 // deadline.
 func (s *Server) bodyDone(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout + 10*time.Second))
+	http.NewResponseController(w).SetReadDeadline(s.cfg.Clock.Now().Add(s.cfg.RequestTimeout + 10*time.Second))
 }
 
 // timedWriter sets the connection's (or HTTP/2 stream's) write deadline
@@ -96,14 +98,22 @@ func (s *Server) bodyDone(w http.ResponseWriter) {
 // the answer) until the server's backstop read deadline, 310 s.
 type timedWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
+	rc      deadliner
+	clock   clock.Clock
 	timeout time.Duration
 	body    *trackedBody // nil: no body to track
 	started bool
 }
 
-func newTimedWriter(w http.ResponseWriter, timeout time.Duration) *timedWriter {
-	return &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+// deadliner is what timedWriter uses of *http.ResponseController.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+	Flush() error
+}
+
+func newTimedWriter(w http.ResponseWriter, timeout time.Duration, c clock.Clock) *timedWriter {
+	return &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), clock: c, timeout: timeout}
 }
 
 // trackBody tracks r's HTTP/1.x body (when it has one) for the response.
@@ -133,11 +143,11 @@ func (t *timedWriter) start() {
 // before it closes the connection, at the client's pace.
 func (t *timedWriter) finish() {
 	if t.body != nil && !t.body.complete() {
-		t.rc.SetReadDeadline(time.Now())
+		t.rc.SetReadDeadline(t.clock.Now())
 	}
 }
 
-func (t *timedWriter) renew() { t.rc.SetWriteDeadline(time.Now().Add(t.timeout)) }
+func (t *timedWriter) renew() { t.rc.SetWriteDeadline(t.clock.Now().Add(t.timeout)) }
 
 // WriteHeader starts the write timeout and writes the header.
 func (t *timedWriter) WriteHeader(code int) {

@@ -10,10 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"vetlens/internal/clock"
 )
 
 // TestRedirectIgnoresHost: the HTTP to HTTPS redirect goes to the
@@ -171,9 +174,11 @@ func (bigRectify) Rectify(ctx context.Context, b []byte, c [4][2]float64) ([]byt
 }
 
 // TestUnreadResponseFreesHandler: clients that send /v3/rectify and never
-// read the (large) answer hold their handlers only for the write timeout
-// (they were held more than 60 s before), over HTTP/1.1 and HTTP/2; a
-// client that reads gets the whole answer.
+// read the (large) answer do not hold their handlers (they were held more
+// than 60 s before), over HTTP/1.1 and HTTP/2; a client that reads gets
+// the whole answer. That the deadline is the write timeout from the last
+// write is TestTimedWriterDeadlines's, on a fake clock; here net/http
+// enforces it on the wall clock, and the test only waits for the handlers.
 func TestUnreadResponseFreesHandler(t *testing.T) {
 	const writeTimeout = 500 * time.Millisecond
 	a := newAPI(t, apiOpts{pop: bigRectify{&fakePoP{sessions: map[string]*fakeSession{}}}, cfg: Config{WriteTimeout: writeTimeout}})
@@ -219,7 +224,8 @@ func TestUnreadResponseFreesHandler(t *testing.T) {
 		}
 	}()
 	// All six handlers are in flight, then freed by the write timeout.
-	for deadline := time.Now().Add(writeTimeout + 5*time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// The guard is a hang's, not a speed bound.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		a.h.mu.Lock()
 		left := 0
 		for _, v := range a.h.inFlight {
@@ -230,26 +236,90 @@ func TestUnreadResponseFreesHandler(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d handlers still blocked %v after the unread responses (write timeout %v)", left, time.Since(start), writeTimeout)
+			t.Fatalf("%d handlers still blocked a minute after the unread responses (write timeout %v)", left, writeTimeout)
 		}
 	}
 	t.Logf("6 unread 32 MB responses: handlers freed %v after the requests (write timeout %v)", time.Since(start), writeTimeout)
 }
 
 // TestStreamOutlivesWriteTimeout: a stream longer than the write timeout
-// is not cut while its events and heartbeats flow.
+// (each image takes 300 ms, the timeout is 200 ms) is not cut while its
+// events and heartbeats flow: every photo arrives, then the billing.
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	a := newAPI(t, apiOpts{cardiac: slowCardiac{}, cfg: Config{WriteTimeout: 200 * time.Millisecond, HeartbeatInterval: 50 * time.Millisecond}})
 	imgs := []string{}
 	for range 4 { // 4 x 300 ms
 		imgs = append(imgs, b64(grayPNG(t, 1, 64, 64)))
 	}
-	start := time.Now()
 	resp := a.stream(context.Background(), map[string]any{"images": imgs})
 	defer resp.Body.Close()
 	evs, beats := readSSE(t, resp)
-	if took := time.Since(start); took < time.Second || len(evs) == 0 || evs[len(evs)-1].name != "billing" || beats == 0 {
-		t.Fatalf("stream of %v ended with %d events, %d heartbeats: %+v", took, len(evs), beats, evs)
+	photos := 0
+	for _, e := range evs {
+		if e.name == "photo" {
+			photos++
+		}
+	}
+	if photos != len(imgs) || evs[len(evs)-1].name != "billing" || beats == 0 {
+		t.Fatalf("stream ended with %d photos of %d, %d heartbeats: %+v", photos, len(imgs), beats, evs)
+	}
+}
+
+// deadlines records the deadlines a timedWriter sets.
+type deadlines struct {
+	read, write []time.Time
+	flushes     int
+}
+
+func (d *deadlines) SetReadDeadline(t time.Time) error  { d.read = append(d.read, t); return nil }
+func (d *deadlines) SetWriteDeadline(t time.Time) error { d.write = append(d.write, t); return nil }
+func (d *deadlines) Flush() error                       { d.flushes++; return nil }
+
+// TestTimedWriterDeadlines: on the server's clock, a response's write
+// deadline is the write timeout from its start and from every later write
+// and flush (a stream that keeps moving is never cut), and a response to a
+// body not read to its end ends the read deadline when the handler returns
+// and closes the connection.
+func TestTimedWriterDeadlines(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const timeout = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		body      string
+		read      int // bytes of the body the handler reads
+		wantClose bool
+	}{
+		{"no body", "", 0, false},
+		{"body read", "0123456789", 10, false},
+		{"body not read to its end", "0123456789", 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewFake(t0)
+			rec := httptest.NewRecorder()
+			d := &deadlines{}
+			tw := newTimedWriter(rec, timeout, clk)
+			tw.rc = d
+			r := httptest.NewRequest("POST", "/v3/predict", strings.NewReader(tc.body))
+			tw.trackBody(r)
+			r.Body.Read(make([]byte, tc.read))
+			tw.WriteHeader(200)
+			clk.Advance(150 * time.Millisecond)
+			tw.Write([]byte("event"))
+			clk.Advance(150 * time.Millisecond)
+			tw.Flush()
+			tw.finish()
+			want := []time.Time{t0.Add(timeout), t0.Add(150*time.Millisecond + timeout), t0.Add(300*time.Millisecond + timeout)}
+			if !slices.Equal(d.write, want) || d.flushes != 1 {
+				t.Fatalf("write deadlines %v, %d flushes; want %v, 1", d.write, d.flushes, want)
+			}
+			var wantRead []time.Time
+			if tc.wantClose {
+				wantRead = []time.Time{t0.Add(300 * time.Millisecond)}
+			}
+			if !slices.Equal(d.read, wantRead) || (rec.Header().Get("Connection") == "close") != tc.wantClose {
+				t.Fatalf("read deadlines %v, Connection %q; want %v, close %v", d.read, rec.Header().Get("Connection"), wantRead, tc.wantClose)
+			}
+		})
 	}
 }
 

@@ -126,12 +126,13 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestTrainCancel: cancelling sends SIGTERM; the trainer stops within a
-// few seconds and its partial output is gone.
+// TestTrainCancel: cancelling sends SIGTERM, and the trainer stops on it:
+// its SIGTERM handler removed the partial output (SIGKILL after KillAfter,
+// the fallback, would leave it; and without a signal the fake trainer
+// would finish and Train return nil).
 func TestTrainCancel(t *testing.T) {
 	p, spec := setup(t, "hang")
 	ctx, cancel := context.WithCancel(t.Context())
-	t0 := time.Now()
 	err := p.Train(ctx, spec, func(pr learn.Progress) {
 		if pr.Stage == "train" && pr.Member == 1 {
 			cancel()
@@ -139,9 +140,6 @@ func TestTrainCancel(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
-	}
-	if d := time.Since(t0); d > 10*time.Second {
-		t.Errorf("stopped after %v", d)
 	}
 	if _, err := os.Stat(spec.Out + ".partial"); err == nil {
 		t.Error("partial output left")
