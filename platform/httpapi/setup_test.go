@@ -163,6 +163,8 @@ type api struct {
 
 type apiOpts struct {
 	cardiac app.CardiacEngine
+	// usg, when set, replaces the shipped USG models.
+	usg app.USGEngine
 	pop     app.PoP
 	cfg     Config
 	// appCfg, when set, adjusts the service's configuration.
@@ -180,6 +182,9 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	deps := app.Deps{Repos: st.Repos(), USG: testmodels.USG(t), PoP: o.pop, Disk: o.disk}
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
+	}
+	if o.usg != nil {
+		deps.USG = o.usg
 	}
 	cfg := app.DefaultConfig()
 	cfg.CardiacConcurrency = 4 // the blocking fakes in the limit tests need 2 at once

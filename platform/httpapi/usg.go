@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"vetlens/app"
@@ -76,7 +75,7 @@ func (s *Server) usgAuth(h http.Handler) http.Handler {
 			return
 		}
 		if !s.acquire(caller.KeyPrefix) {
-			w.Header().Set("Retry-After", "1")
+			setRetryAfter(w, time.Second)
 			usgError(w, http.StatusTooManyRequests, codeRateLimited, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
 			return
 		}
@@ -126,10 +125,7 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if k := app.KindOf(err); k == app.KindNoSpace {
-			var ae *app.Error
-			if errors.As(err, &ae) && ae.RetryAfter > 0 {
-				w.Header().Set("Retry-After", strconv.FormatInt(int64(ae.RetryAfter/time.Second), 10))
-			}
+			setRetryAfter(w, retryAfterOf(err))
 			usgError(w, http.StatusInsufficientStorage, codeNoSpace, err.Error())
 			return
 		}

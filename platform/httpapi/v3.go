@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 			return
 		}
 		if !s.acquire(caller.KeyPrefix) {
-			w.Header().Set("Retry-After", "1")
+			setRetryAfter(w, time.Second)
 			v3Error(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
 			return
 		}
@@ -117,9 +116,7 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &ae) && k != app.KindInternal:
 		status = k.Status()
 		msg = ae.Error()
-		if ae.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
-		}
+		setRetryAfter(w, ae.RetryAfter)
 	}
 	s.logFail(r, status, err)
 	v3Error(w, status, msg)
