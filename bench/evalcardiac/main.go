@@ -173,8 +173,14 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		rejected := res.Code == cardiac.CodeRejected
 		if !it.Radiograph {
 			if dumpEnc != nil {
-				if err := dumpEnc.Encode(heldout.DumpLine{File: it.File, Negative: true, Code: int(res.Code),
-					PRadiograph: res.ClassifierConfidence}); err != nil {
+				// what let a negative through, where one was not rejected
+				line := heldout.DumpLine{File: it.File, Negative: true, Code: int(res.Code), Guard: string(res.Guard),
+					PRadiograph: res.ClassifierConfidence, Column: res.Column}
+				if c := res.Column; c != nil && c.V > 0 {
+					sd := res.HeartVHSSD
+					line.HeartVHSSD = &sd
+				}
+				if err := dumpEnc.Encode(line); err != nil {
 					return fmt.Errorf("dump: %w", err)
 				}
 			}

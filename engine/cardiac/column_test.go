@@ -226,27 +226,38 @@ func TestColumnRouteGuards(t *testing.T) {
 }
 
 // TestDoubtedImageWithoutColumnIsRejected: where the validity classifier
-// is unsure (p_radiograph under ValidityConfident) and no column repeats,
-// the image is rejected (code 6) with nothing drawn; with a column it
-// stays code 5 with its landmarks for review, and a confident classifier
-// keeps code 5 either way.
+// is unsure (p_radiograph under ValidityConfident) and no column repeats
+// plainly (none, or one under MinColumnScore), the image is rejected (code
+// 6) with nothing drawn; with a column it stays code 5 with its landmarks
+// for review, and a confident classifier keeps code 5 either way. Under
+// ValidityTrusted, members whose heart points scatter by more than
+// MaxThoraxHeartVHSSD over the column's v reject the image too.
 func TestDoubtedImageWithoutColumnIsRejected(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
+	weak := c
+	weak.noise = 0.8 // found, score about 0.46
 	l := heartBeside(c, 10)
+	agree := []Landmarks{l, l}
+	scatter := []Landmarks{heartBeside(c, 7), heartBeside(c, 14)} // heart VHS SD about 3.5 v
 	flat := flatGray(image.Rect(0, 0, c.w, c.h), 200)
 	cases := []struct {
-		name  string
-		img   image.Image
-		p     float64
-		code  Code
-		guard Guard
+		name    string
+		img     image.Image
+		p       float64
+		members []Landmarks
+		code    Code
+		guard   Guard
 	}{
-		{"doubted, no column", flat, 0.2, CodeRejected, GuardNone},
-		{"doubted, a column", c.gray(3), 0.2, CodeNoLandmarks, GuardRadiographUncertain},
-		{"confident, no column", flat, 0.9, CodeNoLandmarks, GuardColumnNotFound},
+		{"doubted, no column", flat, 0.2, agree, CodeRejected, GuardNone},
+		{"doubted, a column", c.gray(3), 0.2, agree, CodeNoLandmarks, GuardRadiographUncertain},
+		{"doubted, a weak column", weak.gray(3), 0.2, agree, CodeRejected, GuardNone},
+		{"confident, a weak column", weak.gray(3), 0.9, agree, CodeNoLandmarks, GuardColumnWeak},
+		{"confident, no column", flat, 0.9, agree, CodeNoLandmarks, GuardColumnNotFound},
+		{"confident but not trusted, heart points scatter", c.gray(3), 0.7, scatter, CodeRejected, GuardNone},
+		{"trusted, heart points scatter", c.gray(3), 0.95, scatter, CodeNoLandmarks, GuardHeartPointsDisagree},
 	}
 	for _, tc := range cases {
-		r := newResult(c.w, c.h, tc.p, []Landmarks{l, l}, sharpPeaks(2))
+		r := newResult(c.w, c.h, tc.p, tc.members, sharpPeaks(2))
 		r.measureColumn(tc.img)
 		if r.Code != tc.code || r.Guard != tc.guard {
 			t.Errorf("%s: code %d guard %q, want %d %q", tc.name, r.Code, r.Guard, tc.code, tc.guard)

@@ -13,6 +13,16 @@ const (
 	// reviews it. Validation negatives reach 0.05 in fewer than 1 % of
 	// cases (docs/cardiac.md, "Validity bands").
 	ValidityConfident = 0.5
+	// ValidityTrusted: below it the image must also look like a thorax to
+	// the landmark members: where their heart points, over the column's v,
+	// scatter by more than MaxThoraxHeartVHSSD the image is rejected (code
+	// 6), as no radiograph of the validation sets does (spreadsheets' rows
+	// and ultrasound's bands repeat like a column; docs/cardiac.md, "Not a
+	// thorax").
+	ValidityTrusted = 0.9
+	// MaxThoraxHeartVHSSD is that scatter's bound in v: the largest of any
+	// radiograph in the four validation sets (2.27 v), rounded up to 0.5 v.
+	MaxThoraxHeartVHSSD = 2.5
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.

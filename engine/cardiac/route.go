@@ -75,13 +75,19 @@ func (r *Result) measureColumnBound(img image.Image, bound float64) {
 	scale := float64(max(w, h))
 	prior := EnsembleMean(r.ModelLandmarks)
 	col, found := FindColumn(img, prior)
-	if !found && r.ClassifierConfidence < ValidityConfident {
+	if (!found || col.Score < MinColumnScore) && r.ClassifierConfidence < ValidityConfident {
 		// The classifier doubts the image and no thoracic column repeats
-		// dorsal to where the models put a heart: not a lateral thorax
-		// (code 6, nothing drawn), rather than a code 5 with landmarks on
-		// a document or a scan of something else.
-		*r = Result{Width: w, Height: h, ClassifierConfidence: r.ClassifierConfidence,
-			Rejected: true, Code: CodeRejected, Spread: math.NaN()}
+		// plainly (none, or one too weak to measure) dorsal to where the
+		// models put a heart: not a lateral thorax (code 6, nothing drawn),
+		// rather than a code 5 with landmarks on a document or a scan of
+		// something else.
+		r.rejectAsNotThorax()
+		return
+	}
+	if found && r.ClassifierConfidence < ValidityTrusted && HeartVHSSD(r.ModelLandmarks, col.V) > MaxThoraxHeartVHSSD {
+		// A column-like repeat, but the members' heart points scatter as
+		// on no radiograph: a grid or a scan of something else.
+		r.rejectAsNotThorax()
 		return
 	}
 	l := r.Landmarks
@@ -153,4 +159,11 @@ func checkPlausibilityWith(l Landmarks, v float64) GuardResult {
 		func() Guard { return guardVLASPosition(l) },
 		func() Guard { return guardVLASRange(g.VLAS) },
 	)}
+}
+
+// rejectAsNotThorax turns r into a rejection (code 6, nothing drawn),
+// keeping its size and the classifier's output.
+func (r *Result) rejectAsNotThorax() {
+	*r = Result{Width: r.Width, Height: r.Height, ClassifierConfidence: r.ClassifierConfidence,
+		Rejected: true, Code: CodeRejected, Spread: math.NaN()}
 }

@@ -68,6 +68,14 @@ def _neg(args):
     return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
 
 
+def _ood(args):
+    i, out, base, kind = args
+    im = negatives.generate_heldout(base + i, kind)
+    name = f"ood_{kind}_{i:04d}.jpg"
+    im.convert("RGB").save(os.path.join(out, name), quality=90)
+    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -75,6 +83,9 @@ def main():
     ap.add_argument("--negatives", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
+    ap.add_argument("--ood", type=int, default=0,
+                    help="also this many negatives of each kind the validity classifier never saw in training "
+                         "(negatives.HELDOUT_KINDS: spreadsheets, ultrasound)")
     ap.add_argument("--validation", action="store_true",
                     help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
     a = ap.parse_args()
@@ -85,6 +96,8 @@ def main():
     with Pool(a.workers) as p:
         items = p.map(_pos, [(i, a.out, pos_base, a.generator) for i in range(a.n)], chunksize=4)
         items += p.map(_neg, [(i, a.out, neg_base, a.generator) for i in range(a.negatives)], chunksize=8)
+        for kind in negatives.HELDOUT_KINDS if a.ood else ():
+            items += p.map(_ood, [(i, a.out, neg_base + 7_000_000, kind) for i in range(a.ood)], chunksize=8)
     desc = {"xraysim": "xraysim.py (physically based simulator), held-out seeds from %d and presentations never "
                        "used in training" % pos_base,
             "xraysim2": "xraysim.py world 2 (xraysim2: the simulator's second anatomy and DR processing), "

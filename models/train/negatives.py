@@ -133,6 +133,78 @@ def system_image(r, w, h):
 KINDS = [document, screenshot, scene, lambda r, w, h: texture(r, w, h, True), texture, gray_blobs, plain, system_image]
 
 
+def spreadsheet(r, w, h):
+    """A spreadsheet window: header bar, column letters, a grid of cells with
+    numbers and words, a selected cell. Held out: never in training."""
+    im = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    bar = int(h * r.uniform(0.05, 0.12))
+    d.rectangle([0, 0, w, bar], fill=tuple(int(c) for c in r.uniform(180, 240, 3)))
+    ch = int(r.uniform(14, 30) * max(w, h) / 600)
+    cw = int(ch * r.uniform(3, 6))
+    f = load_font(max(8, int(ch * 0.6)))
+    grid = tuple(int(c) for c in np.full(3, r.uniform(170, 225)))
+    for x in range(0, w, cw):
+        d.line([x, bar, x, h], fill=grid)
+    for y in range(bar, h, ch):
+        d.line([0, y, w, y], fill=grid)
+    d.rectangle([0, bar, w, bar + ch], fill=(235, 235, 235))
+    for j, x in enumerate(range(cw, w, cw)):
+        d.text((x + 4, bar + 2), chr(65 + j % 26), fill=(60, 60, 60), font=f)
+    for y in range(bar + ch, h - ch, ch):
+        for x in range(0, w - cw, cw):
+            if r.random() < 0.7:
+                t = f"{r.uniform(0, 500):.{int(r.integers(0, 3))}f}" if r.random() < 0.7 else str(r.choice(WORDS))
+                d.text((x + 3, y + 2), t, fill=(10, 10, 10), font=f)
+    x0, y0 = int(r.integers(0, max(1, w // cw))) * cw, bar + int(r.integers(1, max(2, (h - bar) // ch))) * ch
+    d.rectangle([x0, y0, x0 + cw, y0 + ch], outline=(30, 120, 40), width=2)
+    return im
+
+
+def ultrasound(r, w, h):
+    """A B-mode ultrasound frame: a speckled sector on black, bright
+    interfaces, a dark cyst, depth marks and text. Held out: never in
+    training."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    apex = np.array([w * r.uniform(0.4, 0.6), h * r.uniform(-0.05, 0.08)])
+    rad = np.hypot(xx - apex[0], yy - apex[1])
+    ang = np.arctan2(xx - apex[0], yy - apex[1])
+    half = math.radians(r.uniform(25, 45))
+    r0, r1 = h * r.uniform(0.03, 0.1), h * r.uniform(0.8, 0.97)
+    sector = (np.abs(ang) < half) & (rad > r0) & (rad < r1)
+    speckle = r.rayleigh(0.35, (h, w))
+    from scipy import ndimage
+    speckle = ndimage.gaussian_filter(speckle, (0.8, 2.0))
+    tissue = 0.5 + 0.3 * np.sin(rad / h * r.uniform(8, 20) + r.uniform(0, 6))
+    for _ in range(int(r.integers(1, 4))):  # bright interfaces
+        rr = r.uniform(r0, r1)
+        tissue += 1.2 * np.exp(-((rad - rr - 20 * np.sin(ang * 3)) / (h * 0.01)) ** 2)
+    c = np.array([apex[0] + r.uniform(-0.2, 0.2) * w, h * r.uniform(0.4, 0.7)])
+    cyst = np.hypot((xx - c[0]) / r.uniform(0.05, 0.15) / w, (yy - c[1]) / r.uniform(0.04, 0.1) / h) < 1
+    tissue = np.where(cyst, 0.05, tissue)
+    img = np.where(sector, np.clip(speckle * tissue * (1 - 0.5 * rad / h), 0, 1), 0.0)
+    im = Image.fromarray((img * 255).astype(np.uint8)).convert("RGB")
+    d = ImageDraw.Draw(im)
+    f = load_font(max(9, int(h * 0.025)))
+    for k in range(1, 6):  # depth marks
+        y = int(r0 + (r1 - r0) * k / 6)
+        d.line([int(w * 0.93), y, int(w * 0.96), y], fill=(200, 200, 200))
+    d.text((int(w * 0.02), int(h * 0.02)), f"{r.uniform(2, 12):.1f} MHz  {_text(r, 2)}", fill=(220, 220, 220), font=f)
+    return im
+
+
+# Kinds never used to train the validity classifier: judged as held out.
+HELDOUT_KINDS = {"spreadsheet": spreadsheet, "ultrasound": ultrasound}
+
+
+def generate_heldout(seed, kind, w=None, h=None):
+    """A held-out negative of the given kind (HELDOUT_KINDS)."""
+    r = np.random.default_rng(seed)
+    if w is None:
+        w, h = int(r.integers(300, 1000)), int(r.integers(250, 800))
+    return HELDOUT_KINDS[kind](r, w, h)
+
+
 def generate(seed, w=None, h=None):
     r = np.random.default_rng(seed)
     if w is None:
