@@ -16,11 +16,12 @@ ORT_LIB := $(ORT_DIR)/libonnxruntime.so.$(ORT_VERSION)
 # pdffonts) for the PDF report's tests, PostgreSQL for the PostgreSQL
 # store's tests (a throwaway cluster; the package's own cluster is not
 # used), and dcmtk (img2dcm, dcmcjpeg, dcmodify, storescu/storescp) for the
-# DICOM tests' files and the DICOM receiver test.
+# DICOM tests' files and the DICOM receiver test, desktop-file-utils for
+# the Debian package's desktop entry (make test-deb).
 APT_PKGS := python3-torch python3-numpy python3-onnx python3-scipy python3-pil \
 	fonts-dejavu-core pkg-config gcc libc6-dev ca-certificates libopencv-dev \
 	libgl1-mesa-dev libgl1-mesa-dri xorg-dev libwayland-dev libxkbcommon-dev xvfb xauth x11-apps \
-	poppler-utils postgresql dcmtk
+	poppler-utils postgresql dcmtk desktop-file-utils
 
 BIN := vetlens
 DATA_DIR ?= $(CURDIR)/.vetlens-data
@@ -31,7 +32,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 # serves the clinic network for that run. docs/lan.md.
 ADDR ?=
 
-.PHONY: all deps deps-apt deps-ort build package run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
+.PHONY: all deps deps-apt deps-ort build package deb test-deb test-deb-install run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
 	manifest eval eval-cardiac eval-usg eval-pop bench bench-api bench-learn clean
 
 all: build
@@ -68,7 +69,7 @@ run: build
 serve: build
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(or $(ADDR),127.0.0.1:8443) $(RUN_ARGS)
 
-test: deps test-go test-py test-gui
+test: deps test-go test-py test-gui test-deb
 
 # The Go tests run with a throwaway PostgreSQL cluster (initdb into a temp
 # dir, listening on a Unix socket there only, as the postgres user when
@@ -76,8 +77,13 @@ test: deps test-go test-py test-gui
 # VETLENS_TEST_POSTGRES runs the storage contract on PostgreSQL as well as
 # bbolt, and the two-server billing test. Without it those tests skip.
 PGCLUSTER := internal/pgtest/pgcluster.sh
+# The Windows seams in pure-Go packages, vetted for Windows without cgo
+# (docs/packaging.md, "Windows"); the rest of the tree needs cgo (GoCV,
+# ONNX Runtime, Fyne's GLFW) and a mingw-w64 cross-build not made yet.
+WINDOWS_PURE_PKGS := ./internal/diskfree ./internal/filelock
 test-go:
 	$(GO) vet ./...
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) vet $(WINDOWS_PURE_PKGS)
 	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
 		VETLENS_TEST_POSTGRES=$$dsn $(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) test-leaks
@@ -180,6 +186,50 @@ package: deps
 	$(FYNE) package --os linux --release; rc=$$?; cp build/FyneApp.toml.orig FyneApp.toml; rm -f build/FyneApp.toml.orig; \
 		[ $$rc -eq 0 ] && mv VetLens.tar.xz build/VetLens.tar.xz
 	@tar -tJf build/VetLens.tar.xz | grep -E 'bin/vetlens$$|\.desktop$$|pixmaps/.*\.png$$'
+
+# The Debian package (docs/packaging.md): build/vetlens_VERSION_ARCH.deb
+# with /usr/bin/vetlens, ONNX Runtime in /usr/lib/vetlens, the models and
+# their manifest in /usr/share/vetlens/models, the desktop entry and the
+# icon; the binary finds them from where it is (internal/config/install.go).
+# Depends is derived from the binary (readelf, ldd, dpkg -S) by
+# packaging/deb/deb.py; the lists below are only what ldd cannot see: the
+# libraries GLFW opens at run time (each must be named in the binary, or
+# the build fails), the Mesa software driver libGL needs without a GPU
+# driver, and the programs VetLens runs on request.
+DEB_REVISION := 1
+DEB_MAINTAINER ?= VetLens maintainers <packaging@vetlens.invalid>
+DEB_DLOPEN_DEPENDS := libX11.so.6 libXcursor.so.1 libXrandr.so.2 libXinerama.so.1 libXi.so.6 libXxf86vm.so.1 \
+	libX11-xcb.so.1 libXrender.so.1 libXext.so.6
+DEB_DLOPEN_RECOMMENDS := libxkbcommon.so.0 libwayland-cursor.so.0 libwayland-egl.so.1 libEGL.so.1
+DEB_DEPENDS_FILES := dri/swrast_dri.so
+DEB_SUGGESTS := cups-client dcmtk python3-torch python3-numpy python3-scipy python3-onnx
+DEB_BIN := build/deb/vetlens
+DEB = build/vetlens_$(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)-$(DEB_REVISION)_$(shell dpkg --print-architecture).deb
+# The radiographs test-deb measures with the installed and the build tree's binary.
+DEB_TEST_IMAGES := $(TEST_XRAY) engine/cardiac/testdata/phantoms/xraysim_1_640x480.png engine/cardiac/testdata/phantoms/xraysim_6_2000x1500.jpg
+deb: deps
+	mkdir -p $(dir $(DEB_BIN))
+	$(GO) build -ldflags='-s -w' -o $(DEB_BIN) .
+	rm -f build/vetlens_*.deb
+	BIN=$(DEB_BIN) ORT_LIB=$(ORT_LIB) MODELS=models FYNE_TOML=FyneApp.toml DEB_REVISION=$(DEB_REVISION) \
+		DEB_MAINTAINER='$(DEB_MAINTAINER)' DLOPEN_DEPENDS='$(DEB_DLOPEN_DEPENDS)' \
+		DLOPEN_RECOMMENDS='$(DEB_DLOPEN_RECOMMENDS)' DEPENDS_FILES='$(DEB_DEPENDS_FILES)' SUGGESTS='$(DEB_SUGGESTS)' \
+		packaging/deb/build-deb.sh $(DEB)
+
+# The package unpacked (dpkg -x) and run from another directory gives the
+# build tree's predict and usg JSON; its Depends covers what ldd says the
+# binary and ONNX Runtime need (packaging/deb/test-deb.sh).
+test-deb: deb build
+	packaging/deb/test-deb.sh $(DEB) $(BIN) $(DEB_TEST_IMAGES)
+
+# The package on a fresh Debian 12: debootstrap a minimal bookworm, apt
+# install the .deb there without Recommends, predict gives the build tree's
+# JSON and the window opens under Xvfb (packaging/deb/test-install.sh).
+# Needs root, mounts and Debian's mirror; about 3 minutes and 230 MB of
+# downloads, so not part of make test.
+test-deb-install: deb build
+	@command -v debootstrap >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap; }
+	packaging/deb/test-install.sh $(DEB) $(BIN) $(DEB_TEST_IMAGES)
 
 # ---- models ---------------------------------------------------------------
 # Retrain everything from synthetic data (hours on 2 cores). With real data:

@@ -23,6 +23,7 @@ import (
 	"vetlens/engine/cardiac/cardiactest"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 	"vetlens/internal/dicomtest"
 )
 
@@ -272,7 +273,7 @@ func TestPredictCLIUsage(t *testing.T) {
 // TestPredictCLINoCardiacModels: a models directory without cardiac models
 // is a setup error with one clear line.
 func TestPredictCLINoCardiacModels(t *testing.T) {
-	if err := ort.Init(""); err != nil {
+	if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 		t.Fatalf("ONNX Runtime: %v", err)
 	}
 	d := t.TempDir()

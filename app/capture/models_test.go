@@ -11,6 +11,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/internal/config"
 )
 
 // shippedModelsDir is the repository's models directory.
@@ -24,7 +25,7 @@ func shippedPoPModels(tb testing.TB) *pop.Models {
 	if _, err := os.Stat(filepath.Join(dir, "pop_corners_a.onnx")); err != nil {
 		tb.Skip("no PoP models shipped in", dir)
 	}
-	if err := ort.Init(""); err != nil {
+	if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 		tb.Fatal(err)
 	}
 	m, err := pop.LoadModels(dir)

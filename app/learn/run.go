@@ -129,7 +129,7 @@ func (s *Service) Learn(ctx context.Context, o Options, progress func(Progress))
 	if err != nil {
 		return Run{}, err
 	}
-	defer lock.unlock()
+	defer lock.Unlock()
 	if err := s.cleanup(); err != nil {
 		return Run{}, err
 	}

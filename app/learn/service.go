@@ -153,7 +153,7 @@ func (s *Service) Runs(ctx context.Context) ([]Run, error) {
 	}
 	if slices.ContainsFunc(out, func(r Run) bool { return r.Status == StatusRunning }) {
 		if l, err := tryLock(s.cfg.Layout.lockFile()); err == nil {
-			l.unlock()
+			l.Unlock()
 			for i := range out {
 				if out[i].Status == StatusRunning {
 					out[i].Status = StatusInterrupted
@@ -195,7 +195,7 @@ func (s *Service) Promote(ctx context.Context, id string) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	defer l.unlock()
+	defer l.Unlock()
 	r, err := s.readRun(id)
 	if err != nil {
 		return Version{}, err

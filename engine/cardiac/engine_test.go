@@ -14,6 +14,7 @@ import (
 	"vetlens/engine/imageproc"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // TestModelsEnv points the model-backed tests at another models directory
@@ -54,7 +55,7 @@ func testEngine(t testing.TB) *Engine {
 	t.Helper()
 	dir := testModelsDir(t)
 	engineOnce.Do(func() {
-		if err := ort.Init(""); err != nil {
+		if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 			engineErr = err
 			return
 		}

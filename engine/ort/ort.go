@@ -16,9 +16,6 @@ import (
 	onnx "github.com/yalue/onnxruntime_go"
 )
 
-// libraryFile is the file name `make deps` installs.
-const libraryFile = "libonnxruntime.so.1.30.0"
-
 var (
 	initMu   sync.Mutex
 	initPath string
@@ -27,27 +24,23 @@ var (
 )
 
 // Candidates returns the paths searched for the ONNX Runtime library, in
-// order: an explicit override (--ort-lib), the paths the environment names
-// (fromEnv: the caller reads them, see internal/config), a lib/ folder
-// beside the executable, and the system-wide install of `make deps`.
-func Candidates(override string, fromEnv ...string) []string {
+// order: an explicit override (--ort-lib), then the searched paths the
+// caller gives (internal/config.ORTLibraryCandidates: the environment's,
+// those beside the executable, the system-wide install; the one place the
+// search order is decided).
+func Candidates(override string, searched ...string) []string {
 	var c []string
-	for _, p := range append([]string{override}, fromEnv...) {
+	for _, p := range append([]string{override}, searched...) {
 		if p != "" {
 			c = append(c, p)
 		}
 	}
-	if exe, err := os.Executable(); err == nil {
-		dir := filepath.Dir(exe)
-		c = append(c, filepath.Join(dir, "lib", libraryFile), filepath.Join(dir, libraryFile))
-	}
-	c = append(c, filepath.Join("/usr/local/lib/vetlens", libraryFile))
 	return c
 }
 
 // FindLibrary returns the first existing candidate library path.
-func FindLibrary(override string, fromEnv ...string) (string, error) {
-	cands := Candidates(override, fromEnv...)
+func FindLibrary(override string, searched ...string) (string, error) {
+	cands := Candidates(override, searched...)
 	if override != "" {
 		// An explicit choice is never silently replaced by another library.
 		cands = cands[:1]
@@ -65,17 +58,17 @@ func FindLibrary(override string, fromEnv ...string) (string, error) {
 }
 
 // Init loads the ONNX Runtime library (the first of Candidates(override,
-// fromEnv...) that exists) and creates the environment. It is safe to call
+// searched...) that exists) and creates the environment. It is safe to call
 // more than once; later calls return the first call's outcome. Any failure
 // is reported as one line naming the library and the cause.
-func Init(override string, fromEnv ...string) error {
+func Init(override string, searched ...string) error {
 	initMu.Lock()
 	defer initMu.Unlock()
 	if initDone {
 		return initErr
 	}
 	initDone = true
-	path, err := FindLibrary(override, fromEnv...)
+	path, err := FindLibrary(override, searched...)
 	if err != nil {
 		initErr = err
 		return err

@@ -17,6 +17,7 @@ import (
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // TestModelsEnv names a models directory for the learned-finder tests
@@ -54,7 +55,7 @@ func testModels(t testing.TB) *Models {
 	t.Helper()
 	dir := testModelsDir(t)
 	modelsOnce.Do(func() {
-		if err := ort.Init(""); err != nil {
+		if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 			modelsErr = err
 			return
 		}

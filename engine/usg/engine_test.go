@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"vetlens/engine/ort"
+	"vetlens/internal/config"
 )
 
 // modelsDir is the shipped models directory, relative to this package.
@@ -30,7 +31,7 @@ var (
 func loadEngine(tb testing.TB) *Engine {
 	tb.Helper()
 	engineOnce.Do(func() {
-		if engineErr = ort.Init(""); engineErr == nil {
+		if engineErr = ort.Init("", config.ORTLibraryCandidates()...); engineErr == nil {
 			testEngine, engineErr = Load(modelsDir)
 		}
 	})

@@ -99,10 +99,10 @@ var (
 		Default: "the --addr host, or the machine's host name for 0.0.0.0",
 		Help:    "host name or address clients use, the HTTP redirect's target"}
 	Models = Setting{Flag: "models", Env: "VETLENS_MODELS", Commands: []string{"gui", "serve", "predict", "usg", "capture", "learn", "models"},
-		Default: "models/ beside the executable when it holds manifest.json, else ./models",
+		Default: "models/ beside the executable, else ../share/vetlens/models from the executable's folder (the Debian package), else ./models; the first holding manifest.json",
 		Help:    "models directory"}
 	ORTLib = Setting{Flag: "ort-lib", Env: "VETLENS_ORT_LIB", Commands: []string{"gui", "serve", "predict", "usg", "capture", "learn", "models"},
-		Default: "$ONNXRUNTIME_SHARED_LIBRARY_PATH, lib/ beside the executable, /usr/local/lib/vetlens (make deps)",
+		Default: "$ONNXRUNTIME_SHARED_LIBRARY_PATH, lib/ or the folder of the executable, ../lib/vetlens from the executable's folder (the Debian package), " + SystemORTDir + " (make deps)",
 		Help:    "ONNX Runtime shared library"}
 	ORTLibCompat = Setting{Env: "ONNXRUNTIME_SHARED_LIBRARY_PATH", Default: "none",
 		Help: "ONNX Runtime shared library, searched after $VETLENS_ORT_LIB (onnxruntime_go's variable)"}
@@ -229,19 +229,6 @@ func (s Setting) Duration(fs *flag.FlagSet, def time.Duration) *time.Duration {
 
 // Var registers the setting's flag with a custom value.
 func (s Setting) Var(fs *flag.FlagSet, v flag.Value) { fs.Var(v, s.Flag, s.usage()) }
-
-// ORTLibraryCandidates are the ONNX Runtime libraries the environment
-// names, in search order ($VETLENS_ORT_LIB, $ONNXRUNTIME_SHARED_LIBRARY_PATH),
-// for engine/ort's search after the --ort-lib flag.
-func ORTLibraryCandidates() []string {
-	var c []string
-	for _, s := range []Setting{ORTLib, ORTLibCompat} {
-		if v := s.FromEnv(); v != "" {
-			c = append(c, v)
-		}
-	}
-	return c
-}
 
 // Print writes the settings table: flag, environment variable, commands,
 // default and meaning.

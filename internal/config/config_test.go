@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"flag"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,8 +50,9 @@ func TestFromEnvAndORTCandidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(ORTLib.Env, tc.ort)
 			t.Setenv(ORTLibCompat.Env, tc.compat)
-			if got := ORTLibraryCandidates(); !slices.Equal(got, tc.want) {
-				t.Errorf("candidates %v, want %v", got, tc.want)
+			want := append(tc.want, ortCandidates(exeDir())...)
+			if got := ORTLibraryCandidates(); !slices.Equal(got, want) {
+				t.Errorf("candidates %v, want %v", got, want)
 			}
 			if ORTLib.FromEnv() != tc.ort {
 				t.Errorf("FromEnv %q, want %q", ORTLib.FromEnv(), tc.ort)
@@ -104,5 +107,62 @@ func TestModelsDir(t *testing.T) {
 				t.Errorf("ModelsDir(%q) with $%s=%q: %s, want %s", tc.flag, Models.Env, tc.env, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestInstallLayout: the executable-relative search finds the models and
+// ONNX Runtime where the build tree, a bundle and the Debian package put
+// them, in the documented order, and nothing when the folders are empty.
+func TestInstallLayout(t *testing.T) {
+	if got, want := ortCandidates("/usr/bin"), []string{
+		"/usr/bin/lib/" + ORTLibraryFile, "/usr/bin/" + ORTLibraryFile,
+		"/usr/lib/vetlens/" + ORTLibraryFile, SystemORTDir + "/" + ORTLibraryFile,
+	}; !slices.Equal(got, want) {
+		t.Errorf("ORT candidates for /usr/bin: %v, want %v", got, want)
+	}
+	if got := ortCandidates(""); !slices.Equal(got, []string{SystemORTDir + "/" + ORTLibraryFile}) {
+		t.Errorf("ORT candidates without an executable: %v", got)
+	}
+
+	t.Setenv(Models.Env, "")
+	root := t.TempDir()
+	bin := filepath.Join(root, "usr", "bin")
+	share := filepath.Join(root, "usr", "share", "vetlens", "models")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := modelsDirFor("", bin); got != "models" {
+		t.Errorf("nothing installed: %s, want ./models", got)
+	}
+	// A models folder without a manifest does not count.
+	if err := os.MkdirAll(share, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := modelsDirFor("", bin); got != "models" {
+		t.Errorf("models folder without manifest.json: %s, want ./models", got)
+	}
+	if err := os.WriteFile(filepath.Join(share, "manifest.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := modelsDirFor("", bin); got != share {
+		t.Errorf("the package layout: %s, want %s", got, share)
+	}
+	// models/ beside the executable comes first (the build tree).
+	beside := filepath.Join(bin, "models")
+	if err := os.MkdirAll(beside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(beside, "manifest.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := modelsDirFor("", bin); got != beside {
+		t.Errorf("models beside the executable: %s, want %s", got, beside)
+	}
+	if got := modelsDirFor("/flag", bin); got != "/flag" {
+		t.Errorf("the flag: %s", got)
+	}
+	t.Setenv(Models.Env, "/env")
+	if got := modelsDirFor("", bin); got != "/env" {
+		t.Errorf("the environment: %s", got)
 	}
 }
