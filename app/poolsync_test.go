@@ -61,7 +61,8 @@ func TestSyncPool(t *testing.T) {
 // SyncPool, cases of the learning pool as the trainer and the
 // evaluation read it (learn.LoadPool): of their kind, with the
 // clinician's landmarks and values, one patient hash for one patient;
-// a correction saved after a sync joins at the following one.
+// a correction saved after a sync joins at the following one, and an
+// image corrected again replaces its landmarks in the pool.
 func TestSavedCorrectionsJoinThePool(t *testing.T) {
 	ctx := context.Background()
 	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
@@ -82,22 +83,25 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 		vhs  float64
 	}
 	want := map[string]saved{} // image SHA-256 -> what the clinician saved
-	save := func(patient string, img image.Image, lm cardiac.Landmarks, kind MeasurementKind) {
+	save := func(patient string, m *Measurement, lm cardiac.Landmarks, kind MeasurementKind) Saved {
 		t.Helper()
 		clk.Add(time.Minute)
-		sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: patient, Measurement: &Measurement{Result: res, Image: img}, Landmarks: &lm, Kind: kind})
+		sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: patient, Measurement: m, Landmarks: &lm, Kind: kind})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want[sv.Entry.ImageSHA256] = saved{lm, string(kind), *sv.Entry.VHS}
+		return sv
 	}
-	save("Rex", imgOf(1), edited, MeasurementEdited)
-	save("Bella", imgOf(2), manual, MeasurementManual)
+	measured := func(seed uint8) *Measurement { return &Measurement{Result: res, Image: imgOf(seed)} }
+	rex := save("Rex", measured(1), edited, MeasurementEdited)
+	save("Bella", measured(2), manual, MeasurementManual)
 	dir := t.TempDir()
 	pool, salt := filepath.Join(dir, "pool"), filepath.Join(dir, "salt")
-	check := func(n int) {
+	check := func(n int) DatasetSummary {
 		t.Helper()
-		if _, err := s.SyncPool(ctx, pool, salt); err != nil {
+		sum, err := s.SyncPool(ctx, pool, salt)
+		if err != nil {
 			t.Fatal(err)
 		}
 		cases, err := learn.LoadPool(pool)
@@ -137,11 +141,30 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 		if sum := learn.Summarize(cases); sum.ByKind["edited"]+sum.ByKind["manual"] != n || sum.Patients != len(patients) {
 			t.Errorf("summary %+v, %d patients seen", sum, len(patients))
 		}
+		return sum
 	}
 	check(2)
 	// A later save joins at the next sync; the earlier ones stay once.
-	save("Rex", imgOf(3), manual, MeasurementManual)
-	check(3)
+	save("Rex", measured(3), manual, MeasurementManual)
+	if sum := check(3); sum.Written != 1 || sum.Manual != 1 || sum.Edited != 0 || sum.InPool != 2 || sum.Updated != 0 {
+		t.Errorf("third sync %+v", sum)
+	}
+	// Rex's edited measurement reopened and corrected again: the pool
+	// case of that image takes the later landmarks (check compares with
+	// the last save of each image), and nothing is added.
+	again, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, rex.Entry.Seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorrected := edited
+	recorrected[cardiac.HeartTop].Y -= 15
+	save("Rex", again, recorrected, MeasurementEdited)
+	if sum := check(3); sum.Written != 0 || sum.Updated != 1 || sum.InPool != 2 {
+		t.Errorf("sync after a re-correction %+v, want 1 updated, 2 in the pool", sum)
+	}
+	if sum := check(3); sum.Updated != 0 || sum.InPool != 3 {
+		t.Errorf("the sync after %+v, want 3 in the pool", sum)
+	}
 	if sum := func() learn.PoolSummary { c, _ := learn.LoadPool(pool); return learn.Summarize(c) }(); sum.ByKind["manual"] != 2 || sum.ByKind["edited"] != 1 || sum.Patients != 2 {
 		t.Errorf("pool by kind %+v, want 2 manual, 1 edited, 2 patients", sum)
 	}

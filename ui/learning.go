@@ -135,6 +135,9 @@ func poolSyncText(s app.DatasetSummary) []string {
 	if s.Written > 0 {
 		out = append(out, fmt.Sprintf("Added now from the saved measurements: %d (%d edited, %d placed by hand).", s.Written, s.Edited, s.Manual))
 	}
+	if s.Updated > 0 {
+		out = append(out, fmt.Sprintf("Corrected again since they joined, now with the later landmarks: %d.", s.Updated))
+	}
 	if s.Skipped > 0 {
 		out = append(out, fmt.Sprintf("%d saved corrections cannot count: no image was kept with them (measurements from API clients, or saved before images were kept).", s.Skipped))
 	}

@@ -243,3 +243,18 @@ func TestLearningCurveAndEstimate(t *testing.T) {
 		t.Errorf("a gain that is not a number: %q", lt.estimate.Text)
 	}
 }
+
+// TestPoolSyncText: the tab says what a sync added, what a later
+// correction updated and why some saved measurements cannot count.
+func TestPoolSyncText(t *testing.T) {
+	got := strings.Join(poolSyncText(app.DatasetSummary{Written: 3, Edited: 2, Manual: 1, Updated: 2, Skipped: 1, Uncorrected: 4}), " ")
+	for _, want := range []string{"Added now from the saved measurements: 3 (2 edited, 1 placed by hand)",
+		"now with the later landmarks: 2", "1 saved corrections cannot count", "4 saved model measurements do not count"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := poolSyncText(app.DatasetSummary{}); len(got) != 0 {
+		t.Errorf("nothing to say, said %q", got)
+	}
+}
