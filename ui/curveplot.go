@@ -96,18 +96,21 @@ func (r *curveRenderer) Objects() []fyne.CanvasObject {
 func (r *curveRenderer) Destroy()           {}
 func (r *curveRenderer) MinSize() fyne.Size { return r.p.MinSize() }
 func (r *curveRenderer) Refresh()           { r.Layout(r.p.Size()); canvas.Refresh(r.p) }
-func (r *curveRenderer) layoutEmpty(show bool) {
-	for _, o := range append([]fyne.CanvasObject{r.xAxis, r.yAxis, r.names[0], r.names[1]}, r.ends[0], r.ends[1], r.ends[2], r.ends[3]) {
-		if show {
-			o.Hide()
-		} else {
-			o.Show()
-		}
+
+// showEmpty shows the "no curve" line instead of the axes, or the axes.
+func (r *curveRenderer) showEmpty(empty bool) {
+	axes := []fyne.CanvasObject{r.xAxis, r.yAxis, r.names[0], r.names[1], r.ends[0], r.ends[1], r.ends[2], r.ends[3]}
+	for _, o := range axes {
+		setVisible(o, !empty)
 	}
-	if show {
-		r.empty.Show()
+	setVisible(r.empty, empty)
+}
+
+func setVisible(o fyne.CanvasObject, v bool) {
+	if v {
+		o.Show()
 	} else {
-		r.empty.Hide()
+		o.Hide()
 	}
 }
 
@@ -121,11 +124,11 @@ func (r *curveRenderer) Layout(size fyne.Size) {
 	w, h := size.Width-curveLeft-curveRight, size.Height-curveTop-curveBottom
 	r.empty.Move(fyne.NewPos(curveLeft, size.Height/2-10))
 	if len(pts) == 0 || w <= 0 || h <= 0 {
-		r.layoutEmpty(true)
+		r.showEmpty(true)
 		r.lines, r.dots, r.p.dots = nil, nil, nil
 		return
 	}
-	r.layoutEmpty(false)
+	r.showEmpty(false)
 	s0, s1 := pts[0].Step, pts[len(pts)-1].Step
 	top := 0.0
 	for _, p := range pts {
