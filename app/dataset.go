@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"vetlens/app/repo"
 	"vetlens/engine/imageproc"
@@ -19,8 +20,12 @@ import (
 type DatasetSummary struct {
 	// Written counts cases written (export) or added to the pool (import).
 	Written int
-	// Edited and Manual count written cases by kind (export).
+	// Edited and Manual count written cases by kind (export; SyncPool:
+	// the cases added to the pool).
 	Edited, Manual int
+	// Updated counts pool cases whose landmarks a later correction of
+	// the same image replaced (SyncPool).
+	Updated int
 	// Duplicates counts imported images already in the pool.
 	Duplicates int
 	// Skipped counts corrections without a kept image or 7 landmarks
@@ -58,9 +63,10 @@ func ExportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byt
 }
 
 // exportDataset is ExportDataset leaving out (and counting in InPool)
-// the corrections whose image inPool reports held already (by the
-// image's SHA-256, hex); nil leaves out none.
-func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte, inPool func(sha string) bool) (DatasetSummary, error) {
+// the corrections inPool reports held already, given the image's
+// SHA-256 (hex), the patient hash and when the correction was saved;
+// nil leaves out none.
+func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte, inPool func(sha, patient string, saved time.Time) bool) (DatasetSummary, error) {
 	var sum DatasetSummary
 	if len(salt) == 0 {
 		return sum, errors.New("export dataset: no salt")
@@ -101,7 +107,7 @@ func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byt
 				sum.Skipped++
 				continue
 			}
-			if inPool != nil && e.ImageSHA256 != "" && inPool(e.ImageSHA256) {
+			if inPool != nil && e.ImageSHA256 != "" && inPool(e.ImageSHA256, ph, e.Time) {
 				sum.InPool++
 				continue
 			}
@@ -146,6 +152,14 @@ func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byt
 // skipping images whose SHA-256 the pool already holds. A case keeps its
 // provenance when src has one, else it is recorded as kind "dogheart".
 func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error) {
+	return importDataset(ctx, src, pool, nil)
+}
+
+// importDataset is ImportDataset where an image the pool holds takes
+// src's label and provenance when replace says so (by its SHA-256, hex;
+// counted in Updated, not in Duplicates). Edited and Manual count the
+// cases added by their provenance's kind.
+func importDataset(ctx context.Context, src, pool string, replace func(sha string) bool) (DatasetSummary, error) {
 	var sum DatasetSummary
 	stems, err := dogheart.Stems(src)
 	if err != nil {
@@ -190,8 +204,26 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 		h := sha256.Sum256(img)
 		hexh := hex.EncodeToString(h[:])
 		name := "img-" + hexh[:20]
+		p, ok := prov[stem]
+		if !ok {
+			p = dogheart.Provenance{Kind: "dogheart"}
+		}
+		p.Case, p.ImageSHA256 = name, hexh
 		if _, err := os.Stat(filepath.Join(pool, "Images", name+".png")); err == nil {
-			sum.Duplicates++
+			if replace == nil || !replace(hexh) {
+				sum.Duplicates++
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(pool, "Labels", name+".mat"), label, 0o644); err != nil {
+				return sum, fmt.Errorf("import dataset: %w", err)
+			}
+			for i := range side.Cases {
+				if side.Cases[i].Case == name {
+					side.Cases[i] = p
+				}
+			}
+			sum.Updated++
+			countLabelSpan(&sum, name, img, label)
 			continue
 		}
 		if err := os.WriteFile(filepath.Join(pool, "Labels", name+".mat"), label, 0o644); err != nil {
@@ -200,13 +232,14 @@ func ImportDataset(ctx context.Context, src, pool string) (DatasetSummary, error
 		if err := os.WriteFile(filepath.Join(pool, "Images", name+".png"), img, 0o644); err != nil {
 			return sum, fmt.Errorf("import dataset: %w", err)
 		}
-		p, ok := prov[stem]
-		if !ok {
-			p = dogheart.Provenance{Kind: "dogheart"}
-		}
-		p.Case, p.ImageSHA256 = name, hexh
 		side.Cases = append(side.Cases, p)
 		sum.Written++
+		switch MeasurementKind(p.Kind) {
+		case MeasurementEdited:
+			sum.Edited++
+		case MeasurementManual:
+			sum.Manual++
+		}
 		countLabelSpan(&sum, name, img, label)
 	}
 	if err := dogheart.WriteSidecar(pool, side); err != nil {

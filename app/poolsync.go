@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"vetlens/internal/dogheart"
 )
@@ -15,10 +16,13 @@ import (
 // or placed by hand, in effect (neither removed nor corrected since),
 // with its image kept, and whose image the pool does not hold yet, is
 // exported (ExportDataset's rules, patient ids hashed with the salt kept
-// in saltFile, created on first use) and imported (ImportDataset). The
-// summary says what was added (Written, Edited, Manual) and why the
-// rest does not count: already in the pool (InPool; the pool keeps the
-// landmarks it has for an image), no image kept (Skipped: API
+// in saltFile, created on first use) and imported (ImportDataset). An
+// image the pool holds from this clinic's corrections of the same
+// patient takes a later correction's landmarks (the image corrected
+// again); one it holds from elsewhere (an imported folder, another
+// patient) keeps its own. The summary says what was added (Written,
+// Edited, Manual) or updated (Updated) and why the rest does not count:
+// already in the pool (InPool), no image kept (Skipped: API
 // measurements, entries older than kept images), model measurements
 // (Uncorrected).
 func (s *Service) SyncPool(ctx context.Context, pool, saltFile string) (DatasetSummary, error) {
@@ -32,12 +36,28 @@ func (s *Service) SyncPool(ctx context.Context, pool, saltFile string) (DatasetS
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "export")
-	inPool := func(sha string) bool {
+	side, err := dogheart.ReadSidecar(pool)
+	if err != nil {
+		return DatasetSummary{}, fmt.Errorf("sync the learning pool: %w", err)
+	}
+	held := map[string]dogheart.Provenance{} // by image SHA-256
+	for _, p := range side.Cases {
+		held[p.ImageSHA256] = p
+	}
+	stale := map[string]bool{}
+	inPool := func(sha, patient string, saved time.Time) bool {
 		if len(sha) < 20 {
 			return false
 		}
-		_, err := os.Stat(filepath.Join(pool, "Images", "img-"+sha[:20]+".png"))
-		return err == nil
+		if _, err := os.Stat(filepath.Join(pool, "Images", "img-"+sha[:20]+".png")); err != nil {
+			return false
+		}
+		p, ok := held[sha]
+		if ok && p.Patient == patient && MeasurementKind(p.Kind).Clinician() && p.Date.Before(saved) {
+			stale[sha] = true // corrected again since it joined
+			return false
+		}
+		return true
 	}
 	sum, err := exportDataset(ctx, s.repos, dir, salt, inPool)
 	if err != nil {
@@ -46,11 +66,12 @@ func (s *Service) SyncPool(ctx context.Context, pool, saltFile string) (DatasetS
 	if sum.Written == 0 {
 		return sum, nil
 	}
-	imp, err := ImportDataset(ctx, dir, pool)
+	imp, err := importDataset(ctx, dir, pool, func(sha string) bool { return stale[sha] })
 	if err != nil {
 		return sum, fmt.Errorf("sync the learning pool: %w", err)
 	}
 	sum.InPool += imp.Duplicates
-	sum.Written, sum.SpanCounted, sum.SpanNotSix = imp.Written, imp.SpanCounted, imp.SpanNotSix
+	sum.Written, sum.Edited, sum.Manual, sum.Updated = imp.Written, imp.Edited, imp.Manual, imp.Updated
+	sum.SpanCounted, sum.SpanNotSix = imp.SpanCounted, imp.SpanNotSix
 	return sum, nil
 }

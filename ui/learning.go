@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -16,7 +17,9 @@ import (
 // learningTab is the Learning panel (docs/learning.md): the pool by
 // kind, a fine-tuning run in the background with its progress and
 // Cancel, the last runs with their before/after tables, Promote, the
-// versions with Use (rollback), and the version in use.
+// versions with Use (rollback), the version in use, the learning curve
+// of the last run (held-out VHS MAE against steps) and how many more
+// cases a gain needs (learn.EstimateCases).
 type learningTab struct {
 	u       *UI
 	svc     *learn.Service
@@ -37,6 +40,13 @@ type learningTab struct {
 	versions *widget.Select
 	use      *widget.Button
 	status   *widget.Label
+	// curve is the held-out learning curve of the last run that has one
+	// (or of the selected run), curveNote says whose and what it is.
+	curve     *CurvePlot
+	curveNote *widget.Label
+	// gain is the gain asked for (v); estimate how many cases it needs.
+	gain     *widget.Entry
+	estimate *widget.Label
 
 	runList  []learn.Run
 	selected string // the run shown
@@ -49,6 +59,10 @@ func newLearningTab(u *UI, svc *learn.Service) *learningTab {
 	t := &learningTab{u: u, svc: svc, inUse: newValueLabel(""), pool: newValueLabel(""), counts: newValueLabel(""), bar: widget.NewProgressBar(),
 		progress: newValueLabel(""), detail: newValueLabel(""), status: newValueLabel("")}
 	t.detail.TextStyle = fyne.TextStyle{Monospace: true}
+	t.curve, t.curveNote, t.estimate = NewCurvePlot(), newValueLabel(""), newValueLabel("")
+	t.gain = widget.NewEntry()
+	t.gain.SetText(fmt.Sprintf("%.2f", defaultGain))
+	t.gain.OnChanged = func(string) { t.showEstimate() }
 	t.start = widget.NewButton("Start learning", t.startRun)
 	t.cancel = widget.NewButton("Cancel", func() {
 		if t.stop != nil {
@@ -82,8 +96,15 @@ func newLearningTab(u *UI, svc *learn.Service) *learningTab {
 		widget.NewSeparator(),
 		widget.NewLabel("Runs (newest first): select one for its before/after table"),
 	)
-	split := container.NewHSplit(t.runs, container.NewBorder(nil, t.promote, nil, nil, container.NewVScroll(t.detail)))
-	split.Offset = 0.35
+	learning := container.NewVBox(
+		widget.NewLabelWithStyle("Learning curve", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		t.curveNote, t.curve,
+		container.NewBorder(nil, nil, widget.NewLabel("Cases for a gain of (v)"), nil, t.gain),
+		t.estimate)
+	left := container.NewVSplit(t.runs, container.NewVScroll(learning))
+	left.Offset = 0.25
+	split := container.NewHSplit(left, container.NewBorder(nil, t.promote, nil, nil, container.NewVScroll(t.detail)))
+	split.Offset = 0.4
 	t.content = container.NewBorder(head, nil, nil, nil, split)
 	t.refresh()
 	return t
@@ -113,6 +134,9 @@ func poolSyncText(s app.DatasetSummary) []string {
 	var out []string
 	if s.Written > 0 {
 		out = append(out, fmt.Sprintf("Added now from the saved measurements: %d (%d edited, %d placed by hand).", s.Written, s.Edited, s.Manual))
+	}
+	if s.Updated > 0 {
+		out = append(out, fmt.Sprintf("Corrected again since they joined, now with the later landmarks: %d.", s.Updated))
 	}
 	if s.Skipped > 0 {
 		out = append(out, fmt.Sprintf("%d saved corrections cannot count: no image was kept with them (measurements from API clients, or saved before images were kept).", s.Skipped))
@@ -185,16 +209,60 @@ func (t *learningTab) refresh() {
 	}
 	t.runList = runs
 	t.runs.Refresh()
+	if r, ok, err := t.svc.LastCurve(ctx); err != nil {
+		t.curveNote.SetText(err.Error())
+	} else if ok {
+		t.showCurve(r)
+	} else {
+		t.showCurve(learn.Run{})
+	}
 	for _, r := range runs {
 		if r.ID == t.selected {
 			t.show(r)
 		}
 	}
+	t.showEstimate()
+}
+
+// defaultGain is the gain (v) the estimate is first asked for.
+const defaultGain = 0.1
+
+// showCurve draws r's held-out learning curve (none: say so).
+func (t *learningTab) showCurve(r learn.Run) {
+	if r.Curve == nil || len(r.Curve.Points) == 0 {
+		t.curve.SetPoints(nil)
+		t.curveNote.SetText("No run has recorded a learning curve yet.")
+		return
+	}
+	c := r.Curve
+	first, last := c.Points[0], c.Points[len(c.Points)-1]
+	t.curve.SetPoints(c.Points)
+	t.curveNote.SetText(fmt.Sprintf("Run %s (%s): held-out VHS MAE %.2f v at step %.0f, %.2f v at step %.0f, on %d held-out cases "+
+		"(the trainer's measure: the models' raw landmarks, without the product's guards).",
+		r.Started.Local().Format("2006-01-02 15:04"), r.Candidate, first.VHSMAE, first.Step, last.VHSMAE, last.Step, c.Cases))
+}
+
+// showEstimate says how many more cases the gain entered needs.
+func (t *learningTab) showEstimate() {
+	gain, err := strconv.ParseFloat(strings.TrimSpace(t.gain.Text), 64)
+	if err != nil {
+		t.estimate.SetText("Enter the gain in held-out VHS MAE, in vertebrae (e.g. 0.1).")
+		return
+	}
+	e, err := t.svc.CasesForGain(context.Background(), gain)
+	if err != nil {
+		t.estimate.SetText(err.Error())
+		return
+	}
+	t.estimate.SetText(e.String())
 }
 
 // show puts a run's table, rules and outcome on the right.
 func (t *learningTab) show(r learn.Run) {
 	t.selected = r.ID
+	if r.Curve != nil && len(r.Curve.Points) > 0 {
+		t.showCurve(r)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s: %s -> %s (%s)\n", r.ID, r.Base, r.Candidate, r.Status)
 	if r.Error != "" {

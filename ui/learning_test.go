@@ -1,12 +1,17 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -176,5 +181,80 @@ func TestSavedCorrectionsCountInThePool(t *testing.T) {
 	u.SelectTab("Learning")
 	if !strings.Contains(lt.counts.Text, "The pool is empty") || !strings.Contains(lt.counts.Text, "save") {
 		t.Fatalf("empty pool: %q (%q)", lt.counts.Text, lt.pool.Text)
+	}
+}
+
+// TestLearningCurveAndEstimate: the tab draws the last run's held-out
+// curve as the trainer recorded it (falling MAE: dots to the right and
+// down), and says how many more cases a gain needs by the app's rule:
+// not enough runs after one, an estimate once the recorded runs allow
+// one, for the gain entered.
+func TestLearningCurveAndEstimate(t *testing.T) {
+	want := learntest.Falling(5, 1.5, 0.5)
+	u, r, ended := learningUI(t, learntest.Trainer{Curve: want})
+	lt := u.learning
+	if len(lt.curve.Points()) != 0 || !strings.Contains(lt.curveNote.Text, "No run has recorded") {
+		t.Fatalf("before any run: %d points, %q", len(lt.curve.Points()), lt.curveNote.Text)
+	}
+	test.Tap(lt.start)
+	waitRun(t, ended)
+	if got := lt.curve.Points(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("curve %+v, the trainer wrote %+v", got, want)
+	}
+	if !strings.Contains(lt.curveNote.Text, "v3.1.0-clinic.1") || !strings.Contains(lt.curveNote.Text, "1.50 v at step 0") {
+		t.Errorf("curve note %q", lt.curveNote.Text)
+	}
+	test.WidgetRenderer(lt.curve).Layout(fyne.NewSize(400, 200))
+	dots := lt.curve.Dots()
+	if len(dots) != len(want) {
+		t.Fatalf("%d dots for %d points", len(dots), len(want))
+	}
+	for i := 1; i < len(dots); i++ {
+		if !(dots[i].X > dots[i-1].X && dots[i].Y > dots[i-1].Y) {
+			t.Errorf("dot %d at %v after %v: a falling curve goes right and down", i, dots[i], dots[i-1])
+		}
+	}
+	if !strings.Contains(lt.estimate.Text, "Not enough runs yet") {
+		t.Errorf("estimate after one run: %q", lt.estimate.Text)
+	}
+	// Three earlier runs of the same base on 30, 60 and 120 cases whose
+	// held-out MAE falls as 3 n^-0.5.
+	for i, n := range []int{30, 60, 120} {
+		run := learn.Run{ID: fmt.Sprintf("2026110%dT090000000Z", i+1), Status: learn.StatusDone, Base: "v3.1.0-synthetic-xraysim.1",
+			Candidate: fmt.Sprintf("v3.1.0-clinic.%d", 10+i), Started: time.Date(2026, 11, 1+i, 9, 0, 0, 0, time.UTC), Train: n,
+			After: &learn.Eval{Cases: 10, VHSMAE: 3 / math.Sqrt(float64(n))}}
+		b, _ := json.Marshal(run)
+		if err := os.WriteFile(filepath.Join(r.Layout.Runs(), run.ID+".json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u.SelectTab("Review")
+	u.SelectTab("Learning")
+	lt.gain.SetText("0.05")
+	runs, err := r.Svc.Runs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := learn.EstimateCases(runs, 0.05); !e.OK || lt.estimate.Text != e.String() || !strings.Contains(lt.estimate.Text, "needs about") {
+		t.Errorf("estimate %q, the rule says %q", lt.estimate.Text, e)
+	}
+	lt.gain.SetText("a lot")
+	if !strings.Contains(lt.estimate.Text, "Enter the gain") {
+		t.Errorf("a gain that is not a number: %q", lt.estimate.Text)
+	}
+}
+
+// TestPoolSyncText: the tab says what a sync added, what a later
+// correction updated and why some saved measurements cannot count.
+func TestPoolSyncText(t *testing.T) {
+	got := strings.Join(poolSyncText(app.DatasetSummary{Written: 3, Edited: 2, Manual: 1, Updated: 2, Skipped: 1, Uncorrected: 4}), " ")
+	for _, want := range []string{"Added now from the saved measurements: 3 (2 edited, 1 placed by hand)",
+		"now with the later landmarks: 2", "1 saved corrections cannot count", "4 saved model measurements do not count"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := poolSyncText(app.DatasetSummary{}); len(got) != 0 {
+		t.Errorf("nothing to say, said %q", got)
 	}
 }

@@ -68,6 +68,9 @@ type TrainSpec struct {
 	// Pool is the case pool; CasesFile a JSON list of the stems to train
 	// on (no other case may be used).
 	Pool, CasesFile string
+	// EvalCasesFile lists the held-out stems the trainer measures its
+	// learning curve on (never trained on; "": no curve).
+	EvalCasesFile string
 	// Base is the directory of the models to start from; Out the
 	// directory to create (it must not exist); Version the new
 	// model_version.

@@ -81,10 +81,13 @@ type Run struct {
 	// ReferenceDiff is the largest |ORT - PyTorch| over the candidate's
 	// reference outputs.
 	ReferenceDiff float64 `json:"reference_diff"`
-	Rules         []Rule  `json:"rules,omitempty"`
-	Promotable    bool    `json:"promotable"`
-	Promoted      bool    `json:"promoted"`
-	TrainSeconds  float64 `json:"train_seconds"`
+	// Curve is the trainer's held-out learning curve (nil when it wrote
+	// none).
+	Curve        *Curve  `json:"curve,omitempty"`
+	Rules        []Rule  `json:"rules,omitempty"`
+	Promotable   bool    `json:"promotable"`
+	Promoted     bool    `json:"promoted"`
+	TrainSeconds float64 `json:"train_seconds"`
 }
 
 // Refusal says which rules failed ("" when none did).
@@ -213,20 +216,17 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	if err := s.ensurePhantoms(ctx, progress); err != nil {
 		return err
 	}
-	stems := make([]string, len(train))
-	for i, c := range train {
-		stems[i] = c.Stem
-	}
-	b, err := json.Marshal(stems)
+	casesFile, err := s.writeStems(r.ID+"-cases.json", train)
 	if err != nil {
-		return err
-	}
-	casesFile := filepath.Join(s.cfg.Layout.Staging(), r.ID+"-cases.json")
-	if err := os.WriteFile(casesFile, b, 0o644); err != nil {
 		return describe("write training cases", err)
 	}
+	// The held-out stems, for the trainer's learning curve only.
+	evalFile, err := s.writeStems(r.ID+"-heldout.json", held)
+	if err != nil {
+		return describe("write held-out cases", err)
+	}
 	out := filepath.Join(s.cfg.Layout.Staging(), r.Candidate)
-	spec := TrainSpec{Pool: s.cfg.Layout.Pool(), CasesFile: casesFile, Base: baseDir, Out: out, Version: r.Candidate,
+	spec := TrainSpec{Pool: s.cfg.Layout.Pool(), CasesFile: casesFile, EvalCasesFile: evalFile, Base: baseDir, Out: out, Version: r.Candidate,
 		Steps: r.Options.Steps, Minutes: r.Options.Minutes, Synthetic: s.cfg.Layout.Synthetic(), SyntheticN: r.Options.SyntheticN,
 		Seed: int64(r.Options.Seed), Threads: r.Options.Threads, ShuffleLabels: r.Options.ShuffleLabels}
 	progress(Progress{Stage: "train", Fraction: fracTrainStart, Message: fmt.Sprintf("fine-tuning %s on %d cases (%d held out)", r.Candidate, len(train), len(held))})
@@ -241,6 +241,9 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if r.Curve, err = readCurve(out); err != nil {
+		return describe("read the trainer's held-out curve", err)
 	}
 	// The candidate must be what the contract promises before it is
 	// measured: a complete models directory of the right version whose
@@ -315,6 +318,20 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	}
 	progress(Progress{Stage: "decide", Fraction: 1, Message: decision(r)})
 	return nil
+}
+
+// writeStems writes the cases' stems as a JSON list into staging.
+func (s *Service) writeStems(name string, cases []Case) (string, error) {
+	stems := make([]string, len(cases))
+	for i, c := range cases {
+		stems[i] = c.Stem
+	}
+	b, err := json.Marshal(stems)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(s.cfg.Layout.Staging(), name)
+	return path, os.WriteFile(path, b, 0o644)
 }
 
 // decide applies the promotion rule (docs/learning.md).

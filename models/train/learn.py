@@ -13,6 +13,13 @@ cardiac models directory:
     learn.py --pool POOL --train-cases CASES.json --base BASEDIR --out OUTDIR
              --version VERSION [--steps N | --minutes M] [--synthetic FILE.npz]
              [--synthetic-n N] [--seed S] [--threads T] [--shuffle-labels]
+             [--eval-cases HELDOUT.json]
+
+With --eval-cases the held-out cases (disjoint from CASES.json) are read
+for the learning curve only: each member's landmarks on them at
+CURVE_POINTS points of its schedule, under no_grad (no weight or random
+state changes), the ensemble's VHS MAE per point in train.json's
+heldout_curve.
 
 stdout carries JSON lines only (start, progress at least every few seconds,
 done or error). OUTDIR is written as OUTDIR.partial and renamed at the end;
@@ -48,6 +55,11 @@ TRUNK_CHUNK = 4
 DEFAULT_MAX_MINUTES = 28.0  # without --steps/--minutes: the whole run's cap
 EXPORT_RESERVE_S = 30.0     # kept for the export when a time budget applies
 PROGRESS_EVERY_S = 5.0
+# The held-out curve (--eval-cases): each member's landmarks on the held-out
+# cases at the start and after every fifth of its schedule; at most
+# CURVE_MAX_CASES of them (the first listed), to bound the time it costs.
+CURVE_POINTS = 6
+CURVE_MAX_CASES = 64
 # Progress fraction: synthetic generation, training, export share the bar.
 STAGE_SPAN = {"synthetic": (0.0, 0.08), "train": (0.08, 0.96), "export": (0.96, 1.0)}
 
@@ -289,8 +301,13 @@ def base_net(path, meta):
 
 
 def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member, S, max_lr=MAX_LR,
-                    clinic_share=CLINIC_SHARE, meta=None):
+                    clinic_share=CLINIC_SHARE, meta=None, checkpoint=None):
     """Fine-tune one member from its ONNX file; returns (net, steps run, final loss).
+
+    checkpoint(net, step), when given, is called at the start and each
+    time the schedule's progress reaches i/(CURVE_POINTS-1), CURVE_POINTS
+    times in all (twice with the same step when one step crosses two);
+    it must leave the net as it found it (curve_predict does).
 
     Each step takes BATCH images, clinic_share of them clinic cases (cycled
     in shuffled order), the rest synthetic, with train_landmarks' augment
@@ -318,8 +335,12 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
     losses = []
     t0 = time.time()
     step = 0
+    marks = 0  # checkpoints taken
     while True:
         frac = max(step / steps if steps else 0.0, (time.time() - t0) / seconds if seconds else 0.0)
+        while checkpoint is not None and marks < CURVE_POINTS and (frac >= 1.0 or frac * (CURVE_POINTS - 1) >= marks):
+            checkpoint(net, step)
+            marks += 1
         if frac >= 1.0:
             break
         for grp in opt.param_groups:
@@ -351,6 +372,59 @@ def finetune_member(path, clinic, synth, steps, seconds, seed, progress, member,
         progress(member, done, float(np.mean(losses[-20:])), step)
     net.eval()
     return net, step, float(np.mean(losses[-max(1, min(50, len(losses))):])) if losses else float("nan")
+
+
+def curve_predict(net, X, batch=BATCH):
+    """The net's landmarks [N,K,2] (letterbox units) on images X (uint8
+    [N,S,S]): eval mode, no augmentation, no flip, under no_grad. The net
+    is left in the mode it was in (training with BatchNorm frozen), and no
+    random state is drawn: training goes on exactly as without it."""
+    import numpy as np
+    import torch
+    import train_landmarks as T
+
+    training = net.training
+    net.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(X), batch):
+            x = torch.from_numpy(X[i:i + batch]).float().unsqueeze(1) / 255.0
+            _, c, _ = T.decode(net(x))
+            out.append(c.numpy())
+    if training:
+        net.train()
+        T.freeze_bn(net)
+    return np.concatenate(out)
+
+
+def span_vhs(P):
+    """VHS of landmarks P [..., K, 2] (phantom.LANDMARKS order, any unit):
+    the heart's axes over the vertebral unit |A-B| / 6 (phantom.measure)."""
+    import numpy as np
+    import phantom
+
+    i = {k: phantom.LANDMARKS.index(k) for k in ("heart_top", "heart_bottom", "heart_right", "heart_left",
+                                                  "Vertebra A", "Vertebra B")}
+    d = lambda a, b: np.linalg.norm(P[..., i[a], :] - P[..., i[b], :], axis=-1)
+    return (d("heart_top", "heart_bottom") + d("heart_right", "heart_left")) / (d("Vertebra A", "Vertebra B") / 6.0)
+
+
+def heldout_curve(points, truth_vhs):
+    """The ensemble's held-out curve from each member's checkpoints
+    ({member: [(step, landmarks [N,K,2]), ...]}, CURVE_POINTS each): per
+    point the members' landmarks averaged (the ensemble mean, as the
+    engine does), their VHS against the clinician's, and the members'
+    mean step."""
+    import numpy as np
+
+    members = sorted(points)
+    out = []
+    for j in range(min(len(points[k]) for k in members)):
+        P = np.mean([points[k][j][1] for k in members], axis=0)
+        err = np.abs(span_vhs(P) - truth_vhs)
+        out.append({"step": round(float(np.mean([points[k][j][0] for k in members])), 1),
+                    "vhs_mae": round(float(np.mean(err)), 4)})
+    return out
 
 
 def forward(net, x):
@@ -430,6 +504,13 @@ def run(a):
     fam, metas = read_base(a.base)
     S = int(metas[1].get("input_size", [1, 224, 224])[-1])
     stems = read_cases_list(a.train_cases)
+    eval_stems = []
+    if a.eval_cases:
+        eval_stems = read_cases_list(a.eval_cases)
+        if set(eval_stems) & set(stems):
+            raise Failure("bad_cases", f"--eval-cases {a.eval_cases} lists a case of --train-cases: "
+                                       "the curve must be measured on cases the models never train on")
+        eval_stems = eval_stems[:CURVE_MAX_CASES]
     n_syn = a.synthetic_n if a.synthetic_n is not None else DEFAULT_SYNTHETIC
     steps = a.steps if a.steps is not None else (None if a.minutes is not None else default_steps(len(stems)))
     if n_syn > 0 and a.synthetic and os.path.exists(a.synthetic):
@@ -440,6 +521,14 @@ def run(a):
             raise Failure("bad_synthetic", f"reading --synthetic {a.synthetic}: {e}") from e
     emit(event="start", cases=len(stems), synthetic=n_syn, members=MEMBERS, steps=steps or 0)
     clinic = load_cases(a.pool, stems, S, a.seed if a.shuffle_labels else None)
+    held = None
+    if eval_stems:
+        prov = read_provenance(a.pool)
+        hx, hy, _ = load_cases(a.pool, eval_stems, S)
+        # The clinician's VHS where the provenance has it (as vetlens learn
+        # judges), else measured on their points.
+        hv = np.array([float(prov.get(s, {}).get("vhs") or span_vhs(hy[i])) for i, s in enumerate(eval_stems)])
+        held = (hx, hv)
     prog = Progress()
     synth = synthetic_set(a.synthetic, n_syn, S, a.threads, prog) if n_syn > 0 else (
         np.zeros((0, S, S), np.uint8), np.zeros((0, 7, 2), np.float32), np.zeros((0, 7), np.float32))
@@ -459,14 +548,20 @@ def run(a):
         shutil.rmtree(tmp)  # left by a crashed run
     os.makedirs(tmp)
     try:
-        nets, ft = {}, {}
+        nets, ft, curve_points = {}, {}, {}
         base_version = fam.get("model_version", "")
         for k in range(1, MEMBERS + 1):
             def member_progress(member, done, loss, step, k=k):
                 prog("train", (k - 1) + done, MEMBERS, member=member, loss=loss, step=step, steps=steps or 0)
+            checkpoint = None
+            if held is not None:
+                curve_points[k] = []
+
+                def checkpoint(net, step, k=k):
+                    curve_points[k].append((step, curve_predict(net, held[0])))
             net, n, loss = finetune_member(os.path.join(a.base, f"cardiac_landmark_{k}.onnx"), clinic, synth,
                                            steps, member_seconds(k), a.seed * 100 + k, member_progress, k, S,
-                                           a.max_lr, a.clinic_share, metas[k])
+                                           a.max_lr, a.clinic_share, metas[k], checkpoint)
             nets[k] = net
             ft[k] = {"base_version": base_version, "clinic_cases": len(stems), "ft_steps": n,
                      "ft_loss_px": round(loss, 4), "ft_seed": a.seed * 100 + k}
@@ -480,6 +575,11 @@ def run(a):
                  "members": [{"member": k, "steps": ft[k]["ft_steps"], "final_loss_px": ft[k]["ft_loss_px"]}
                              for k in sorted(ft)],
                  "torch": torch.__version__}
+        if held is not None:
+            train["heldout_curve"] = {
+                "cases": len(eval_stems),
+                "metric": "VHS MAE (v) of the raw ensemble mean landmarks (span VHS, no flip, no guards)",
+                "points": heldout_curve(curve_points, held[1])}
         with open(os.path.join(tmp, "train.json"), "w") as f:
             json.dump(train, f, indent=1)
         os.rename(tmp, out)
@@ -516,6 +616,7 @@ def parse(argv):
     ap.add_argument("--max-lr", type=float, default=MAX_LR, help="peak learning rate (tuning)")
     ap.add_argument("--clinic-share", type=float, default=CLINIC_SHARE,
                     help="share of each batch from the clinic cases (tuning)")
+    ap.add_argument("--eval-cases", help="JSON list of held-out pool cases for the learning curve (never trained on)")
     ap.add_argument("--shuffle-labels", action="store_true",
                     help="permute labels among the training cases (refusal test only)")
     a = ap.parse_args(argv)

@@ -107,6 +107,9 @@ func (p Python) Train(ctx context.Context, s learn.TrainSpec, progress func(lear
 	if s.ShuffleLabels {
 		args = append(args, "--shuffle-labels")
 	}
+	if s.EvalCasesFile != "" {
+		args = append(args, "--eval-cases", s.EvalCasesFile)
+	}
 	done := false
 	err := p.run(ctx, args, func(e event) {
 		switch e.Event {

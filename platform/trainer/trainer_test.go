@@ -58,7 +58,7 @@ func setup(t *testing.T, mode string) (Python, learn.TrainSpec) {
 	t.Setenv("FAKE_MODE", mode)
 	work := t.TempDir()
 	return Python{Python: "python3", Dir: dir, KillAfter: 5 * time.Second},
-		learn.TrainSpec{Pool: "P", CasesFile: "C.json", Base: "B", Out: filepath.Join(work, "out"), Version: "v3.1.0-clinic.1",
+		learn.TrainSpec{Pool: "P", CasesFile: "C.json", EvalCasesFile: "H.json", Base: "B", Out: filepath.Join(work, "out"), Version: "v3.1.0-clinic.1",
 			Steps: 40, Seed: 7, ShuffleLabels: true}
 }
 
@@ -99,7 +99,7 @@ func TestTrain(t *testing.T) {
 				t.Errorf("progress %+v", got)
 			}
 			argv, _ := os.ReadFile(filepath.Join(filepath.Dir(spec.Out), "argv.json"))
-			for _, want := range []string{`"--steps", "40"`, `"--seed", "7"`, `"--shuffle-labels"`, `"--version", "v3.1.0-clinic.1"`, `"--train-cases", "C.json"`} {
+			for _, want := range []string{`"--steps", "40"`, `"--seed", "7"`, `"--shuffle-labels"`, `"--version", "v3.1.0-clinic.1"`, `"--train-cases", "C.json"`, `"--eval-cases", "H.json"`} {
 				if !strings.Contains(string(argv), want) {
 					t.Errorf("argv %s lacks %s", argv, want)
 				}

@@ -256,6 +256,85 @@ class LearnTest(unittest.TestCase):
         np.testing.assert_allclose(Y[0, 4], want, atol=1e-5)
 
 
+class HeldoutCurveTest(unittest.TestCase):
+    """--eval-cases: the held-out curve in train.json, measured on cases
+    never trained on, without changing what is trained."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="learn-curve-")
+        cls.base = os.path.join(cls.tmp, "base")
+        make_base(cls.base)
+        cls.pool = os.path.join(cls.tmp, "pool")
+        stems = [c["case"] for c in clinic_cases.build(7, 4, cls.pool, workers=1)]
+        cls.train, cls.held = stems[:5], stems[5:]
+        cls.files = {}
+        for name, cases in (("train", cls.train), ("held", cls.held), ("overlap", cls.held + cls.train[:1])):
+            cls.files[name] = os.path.join(cls.tmp, name + ".json")
+            with open(cls.files[name], "w") as f:
+                json.dump(cases, f)
+        cls.synthetic = os.path.join(cls.tmp, "syn.npz")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def learn(self, name, *extra):
+        out = os.path.join(self.tmp, name)
+        rc, ev, err = run_learn(["--pool", self.pool, "--train-cases", self.files["train"], "--base", self.base,
+                                 "--out", out, "--version", "v0-test-clinic.1", "--steps", "3", "--synthetic",
+                                 self.synthetic, "--synthetic-n", "4", "--threads", "1"] + list(extra))
+        return out, rc, ev, err
+
+    def test_curve_and_training_unchanged(self):
+        plain, rc, _, err = self.learn("plain")
+        self.assertEqual(rc, 0, err[-2000:])
+        curved, rc, _, err = self.learn("curved", "--eval-cases", self.files["held"])
+        self.assertEqual(rc, 0, err[-2000:])
+        with open(os.path.join(plain, "train.json")) as f:
+            self.assertNotIn("heldout_curve", json.load(f))
+        with open(os.path.join(curved, "train.json")) as f:
+            curve = json.load(f)["heldout_curve"]
+        self.assertEqual(curve["cases"], 2)
+        pts = curve["points"]
+        self.assertEqual(len(pts), learn.CURVE_POINTS)
+        steps = [p["step"] for p in pts]
+        self.assertEqual((steps[0], steps[-1]), (0, 3))
+        self.assertEqual(steps, sorted(steps))
+        self.assertTrue(all(np.isfinite(p["vhs_mae"]) and p["vhs_mae"] >= 0 for p in pts))
+        # The curve's first point is the base models' ensemble on the held-out cases.
+        X, Y, _ = learn.load_cases(self.pool, self.held, S)
+        import train_landmarks as T
+        prov = learn.read_provenance(self.pool)
+        P = []
+        for k in range(1, 6):
+            path = os.path.join(self.base, "cardiac_landmark_%d.onnx" % k)
+            net = learn.base_net(path, None)
+            T.init_from_onnx(net, path)
+            P.append(learn.curve_predict(net.eval(), X))
+        truth = np.array([prov[s]["vhs"] for s in self.held])
+        want = float(np.mean(np.abs(learn.span_vhs(np.mean(P, axis=0)) - truth)))
+        self.assertAlmostEqual(pts[0]["vhs_mae"], want, places=3)
+        # Measuring the curve does not change what is trained.
+        for k in range(1, 6):
+            name = "cardiac_landmark_%d.onnx" % k
+            with open(os.path.join(plain, name), "rb") as a, open(os.path.join(curved, name), "rb") as b:
+                self.assertEqual(hashlib.sha256(a.read()).hexdigest(), hashlib.sha256(b.read()).hexdigest(), name)
+
+    def test_refuses_an_eval_case_trained_on(self):
+        out, rc, ev, _ = self.learn("overlap", "--eval-cases", self.files["overlap"])
+        self.assertEqual(rc, 1)
+        self.assertEqual((ev[-1]["event"], ev[-1]["code"]), ("error", "bad_cases"))
+        self.assertFalse(os.path.exists(out))
+
+    def test_span_vhs_is_phantom_measure(self):
+        import phantom
+        rng = np.random.default_rng(3)
+        P = rng.uniform(0, 100, (4, len(phantom.LANDMARKS), 2))
+        want = [phantom.measure({k: p[i] for i, k in enumerate(phantom.LANDMARKS)})[0] for p in P]
+        np.testing.assert_allclose(learn.span_vhs(P), want, rtol=1e-12)
+
+
 class StepsTest(unittest.TestCase):
     def test_default_steps(self):
         for n, want in [(1, 60), (40, 60), (150, 150), (200, 200), (5000, 300)]:
