@@ -55,7 +55,8 @@ func DoubtedLandmarks(m *Measurement) []int {
 	case cardiac.GuardVertebralSpanNotSix, cardiac.GuardVertebralPeriodMismatch, cardiac.GuardVertebraDegenerate,
 		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree:
 		pts = spanPoints
-	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree:
+	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree,
+		cardiac.GuardSilhouetteDisagrees:
 		pts = heartPoints
 	case cardiac.GuardVertebraeNotAlongSpine, cardiac.GuardVertebraeNotDorsal, cardiac.GuardAxesOutOfScale,
 		cardiac.GuardLongAxisTooShort, cardiac.GuardHeartTopNotDorsal, cardiac.GuardVHSOutOfRange:

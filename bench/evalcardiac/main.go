@@ -202,6 +202,9 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 				sd := res.HeartVHSSD
 				line.HeartVHSSD = &sd
 			}
+			if g := res.SilhouetteGap; !math.IsNaN(g) && res.Silhouette != nil {
+				line.SilhouetteGap = &g
+			}
 			if line.VertebralPeriod == nil && !rejected {
 				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {
 					return fmt.Errorf("%s: %w", it.File, err)

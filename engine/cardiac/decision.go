@@ -23,6 +23,10 @@ const (
 	// MaxThoraxHeartVHSSD is that scatter's bound in v: the largest of any
 	// radiograph in the four validation sets (2.27 v), rounded up to 0.5 v.
 	MaxThoraxHeartVHSSD = 2.5
+	// MaxSilhouetteGap: where a silhouette model measured the heart, its
+	// VHS and the members' (both over the column's v) further apart than
+	// this withhold the number (silhouette_disagrees).
+	MaxSilhouetteGap = 1.0
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.
@@ -290,6 +294,9 @@ type ColumnEvidence struct {
 	Score      float64 // its repeat's score (Column.Score)
 	HeartVHSSD float64 // the members' VHS disagreement (HeartVHSSD), vertebrae
 	SpanRatio  float64 // the column's v over the members' |A-B| / 6
+	// SilhouetteGap is Result.SilhouetteGap: NaN where no silhouette
+	// measured the heart (then not checked).
+	SilhouetteGap float64
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -362,6 +369,8 @@ func (e Evidence) vhsGuard() Guard {
 		return GuardColumnWeak
 	case !(e.Column.SpanRatio < MaxColumnSpanRatio && e.Column.SpanRatio > 1/MaxColumnSpanRatio):
 		return GuardColumnSpanDisagree
+	case e.Column.SilhouetteGap > MaxSilhouetteGap:
+		return GuardSilhouetteDisagrees
 	}
 	return GuardNone
 }

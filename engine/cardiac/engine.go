@@ -20,7 +20,10 @@ import (
 const (
 	RoleValidity = "cardiac_validity"
 	RoleLandmark = "cardiac_landmark"
-	Family       = "cardiac"
+	// RoleSilhouette is the optional heart silhouette model: image ->
+	// the heart's probability per letterbox pixel (train_silhouette.py).
+	RoleSilhouette = "cardiac_silhouette"
+	Family         = "cardiac"
 )
 
 // Tensor names fixed by the model contract.
@@ -29,6 +32,7 @@ const (
 	outputValidity = "p_radiograph"
 	outputLandmark = "landmarks"
 	outputPeak     = "peak"
+	outputHeart    = "heart"
 )
 
 // loadWorkers is how many models Load reads and hashes at once.
@@ -100,10 +104,13 @@ type Engine struct {
 	validity  model
 	landmarks []model
 	refine    []model // stage 2 on a crop (refine.go); empty: stage 1 only
-	margin    float64 // refinement crop margin from the family's params
-	bound     float64 // the route's spread bound (SpreadBound)
-	version   string
-	opts      Options
+	// silhouette measures the heart's axes on the column route where the
+	// manifest lists one (silhouette.go); nil: the members' heart points.
+	silhouette *model
+	margin     float64 // refinement crop margin from the family's params
+	bound      float64 // the route's spread bound (SpreadBound)
+	version    string
+	opts       Options
 }
 
 // Load reads dir/manifest.json, verifies each cardiac model's SHA-256 and
@@ -115,6 +122,10 @@ func Load(dir string, o Options) (*Engine, error) {
 		return nil, err
 	}
 	vs, ls, rs := m.ByRole(RoleValidity), m.ByRole(RoleLandmark), m.ByRole(RoleRefine)
+	ss := m.ByRole(RoleSilhouette)
+	if len(ss) > 1 {
+		return nil, fmt.Errorf("model manifest %s: want at most 1 %s model, found %d", dir, RoleSilhouette, len(ss))
+	}
 	if o.FirstStageOnly {
 		rs = nil
 	}
@@ -152,7 +163,7 @@ func Load(dir string, o Options) (*Engine, error) {
 	}
 	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin, bound: bound,
 		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
-	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs)
+	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs, ss)
 	loaded := make([]model, len(all))
 	errs := make([]error, len(all))
 	// Two at a time: loading all six at once raised peak RSS from about
@@ -177,16 +188,22 @@ func Load(dir string, o Options) (*Engine, error) {
 	}
 	e.validity = loaded[0]
 	copy(e.landmarks, loaded[1:1+len(ls)])
-	copy(e.refine, loaded[1+len(ls):])
+	copy(e.refine, loaded[1+len(ls):1+len(ls)+len(rs)])
+	if len(ss) == 1 {
+		e.silhouette = &loaded[len(loaded)-1]
+	}
 	return e, nil
 }
 
 func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error) {
 	wantC := 1
 	wantOut := []string{outputLandmark, outputPeak}
-	if e.Role == RoleValidity {
+	switch e.Role {
+	case RoleValidity:
 		wantC = 3
 		wantOut = []string{outputValidity}
+	case RoleSilhouette:
+		wantOut = []string{outputHeart}
 	}
 	if len(e.InputSize) != 3 || e.InputSize[0] != wantC || e.InputSize[1] != e.InputSize[2] || e.InputSize[1] <= 0 {
 		return model{}, fmt.Errorf("load %s model %s: input_size %v, want [%d,S,S]", e.Role, e.File, e.InputSize, wantC)
@@ -218,6 +235,9 @@ func (e *Engine) Close() error {
 	errs := []error{e.validity.s.Close()}
 	for _, l := range slices.Concat(e.landmarks, e.refine) {
 		errs = append(errs, l.s.Close())
+	}
+	if e.silhouette != nil {
+		errs = append(errs, e.silhouette.s.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -375,6 +395,15 @@ type Result struct {
 	// VHS disagree, in vertebrae; 0 on the span route, NaN where no
 	// column was found. Not part of the spec's response body.
 	HeartVHSSD float64
+	// Silhouette is the heart's axes measured on the silhouette model's
+	// map (original pixels), nil where the engine has no silhouette
+	// model or the map held too little heart; where set, the column route
+	// reports these heart points. Not part of the spec's response body.
+	Silhouette *HeartAxes
+	// SilhouetteGap is |VHS from the silhouette - VHS from the members'
+	// heart points|, both over the column's v; NaN where either is
+	// missing. Not part of the spec's response body.
+	SilhouetteGap float64
 	// Column is the thoracic column FindColumn measured v on (the column
 	// route), nil where it was not found or not sought (the span route,
 	// rejected images). Not part of the spec's response body.
@@ -482,6 +511,11 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if e.opts.Route == RouteSpan {
 		r.checkImage(img)
 	} else {
+		if e.silhouette != nil && !r.Rejected {
+			if r.Silhouette, err = e.runSilhouette(ctx, img, EnsembleMean(models)[HeartTop]); err != nil {
+				return nil, err
+			}
+		}
 		r.measureColumnBound(img, e.spreadBound())
 	}
 	if o.Render {
@@ -724,4 +758,34 @@ func toPixels(lm []float32, lb imageproc.Letterbox) Landmarks {
 		l[k] = Point{x, y}
 	}
 	return l
+}
+
+// runSilhouette runs the silhouette model on img's letterbox and measures
+// the heart's axes from the carina top (pixels of img); nil where the map
+// holds too little heart (SilhouetteAxes).
+func (e *Engine) runSilhouette(ctx context.Context, img image.Image, top Point) (*HeartAxes, error) {
+	m := e.silhouette
+	x, lb, err := imageproc.LetterboxGray(img, m.size)
+	if err != nil {
+		return nil, fmt.Errorf("silhouette input: %w", err)
+	}
+	s := int64(m.size)
+	out, err := m.s.Run(ctx, ort.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
+	if err != nil {
+		return nil, fmt.Errorf("silhouette model %s: %w", m.name, err)
+	}
+	prob := out[0].Data
+	if len(prob) != m.size*m.size {
+		return nil, fmt.Errorf("silhouette model %s: got %d values, want %d", m.name, len(prob), m.size*m.size)
+	}
+	u, v := lb.FromOriginal(top.X, top.Y)
+	ax, ok := SilhouetteAxes(prob, m.size, Point{u, v})
+	if !ok {
+		return nil, nil
+	}
+	back := func(p Point) Point {
+		x, y := lb.ToOriginal(p.X, p.Y)
+		return Point{x, y}
+	}
+	return &HeartAxes{Bottom: back(ax.Bottom), Right: back(ax.Right), Left: back(ax.Left)}, nil
 }

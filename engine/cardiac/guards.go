@@ -57,6 +57,10 @@ const (
 	// own heart points over the column's v spread more than
 	// MaxHeartVHSSD.
 	GuardHeartPointsDisagree Guard = "heart_points_disagree"
+	// GuardSilhouetteDisagrees (column route with a silhouette model):
+	// the VHS of the silhouette's axes and of the members' heart points
+	// differ by more than MaxSilhouetteGap.
+	GuardSilhouetteDisagrees Guard = "silhouette_disagrees"
 	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
 	// (app/capture.PredictImage), not by Decide: the image was measured as
 	// a file, but it may be a screen photographed at an angle
@@ -100,6 +104,7 @@ var guardDescriptions = map[Guard]string{
 	GuardColumnWeak:              "the vertebral column's repeat is too faint to measure the vertebra",
 	GuardHeartPointsDisagree:     "the five models disagree on the heart's axes",
 	GuardColumnSpanDisagree:      "the vertebral column's period and the models' vertebrae disagree by half or double",
+	GuardSilhouetteDisagrees:     "the heart's silhouette and the five models disagree on the heart's size",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",

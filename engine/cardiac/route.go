@@ -98,6 +98,15 @@ func (r *Result) measureColumnBound(img image.Image, bound float64) {
 		l = clampTo(l, w, h)
 		v = col.V
 	}
+	r.SilhouetteGap = math.NaN()
+	if found && r.Silhouette != nil {
+		// The silhouette's axes replace the members' heart points; how far
+		// the two VHS lie apart is its own guard (silhouette_disagrees).
+		members := measureWith(l, v).VHS
+		l[HeartBottom], l[HeartRight], l[HeartLeft] = r.Silhouette.Bottom, r.Silhouette.Right, r.Silhouette.Left
+		l = clampTo(l, w, h)
+		r.SilhouetteGap = math.Abs(measureWith(l, v).VHS - members)
+	}
 	r.Landmarks = l
 	r.Geometry = measureWith(l, v)
 	r.Spread = Round(HeartSpread(r.ModelLandmarks, w, h), DecimalsSpread)
@@ -125,8 +134,9 @@ func (r *Result) measureColumnBound(img image.Image, bound float64) {
 		VLAS:           r.Geometry.VLAS,
 		Spread:         r.Spread,
 		Guards:         guards,
-		Column:         &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD, SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6)},
-		SpreadBound:    bound,
+		Column: &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD,
+			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), SilhouetteGap: r.SilhouetteGap},
+		SpreadBound: bound,
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()

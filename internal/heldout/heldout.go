@@ -89,6 +89,9 @@ type DumpLine struct {
 	// column's v, also where a guard withheld the VHS (NaN-free: absent
 	// when no column was found).
 	ColumnVHS *float64 `json:"column_vhs,omitempty"`
+	// SilhouetteGap is cardiac.Result.SilhouetteGap, absent where no
+	// silhouette measured the heart.
+	SilhouetteGap *float64 `json:"silhouette_gap,omitempty"`
 	// HeartVHSSD is how far the members' VHS over the column's v
 	// disagree (cardiac.Result.HeartVHSSD), where a column was found.
 	HeartVHSSD *float64 `json:"heart_vhs_sd,omitempty"`

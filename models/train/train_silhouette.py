@@ -29,6 +29,7 @@ the silhouette with the members' carina, and of the silhouette with the true
 carina; the figure that chooses between heart routes.
 """
 import argparse
+import json
 import math
 import os
 import time
@@ -327,7 +328,15 @@ def export_cmd(a):
     x = torch.zeros(1, 1, S, S)
     torch.onnx.export(net, x, a.out, input_names=["image"], output_names=["heart"],
                       dynamic_axes={"image": {0: "n"}, "heart": {0: "n"}}, opset_version=13)
-    print("wrote", a.out)
+    meta = {"role": "cardiac_silhouette", "input_size": [1, S, S], "inputs": ["image"], "outputs": ["heart"],
+            "version": a.version,
+            "params": {"arch": "mnv2-unet-silhouette", "width": ck["width"], "steps": ck["step"],
+                       "init_onnx": ck.get("init_onnx", ""), "training_data": "synthetic (xraysim.py, both worlds)"}}
+    side = a.out[: -len(".onnx")] + ".meta.json"
+    with open(side, "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print("wrote", a.out, "and", side)
 
 
 def main():
@@ -360,7 +369,8 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("checkpoint")
     x = sub.add_parser("export")
-    x.add_argument("--out", required=True)
+    x.add_argument("--out", required=True, help="e.g. ../cardiac_silhouette.onnx; the sidecar .meta.json goes beside it")
+    x.add_argument("--version", required=True, help="the model's version, naming its synthetic training data")
     x.add_argument("checkpoint")
     a = ap.parse_args()
     {"train": train_cmd, "eval": eval_cmd, "pack": pack_cmd, "export": export_cmd}[a.cmd](a)

@@ -1,0 +1,160 @@
+package cardiac
+
+import (
+	"encoding/json"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSilhouetteAxesEllipse(t *testing.T) {
+	const n = 200
+	prob := make([]float32, n*n)
+	for r := 0; r < n; r++ {
+		for c := 0; c < n; c++ {
+			x, y := (float64(c)+0.5-100)/40, (float64(r)+0.5-100)/70
+			if x*x+y*y <= 1 {
+				prob[r*n+c] = 1
+			}
+		}
+	}
+	ax, ok := SilhouetteAxes(prob, n, Point{100, 30})
+	if !ok {
+		t.Fatal("no axes on a plain ellipse")
+	}
+	if math.Abs(ax.Bottom.Y-170) > 1 {
+		t.Errorf("apex y %.2f, want 170", ax.Bottom.Y)
+	}
+	if w := ax.Right.Dist(ax.Left); math.Abs(w-80) > 1.5 {
+		t.Errorf("short axis %.2f, want 80", w)
+	}
+}
+
+func TestSilhouetteAxesRefusesTooLittle(t *testing.T) {
+	tests := []struct {
+		name string
+		prob []float32
+		size int
+		top  Point
+	}{
+		{"empty", make([]float32, 64*64), 64, Point{10, 10}},
+		{"dot", squareMap(64, 30, 33), 64, Point{31, 31}},
+		{"wrong length", make([]float32, 10), 64, Point{1, 1}},
+		{"no size", nil, 0, Point{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, ok := SilhouetteAxes(tc.prob, tc.size, tc.top); ok {
+				t.Error("measured a map with too little heart")
+			}
+		})
+	}
+}
+
+func squareMap(n, from, to int) []float32 {
+	p := make([]float32, n*n)
+	for r := from; r < to; r++ {
+		for c := from; c < to; c++ {
+			p[r*n+c] = 1
+		}
+	}
+	return p
+}
+
+// TestSilhouetteAxesMatchesTrainer holds the Go rule equal to the trainer's
+// (models/train/train_silhouette.py axes_from_mask) on the simulator's
+// exact silhouettes.
+func TestSilhouetteAxesMatchesTrainer(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "silhouette_axes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Cases []struct {
+			Mask                     string
+			Top, Bottom, Right, Left [2]float64
+		}
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range fx.Cases {
+		f, err := os.Open(filepath.Join("testdata", c.Mask))
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := im.(*image.Gray)
+		n := g.Bounds().Dx()
+		prob := make([]float32, n*n)
+		for i, v := range g.Pix {
+			prob[i] = float32(v) / 255
+		}
+		ax, ok := SilhouetteAxes(prob, n, Point{c.Top[0], c.Top[1]})
+		if !ok {
+			t.Fatalf("%s: no axes", c.Mask)
+		}
+		for _, pr := range []struct {
+			name string
+			got  Point
+			want [2]float64
+		}{{"bottom", ax.Bottom, c.Bottom}, {"right", ax.Right, c.Right}, {"left", ax.Left, c.Left}} {
+			if math.Abs(pr.got.X-pr.want[0]) > 1e-4 || math.Abs(pr.got.Y-pr.want[1]) > 1e-4 {
+				t.Errorf("%s %s: got %.5f,%.5f, want %.5f,%.5f", c.Mask, pr.name, pr.got.X, pr.got.Y, pr.want[0], pr.want[1])
+			}
+		}
+	}
+}
+
+// TestColumnRouteTakesSilhouetteAxes: where a silhouette measured the
+// heart, the column route reports its axes and withholds the number where
+// its VHS and the members' lie more than MaxSilhouetteGap apart.
+func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
+	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
+	l := heartBeside(c, 10)
+	axesOf := func(m Landmarks) *HeartAxes {
+		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft]}
+	}
+	slightly := heartBeside(c, 10.4)
+	cases := []struct {
+		name    string
+		sil     *HeartAxes
+		guard   Guard
+		wantGap float64 // NaN: none
+	}{
+		{"none", nil, GuardNone, math.NaN()},
+		{"agrees", axesOf(slightly), GuardNone, 0.4},
+		{"disagrees", axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newResult(c.w, c.h, 0.95, []Landmarks{l, l}, sharpPeaks(2))
+			r.Silhouette = tc.sil
+			r.measureColumn(c.gray(3))
+			if r.Guard != tc.guard {
+				t.Fatalf("guard %q, want %q (code %d)", r.Guard, tc.guard, r.Code)
+			}
+			if math.IsNaN(tc.wantGap) != math.IsNaN(r.SilhouetteGap) ||
+				(!math.IsNaN(tc.wantGap) && math.Abs(r.SilhouetteGap-tc.wantGap) > 0.15) {
+				t.Errorf("gap %.3f, want about %.3f", r.SilhouetteGap, tc.wantGap)
+			}
+			if tc.sil != nil && r.Landmarks[HeartBottom].Dist(tc.sil.Bottom) > 1e-9 {
+				t.Errorf("heart_bottom %v, want the silhouette's %v", r.Landmarks[HeartBottom], tc.sil.Bottom)
+			}
+			if tc.sil == nil && r.Landmarks[HeartBottom].Dist(l[HeartBottom]) > 1e-9 {
+				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], l[HeartBottom])
+			}
+			checkConsistent(t, r)
+		})
+	}
+}
