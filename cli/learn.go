@@ -225,6 +225,9 @@ func printRun(w io.Writer, r learn.Run) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.Metric, row.Before, row.After)
 	}
 	tw.Flush()
+	if c := r.Column; c != nil {
+		fmt.Fprintf(w, "column factor (v over the column's period): %s\n", c.Summary())
+	}
 	if b := r.Bootstrap; b != nil {
 		fmt.Fprintf(w, "per-case |VHS error| after - before: mean %+.3f v, 95 %% paired bootstrap interval [%+.3f, %+.3f] (%d resamples, seed %d)\n",
 			b.Mean, b.Lo, b.Hi, b.Resamples, b.Seed)

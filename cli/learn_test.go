@@ -117,6 +117,13 @@ func TestLearnEndToEnd(t *testing.T) {
 		if got := e.SpreadBound(); got != run.Bound.Bound {
 			t.Errorf("the promoted version's engine bound %v, want the derived %v", got, run.Bound.Bound)
 		}
+		// Its column factor is the one fitted on the training cases (or
+		// the inherited one, where none was fitted).
+		if got := e.ColumnVertebraFactor(); run.Column == nil || got != run.Column.Factor {
+			t.Errorf("the promoted version's engine column factor %v, want the run's %+v", got, run.Column)
+		} else {
+			t.Logf("column factor: %s", run.Column.Summary())
+		}
 		e.Close()
 	}
 	for _, want := range []string{"held-out clinic cases (", "VHS MAE (v)", "paired bootstrap interval", "promoted " + run.Candidate} {

@@ -119,23 +119,32 @@ func dangerRule(h HeldOutCheck, n int) Rule {
 }
 
 // writeSpreadBound writes bound into the models directory dir as the
-// cardiac family's param for the route its manifest names (in
-// manifest.json, which the engine reads, and in cardiac.family.json,
-// which make_manifest composes it from, when present), so the engine
-// that loads dir uses it; it returns the param's name.
+// cardiac family's param for the route its manifest names, so the
+// engine that loads dir uses it; it returns the param's name.
 func writeSpreadBound(dir string, bound float64) (string, error) {
 	var param string
-	set := func(fam map[string]any) error {
-		params, _ := fam["params"].(map[string]any)
-		if params == nil {
-			params = map[string]any{}
-		}
+	err := editFamilyParams(dir, func(params map[string]any) {
 		route := cardiac.RouteColumn
 		if r, ok := params["route"].(string); ok && r != "" {
 			route = cardiac.Route(r)
 		}
 		param = cardiac.SpreadBoundParam(route)
 		params[param] = bound
+	})
+	return param, err
+}
+
+// editFamilyParams edits the cardiac family's params of the models
+// directory dir: in manifest.json, which the engine reads, and in
+// cardiac.family.json, which make_manifest composes it from, when
+// present.
+func editFamilyParams(dir string, edit func(params map[string]any)) error {
+	set := func(fam map[string]any) error {
+		params, _ := fam["params"].(map[string]any)
+		if params == nil {
+			params = map[string]any{}
+		}
+		edit(params)
 		fam["params"] = params
 		return nil
 	}
@@ -148,13 +157,13 @@ func writeSpreadBound(dir string, bound float64) (string, error) {
 		return set(fam)
 	})
 	if err != nil {
-		return "", err
+		return err
 	}
 	err = editJSON(filepath.Join(dir, "cardiac.family.json"), set)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
-	return param, err
+	return err
 }
 
 // editJSON rewrites the JSON object in path through edit (numbers kept

@@ -75,6 +75,7 @@ func (m engineMeasurer) Measure(ctx context.Context, img image.Image) (Reading, 
 	}
 	if r.Column != nil {
 		rd.RouteVHS = r.Geometry.VHS
+		rd.ColumnPeriod, rd.ColumnScore = r.Column.Period, r.Column.Score
 	}
 	if r.Code.HasVHS() {
 		rd.ProductVHS = r.Geometry.VHS

@@ -3,6 +3,7 @@ package learn
 import (
 	"context"
 	"fmt"
+	"image"
 	"math"
 	"os"
 	"path/filepath"
@@ -216,6 +217,24 @@ func phantomEvalCases(dir string) ([]evalCase, error) {
 	return out, nil
 }
 
+// measureCase decodes c's image and measures it with m; it returns the
+// image's bounds too.
+func measureCase(ctx context.Context, m Measurer, c evalCase) (Reading, image.Rectangle, error) {
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return Reading{}, image.Rectangle{}, err
+	}
+	img, _, err := imageproc.Decode(b)
+	if err != nil {
+		return Reading{}, image.Rectangle{}, fmt.Errorf("%s: %w", filepath.Base(c.path), err)
+	}
+	r, err := m.Measure(ctx, img)
+	if err != nil {
+		return Reading{}, image.Rectangle{}, fmt.Errorf("%s: %w", filepath.Base(c.path), err)
+	}
+	return r, img.Bounds(), nil
+}
+
 // evaluate measures every case with m, applying m's own spread bound
 // (applyBound sets another). step is called after each case.
 func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (Eval, error) {
@@ -224,19 +243,10 @@ func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (E
 	var n [cardiac.NumLandmarks]int
 	var within, code5, code6 int
 	for i, c := range cases {
-		b, err := os.ReadFile(c.path)
+		r, bd, err := measureCase(ctx, m, c)
 		if err != nil {
 			return Eval{}, describe("evaluate", err)
 		}
-		img, _, err := imageproc.Decode(b)
-		if err != nil {
-			return Eval{}, fmt.Errorf("evaluate %s: %w", filepath.Base(c.path), err)
-		}
-		r, err := m.Measure(ctx, img)
-		if err != nil {
-			return Eval{}, fmt.Errorf("evaluate %s: %w", filepath.Base(c.path), err)
-		}
-		bd := img.Bounds()
 		diag := math.Hypot(float64(bd.Dx()), float64(bd.Dy()))
 		for k := range r.Raw {
 			if !c.has[k] {

@@ -177,6 +177,11 @@ type Reading struct {
 	// guarded landmarks' on the version's route, unrounded) where Code
 	// carries one; 0 where the measurer does not say (then VHS()).
 	ProductVHS float64
+	// ColumnPeriod is the period (pixels) of the column the column route
+	// found on the image and ColumnScore its repeat's score; 0 where it
+	// found none or the measurer does not say (column.go fits the
+	// version's column factor on them).
+	ColumnPeriod, ColumnScore float64
 }
 
 // Returned is the VHS the product returns on the image, and whether it

@@ -31,6 +31,9 @@ func (r Run) Table() []Row {
 		return fmt.Sprintf("%.0f %%, %.2f, %.2f", 100*e.Answered, e.AnsweredMAE, e.AnsweredMaxErr)
 	}, r.Before, r.After)
 	add("  spread bound", func(e *Eval) string { return fmt.Sprintf("%.4g", e.SpreadBound) }, r.Before, r.After)
+	if c := r.Column; c != nil {
+		rows = append(rows, c.row())
+	}
 	for i, l := range r.After.Landmarks {
 		if l.N == 0 {
 			continue

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -74,6 +73,9 @@ type Run struct {
 	// Bootstrap is the interval of the mean per-case |VHS error|
 	// difference after - before on the held-out clinic cases.
 	Bootstrap *Interval `json:"bootstrap,omitempty"`
+	// Column is how the candidate's column factor was fitted on the
+	// training cases (column.go); it is written into its manifest.
+	Column *ColumnFit `json:"column,omitempty"`
 	// Bound is the candidate's spread bound derived on the held-out
 	// clinic cases and the no-dangerous-number rule's figures
 	// (bounds.go); the bound is written into the candidate's manifest.
@@ -254,11 +256,27 @@ func (s *Service) learn(ctx context.Context, r *Run, baseDir string, train, held
 	if err != nil {
 		return fmt.Errorf("the trained models do not load: %w", err)
 	}
-	var closeOnce sync.Once
-	closeCand := func() { closeOnce.Do(func() { cand.Close() }) }
+	closeCand := func() {
+		if cand != nil {
+			cand.Close()
+			cand = nil
+		}
+	}
 	defer closeCand()
 	if v := cand.ModelVersion(); v != r.Candidate {
 		return fmt.Errorf("the trainer wrote model_version %q, want %q", v, r.Candidate)
+	}
+	// The column's factor, fitted on the training cases and written into
+	// the candidate's manifest before it is judged; the candidate is
+	// opened again from its manifest, so it is judged with it (column.go).
+	if r.Column, err = s.fitColumnFactor(ctx, cand, out, train, progress); err != nil {
+		return err
+	}
+	if r.Column.Param != "" {
+		closeCand()
+		if cand, err = s.cfg.Models.Open(out); err != nil {
+			return fmt.Errorf("the candidate does not load with its column factor: %w", err)
+		}
 	}
 	cur, err := s.cfg.Models.Open(baseDir)
 	if err != nil {
@@ -432,6 +450,9 @@ func appendCard(dir string, r *Run, now time.Time) error {
 		a, z *Eval
 	}{{"clinic cases (grouped by patient)", r.Before, r.After}, {"phantom regression set", r.PhantomBefore, r.PhantomAfter}} {
 		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.0f %% | %.0f %% |\n", row.name, row.z.Cases, row.a.VHSMAE, row.z.VHSMAE, 100*row.a.Within05, 100*row.z.Within05)
+	}
+	if r.Column != nil {
+		fmt.Fprintf(&b, "\nColumn factor (v over the column's period): %s.\n", r.Column.Summary())
 	}
 	fmt.Fprintf(&b, "\nPer-landmark mean error on the held-out clinic cases (px, before -> after): ")
 	for i, l := range r.After.Landmarks {

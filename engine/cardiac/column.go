@@ -62,7 +62,9 @@ type Column struct {
 	// Period is one vertebra's length (body and disc) along the column,
 	// in pixels of the image.
 	Period float64
-	// V is the vertebral unit: Period * ColumnVertebraFactor.
+	// V is the vertebral unit: Period * ColumnVertebraFactor (FindColumn),
+	// or * the model version's own factor (Engine.ColumnVertebraFactor,
+	// the manifest's ParamColumnVertebraFactor) when the engine measures.
 	V float64
 	// Score is the correlation of the column's grey profile with itself
 	// shifted by one period (-1..1; the larger, the plainer the repeat).

@@ -225,6 +225,40 @@ func TestColumnRouteGuards(t *testing.T) {
 	}
 }
 
+// TestColumnRouteFactor: the column route measures v with the factor it
+// is given (a model version's own, Engine.ColumnVertebraFactor): the
+// column's v, Vertebra B six such units from A, and VHS the heart over
+// it; the shipped factor where none is given.
+func TestColumnRouteFactor(t *testing.T) {
+	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
+	img := c.gray(2)
+	l := heartBeside(c, 10)
+	for _, factor := range []float64{ColumnVertebraFactor, 1.05 * ColumnVertebraFactor, 0.9} {
+		r := newResult(c.w, c.h, 0.9, []Landmarks{l, l}, sharpPeaks(2))
+		r.measureColumnWith(img, MaxHeartVHSSD, factor)
+		if r.Column == nil || !r.Code.HasVHS() {
+			t.Fatalf("factor %.4f: code %d guard %q, column %v", factor, r.Code, r.Guard, r.Column)
+		}
+		if got := r.Column.V / r.Column.Period; math.Abs(got-factor) > 1e-12 {
+			t.Errorf("factor %.4f: v / period %.6f", factor, got)
+		}
+		if got := r.Landmarks[VertebraA].Dist(r.Landmarks[VertebraB]) / 6; math.Abs(got-r.Column.V) > 1e-9 {
+			t.Errorf("factor %.4f: |A-B|/6 = %.3f, want v %.3f", factor, got, r.Column.V)
+		}
+		g := Measure(l)
+		if want := (g.LongAxis + g.ShortAxis) / (factor * r.Column.Period); math.Abs(r.Geometry.VHS-want) > 1e-9 {
+			t.Errorf("factor %.4f: VHS %.4f, want %.4f", factor, r.Geometry.VHS, want)
+		}
+		if factor == ColumnVertebraFactor {
+			d := newResult(c.w, c.h, 0.9, []Landmarks{l, l}, sharpPeaks(2))
+			d.measureColumn(img)
+			if d.Geometry.VHS != r.Geometry.VHS {
+				t.Errorf("measureColumn VHS %v, with the shipped factor %v", d.Geometry.VHS, r.Geometry.VHS)
+			}
+		}
+	}
+}
+
 // TestDoubtedImageWithoutColumnIsRejected: where the validity classifier
 // is unsure (p_radiograph under ValidityConfident) and no column repeats
 // plainly (none, or one under MinColumnScore), the image is rejected (code

@@ -109,6 +109,7 @@ type Engine struct {
 	silhouette *model
 	margin     float64 // refinement crop margin from the family's params
 	bound      float64 // the route's spread bound (SpreadBound)
+	colFactor  float64 // the column route's v / period (ColumnVertebraFactor)
 	version    string
 	opts       Options
 }
@@ -153,7 +154,7 @@ func Load(dir string, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
 	}
 	if o.Route == "" {
-		if o.Route, err = familyRoute(fam); err != nil {
+		if o.Route, err = FamilyRoute(fam); err != nil {
 			return nil, fmt.Errorf("model manifest %s: %w", dir, err)
 		}
 	}
@@ -161,7 +162,11 @@ func Load(dir string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
 	}
-	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin, bound: bound,
+	colFactor, err := FamilyColumnFactor(fam)
+	if err != nil {
+		return nil, fmt.Errorf("model manifest %s: %w", dir, err)
+	}
+	e := &Engine{version: fam.ModelVersion, opts: o, margin: margin, bound: bound, colFactor: colFactor,
 		landmarks: make([]model, len(ls)), refine: make([]model, len(rs))}
 	all := slices.Concat([]manifest.Model{vs[0]}, ls, rs, ss)
 	loaded := make([]model, len(all))
@@ -246,9 +251,9 @@ func (e *Engine) Close() error {
 // manifest's).
 func (e *Engine) Route() Route { return e.opts.Route }
 
-// familyRoute reads the cardiac family's param "route": RouteColumn
+// FamilyRoute reads the cardiac family's param "route": RouteColumn
 // where it is absent.
-func familyRoute(fam manifest.Family) (Route, error) {
+func FamilyRoute(fam manifest.Family) (Route, error) {
 	var p struct {
 		Route Route `json:"route"`
 	}
@@ -290,13 +295,10 @@ func familySpreadBound(fam manifest.Family, route Route) (float64, error) {
 	if route == RouteSpan {
 		def = MaxSpreadForVHS
 	}
-	var p map[string]json.RawMessage
-	if len(fam.Params) > 0 {
-		if err := json.Unmarshal(fam.Params, &p); err != nil {
-			return 0, fmt.Errorf("cardiac family params: %w", err)
-		}
+	raw, ok, err := familyParam(fam, SpreadBoundParam(route))
+	if err != nil {
+		return 0, err
 	}
-	raw, ok := p[SpreadBoundParam(route)]
 	if !ok {
 		return def, nil
 	}
@@ -305,6 +307,59 @@ func familySpreadBound(fam manifest.Family, route Route) (float64, error) {
 		return 0, fmt.Errorf("cardiac family param %s %s: want a positive number", SpreadBoundParam(route), raw)
 	}
 	return b, nil
+}
+
+// ParamColumnVertebraFactor is the family param naming a model
+// version's own column factor: v = factor x the column's period on the
+// column route (docs/learning.md, "The column's factor"). Where it is
+// absent ColumnVertebraFactor applies.
+const ParamColumnVertebraFactor = "column_vertebra_factor"
+
+// The column factors a manifest may name. A period is one vertebral body
+// with its disc, so the factor is near 1 (0.972 on the simulator, 1.017
+// on phantom.py); one this far from 1 would not correct a calibration
+// but a column read at another multiple of its period, which is for the
+// guards to withhold, not for a factor to hide.
+const (
+	MinColumnVertebraFactor = 0.75
+	MaxColumnVertebraFactor = 1.25
+)
+
+// FamilyColumnFactor reads the column factor from the cardiac family's
+// params: ColumnVertebraFactor where ParamColumnVertebraFactor is absent;
+// an error where it is not a number in [MinColumnVertebraFactor,
+// MaxColumnVertebraFactor] (Load refuses the manifest).
+func FamilyColumnFactor(fam manifest.Family) (float64, error) {
+	raw, ok, err := familyParam(fam, ParamColumnVertebraFactor)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return ColumnVertebraFactor, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || !(f >= MinColumnVertebraFactor && f <= MaxColumnVertebraFactor) {
+		return 0, fmt.Errorf("cardiac family param %s %s: want a number in [%g, %g]", ParamColumnVertebraFactor, raw, MinColumnVertebraFactor, MaxColumnVertebraFactor)
+	}
+	return f, nil
+}
+
+// ColumnVertebraFactor is the column route's v / period the model
+// version names (its manifest's ParamColumnVertebraFactor), else the
+// default ColumnVertebraFactor.
+func (e *Engine) ColumnVertebraFactor() float64 { return e.colFactor }
+
+// familyParam is the cardiac family's param name as written; ok is
+// false where the params do not name it.
+func familyParam(fam manifest.Family, name string) (raw json.RawMessage, ok bool, err error) {
+	var p map[string]json.RawMessage
+	if len(fam.Params) > 0 {
+		if err := json.Unmarshal(fam.Params, &p); err != nil {
+			return nil, false, fmt.Errorf("cardiac family params: %w", err)
+		}
+	}
+	raw, ok = p[name]
+	return raw, ok, nil
 }
 
 // SpreadBound is the bound on the route's spread the model version
@@ -516,7 +571,7 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 				return nil, err
 			}
 		}
-		r.measureColumnBound(img, e.spreadBound())
+		r.measureColumnWith(img, e.spreadBound(), e.colFactor)
 	}
 	if o.Render {
 		jpg, err := RenderJPEG(img, r)

@@ -2,8 +2,10 @@ package cardiac
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"image"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -103,4 +105,91 @@ func TestPredictSizes(t *testing.T) {
 		}
 		t.Logf("%v: code %d %s p %.3f spread %v %s VHS %.2f VLAS %.2f axes at %.1f degrees", sz, r.Code, r.Guard, r.ClassifierConfidence, r.Spread, r.Confidence, r.Geometry.VHS, r.Geometry.VLAS, r.Geometry.AxisAngle)
 	}
+}
+
+// TestLoadColumnFactor: a model version whose manifest names its own
+// column factor (ParamColumnVertebraFactor) is measured with it: the same
+// models find the same column, and v, Vertebra B and VHS follow the
+// factor (app/learn writes a clinic's fitted factor there; rollback
+// restores the version's with its models).
+func TestLoadColumnFactor(t *testing.T) {
+	shipped := testEngine(t)
+	src := testModelsDir(t)
+	m, err := manifest.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, err := m.Family(Family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params map[string]any
+	if len(fam.Params) > 0 {
+		if err := json.Unmarshal(fam.Params, &params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	if params["route"] == string(RouteSpan) {
+		t.Skip("the models under test are of the span route")
+	}
+	const factor = 1.05 * ColumnVertebraFactor
+	params[ParamColumnVertebraFactor] = factor
+	fam.Params, _ = json.Marshal(params)
+	dir := t.TempDir()
+	own := manifest.Manifest{Families: map[string]manifest.Family{Family: fam}}
+	for _, role := range []string{RoleValidity, RoleLandmark, RoleRefine} {
+		for _, e := range m.ByRole(role) {
+			abs, err := filepath.Abs(m.Path(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(abs, filepath.Join(dir, e.File)); err != nil {
+				t.Fatal(err)
+			}
+			own.Models = append(own.Models, e)
+		}
+	}
+	b, _ := json.Marshal(own)
+	if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Load(dir, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if shipped.ColumnVertebraFactor() != ColumnVertebraFactor || e.ColumnVertebraFactor() != factor {
+		t.Fatalf("factors %v and %v, want %v and %v", shipped.ColumnVertebraFactor(), e.ColumnVertebraFactor(), ColumnVertebraFactor, factor)
+	}
+	img := testPhantom(t, "xraysim_4_1400x900.jpg") // code 1 with the shipped models
+	a, err := shipped.Predict(context.Background(), img, PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := e.Predict(context.Background(), img, PredictOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Column == nil || z.Column == nil {
+		t.Fatalf("no column: code %d %s, code %d %s", a.Code, a.Guard, z.Code, z.Guard)
+	}
+	if !a.Code.HasVHS() || !z.Code.HasVHS() || z.VHS == nil || *z.VHS != Round(z.Geometry.VHS, DecimalsScore) {
+		t.Errorf("codes %d and %d: the returned VHS is not the one measured with the factor", a.Code, z.Code)
+	}
+	if a.Column.Period != z.Column.Period {
+		t.Fatalf("periods %v and %v: the same models found another column", a.Column.Period, z.Column.Period)
+	}
+	if got := z.Column.V / z.Column.Period; math.Abs(got-factor) > 1e-12 {
+		t.Errorf("v / period %.6f, want %.6f", got, factor)
+	}
+	if got, want := z.Geometry.VHS, a.Geometry.VHS*ColumnVertebraFactor/factor; math.Abs(got-want) > 1e-9 {
+		t.Errorf("VHS %.4f with the version's factor, want %.4f (%.4f with the shipped one)", got, want, a.Geometry.VHS)
+	}
+	if got := z.Landmarks[VertebraA].Dist(z.Landmarks[VertebraB]) / 6; z.Code.HasVHS() && math.Abs(got-z.Column.V) > 1e-6 {
+		t.Errorf("|A-B|/6 = %.3f, want v %.3f", got, z.Column.V)
+	}
+	t.Logf("VHS %.3f (code %d) with %.4f, %.3f (code %d) with %.4f", a.Geometry.VHS, a.Code, ColumnVertebraFactor, z.Geometry.VHS, z.Code, factor)
 }

@@ -65,6 +65,7 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"refinement margin negative", withRefine(2), margin(`{"refine_margin":-0.1}`), "refine_margin in [0,2]", nil},
 		{"refinement margin not a number", withRefine(2), margin(`{"refine_margin":"wide"}`), "cardiac family params", nil},
 		{"unknown route", five, margin(`{"route":"guess"}`), `route "guess"`, nil},
+		{"column factor out of range", five, margin(`{"column_vertebra_factor":2}`), "column_vertebra_factor 2", nil},
 		{"refinement checksum mismatch", append(withRefine(1), func() manifest.Model {
 			m := refine(2)
 			m.SHA256 = strings.Repeat("0", 64)
@@ -126,7 +127,7 @@ func TestFamilyRoute(t *testing.T) {
 		{`{"route":7}`, "", true},
 	}
 	for _, tc := range cases {
-		got, err := familyRoute(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)})
+		got, err := FamilyRoute(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)})
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("params %s: route %q, error %v; want %q, error %v", tc.params, got, err, tc.want, tc.err)
 		}
@@ -156,6 +157,41 @@ func TestFamilySpreadBound(t *testing.T) {
 		got, err := familySpreadBound(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)}, tc.route)
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("params %s on %s: bound %v, error %v; want %v, error %v", tc.params, tc.route, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestFamilyColumnFactor: a model version may name its column factor in
+// the cardiac family's params (app/learn fits a clinic's); absent, the
+// simulator's ColumnVertebraFactor applies; one that is not a number in
+// [MinColumnVertebraFactor, MaxColumnVertebraFactor] refuses the
+// manifest.
+func TestFamilyColumnFactor(t *testing.T) {
+	cases := []struct {
+		params string
+		want   float64
+		err    bool
+	}{
+		{"", ColumnVertebraFactor, false},
+		{`{}`, ColumnVertebraFactor, false},
+		{`{"route":"column","max_heart_vhs_sd":0.2}`, ColumnVertebraFactor, false},
+		{`{"column_vertebra_factor":1.0206}`, 1.0206, false},
+		{`{"route":"span","column_vertebra_factor":0.95}`, 0.95, false},
+		{`{"column_vertebra_factor":0.75}`, 0.75, false},
+		{`{"column_vertebra_factor":1.25}`, 1.25, false},
+		{`{"column_vertebra_factor":0.7499}`, 0, true},
+		{`{"column_vertebra_factor":1.2501}`, 0, true},
+		{`{"column_vertebra_factor":0}`, 0, true},
+		{`{"column_vertebra_factor":-0.97}`, 0, true},
+		{`{"column_vertebra_factor":"0.97"}`, 0, true},
+		{`{"column_vertebra_factor":null}`, 0, true},
+		{`{"column_vertebra_factor":1e999}`, 0, true},
+		{`[1]`, 0, true},
+	}
+	for _, tc := range cases {
+		got, err := FamilyColumnFactor(manifest.Family{ModelVersion: "t", Params: json.RawMessage(tc.params)})
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("params %s: factor %v, error %v; want %v, error %v", tc.params, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -63,11 +63,14 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 // Rejected results and code 0 are left as they are. An image the
 // validity classifier was unsure of (p_radiograph under
 // ValidityConfident) on which no column is found is rejected (code 6).
-func (r *Result) measureColumn(img image.Image) { r.measureColumnBound(img, MaxHeartVHSSD) }
+func (r *Result) measureColumn(img image.Image) {
+	r.measureColumnWith(img, MaxHeartVHSSD, ColumnVertebraFactor)
+}
 
-// measureColumnBound is measureColumn with the heart_points_disagree
-// bound given (+Inf: none).
-func (r *Result) measureColumnBound(img image.Image, bound float64) {
+// measureColumnWith is measureColumn with the heart_points_disagree
+// bound given (+Inf: none) and the model version's column factor: v =
+// factor x the column's period (Engine.ColumnVertebraFactor).
+func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 	if r.Rejected || r.Code == CodeUnexpected || len(r.ModelLandmarks) == 0 {
 		return
 	}
@@ -75,6 +78,9 @@ func (r *Result) measureColumnBound(img image.Image, bound float64) {
 	scale := float64(max(w, h))
 	prior := EnsembleMean(r.ModelLandmarks)
 	col, found := FindColumn(img, prior)
+	if found {
+		col.V = col.Period * factor // B() and every use below follow
+	}
 	if (!found || col.Score < MinColumnScore) && r.ClassifierConfidence < ValidityConfident {
 		// The classifier doubts the image and no thoracic column repeats
 		// plainly (none, or one too weak to measure) dorsal to where the
