@@ -109,7 +109,12 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		// The silhouette's axes replace the members' heart points; how far
 		// the two VHS lie apart is its own guard (silhouette_disagrees).
 		members := measureWith(l, v).VHS
-		l[HeartBottom], l[HeartRight], l[HeartLeft] = r.Silhouette.Bottom, r.Silhouette.Right, r.Silhouette.Left
+		right, left := r.Silhouette.Right, r.Silhouette.Left
+		if right.Dist(l[HeartRight])+left.Dist(l[HeartLeft]) > right.Dist(l[HeartLeft])+left.Dist(l[HeartRight]) {
+			// which end is cranial: the members know the head's side
+			right, left = left, right
+		}
+		l[HeartBottom], l[HeartRight], l[HeartLeft] = r.Silhouette.Bottom, right, left
 		l = clampTo(l, w, h)
 		r.SilhouetteGap = math.Abs(measureWith(l, v).VHS - members)
 	}

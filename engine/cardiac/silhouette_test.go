@@ -135,6 +135,8 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 		{"none", nil, GuardNone, math.NaN()},
 		{"agrees", axesOf(slightly), GuardNone, 0.4},
 		{"disagrees", axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
+		{"agrees, ends named the other way", &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
+			Left: slightly[HeartRight]}, GuardNone, 0.4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +152,11 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 			}
 			if tc.sil != nil && r.Landmarks[HeartBottom].Dist(tc.sil.Bottom) > 1e-9 {
 				t.Errorf("heart_bottom %v, want the silhouette's %v", r.Landmarks[HeartBottom], tc.sil.Bottom)
+			}
+			// the cranial end is heart_right whichever end the silhouette
+			// named so: the members know the head's side
+			if tc.sil != nil && r.Landmarks[HeartRight].Dist(l[HeartRight]) > r.Landmarks[HeartRight].Dist(l[HeartLeft]) {
+				t.Errorf("heart_right %v lies nearer the members' heart_left %v", r.Landmarks[HeartRight], l[HeartLeft])
 			}
 			if tc.sil == nil && r.Landmarks[HeartBottom].Dist(l[HeartBottom]) > 1e-9 {
 				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], l[HeartBottom])
