@@ -71,15 +71,15 @@ func (p PoP) ModelVersion() string { return p.Models.Version() }
 type Single struct {
 	// Result is the cardiac result. When a screen photo was corrected, its
 	// positions (and Width, Height) refer to the rectified image, and
-	// PopDetected is set. When a screen was detected but could not be
-	// corrected, it is code 7 (cardiac.Result.MarkPoPCorrectionFailed)
-	// and no model ran.
+	// PopDetected is set. When a screen showing a radiograph was found
+	// but could not be corrected (ShowsRadiograph), it is code 7
+	// (CorrectionFailed) and carries no positions.
 	Result *cardiac.Result
 	// Analysis is what the PoP pipeline found.
 	Analysis *pop.Analysis
 	// Measured is the image the positions refer to: the rectified image
 	// when a screen photo was corrected, else the decoded input; nil for
-	// code 7 (nothing was measured).
+	// code 7 (nothing is reported on it).
 	Measured image.Image
 	// Screenshot is, when the input was rejected as a whole and the
 	// displayed image inside it (a viewer's screenshot, or a radiograph
@@ -136,19 +136,17 @@ func ScreenPhotoProblem(ctx context.Context, p Predictor, an *pop.Analysis, img 
 // DefaultVHSAgreement apart. Otherwise it
 // measures b as it is, withholding the numbers (code 5,
 // cardiac.GuardPossibleScreenPhoto) when the image may still be a screen
-// photographed at an angle (pop.Analysis.PossibleScreen). Decode errors
-// wrap imageproc's sentinels.
+// photographed at an angle (pop.Analysis.PossibleScreen). A frame in
+// which a screen was suspected but not corrected gets code 7 only when
+// it shows a radiograph (ShowsRadiograph); otherwise it gets the plain
+// file's answer (a photo scene: code 6). Decode errors wrap imageproc's
+// sentinels.
 func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o cardiac.PredictOptions) (*Single, error) {
 	an, err := a.AnalyzeBytes(b)
 	if err != nil {
 		return nil, fmt.Errorf("pop analysis: %w", err)
 	}
-	switch {
-	case an.PoPDetected && !an.Corrected:
-		r := &cardiac.Result{Width: an.Corners.Width, Height: an.Corners.Height, Spread: math.NaN(), ClassifierConfidence: math.NaN()}
-		r.MarkPoPCorrectionFailed()
-		return &Single{Result: r, Analysis: an}, nil
-	case an.Corrected:
+	if an.Corrected {
 		o.SkipRefinement = true // a rectified screen photo: first stage only (docs/cardiac.md)
 		r, err := p.Predict(ctx, an.Rectified, o)
 		if err != nil {
@@ -170,14 +168,99 @@ func PredictImage(ctx context.Context, p Predictor, a Analyzer, b []byte, o card
 	if err != nil {
 		return nil, fmt.Errorf("decode image: %w", err)
 	}
+	if an.PoPDetected {
+		// Only a rejection of it is reported (below): the first stage is
+		// enough.
+		o.SkipRefinement = true
+	}
 	s, err := predictFile(ctx, p, an, img, o)
 	if err != nil {
 		return nil, err
+	}
+	if an.PoPDetected {
+		// A screen suspected, not corrected: code 7 only where the frame
+		// shows a radiograph (ShowsRadiograph); else the file's answer.
+		shows, err := ShowsRadiograph(ctx, p, an, img, s.Result)
+		if err != nil {
+			return nil, err
+		}
+		if shows {
+			return &Single{Result: CorrectionFailed(an), Analysis: an}, nil
+		}
 	}
 	if an.PossibleScreen {
 		s.Result.Withhold(cardiac.GuardPossibleScreenPhoto, "")
 	}
 	return s, nil
+}
+
+// CorrectionFailed is the result of a frame in which a screen showing a
+// radiograph was found but could not be corrected: code 7
+// (cardiac.Result.MarkPoPCorrectionFailed), no numbers, not billable.
+func CorrectionFailed(an *pop.Analysis) *cardiac.Result {
+	r := &cardiac.Result{Width: an.Corners.Width, Height: an.Corners.Height, Spread: math.NaN(), ClassifierConfidence: math.NaN()}
+	r.MarkPoPCorrectionFailed()
+	return r
+}
+
+// ShowsRadiograph says whether a frame in which a screen was suspected
+// but not corrected (an.PoPDetected && !an.Corrected) shows a radiograph
+// on it, the condition for code 7 (docs/pop.md, "A screen suspected, not
+// corrected"). The rule: the frame measured as a plain file (whole, the
+// result given as whole, or the displayed image inside it: predictFile)
+// is not rejected, or the suspected displayed image's bounding box
+// (an.Corners.Quad, clipped to the frame), measured as a file, is not
+// rejected. "Rejected" is the cardiac engine's own code 6: the validity
+// classifier under cardiac.ValidityThreshold, or the checks of "Not a
+// thorax" (docs/cardiac.md). A photo scene whose rectangles (pictures,
+// windows, doors) made a screen candidate passes neither, and so gets
+// the plain file's answer, code 6: code 7 means "a screen really found,
+// retake it", not "something rectangular".
+func ShowsRadiograph(ctx context.Context, p Predictor, an *pop.Analysis, img image.Image, whole *cardiac.Result) (bool, error) {
+	if !whole.Rejected {
+		return true, nil
+	}
+	crop, ok := quadCrop(img, an.Corners.Quad)
+	if !ok {
+		return false, nil
+	}
+	r, err := p.Predict(ctx, crop, cardiac.PredictOptions{SkipRefinement: true})
+	if err != nil {
+		return false, fmt.Errorf("predict on the suspected screen: %w", err)
+	}
+	return !r.Rejected, nil
+}
+
+// suspectedScreenShows is ShowsRadiograph for a frame not yet measured:
+// it measures img as a plain file first (predictFile, nothing rendered).
+func suspectedScreenShows(ctx context.Context, p Predictor, an *pop.Analysis, img image.Image) (bool, error) {
+	s, err := predictFile(ctx, p, an, img, cardiac.PredictOptions{SkipRefinement: true})
+	if err != nil {
+		return false, err
+	}
+	return ShowsRadiograph(ctx, p, an, img, s.Result)
+}
+
+// quadCrop is img cropped to q's bounding box clipped to img; false when
+// img cannot be cropped or the box is smaller than imageproc.MinSide on
+// a side, or is the whole image (measured already).
+func quadCrop(img image.Image, q pop.Quad) (image.Image, bool) {
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return nil, false
+	}
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, c := range q {
+		x0, y0, x1, y1 = math.Min(x0, c.X), math.Min(y0, c.Y), math.Max(x1, c.X), math.Max(y1, c.Y)
+	}
+	b := img.Bounds()
+	r := image.Rect(int(math.Floor(x0)), int(math.Floor(y0)), int(math.Ceil(x1)), int(math.Ceil(y1))).Add(b.Min).Intersect(b)
+	if r.Dx() < imageproc.MinSide || r.Dy() < imageproc.MinSide || r == b {
+		return nil, false
+	}
+	return sub.SubImage(r), true
 }
 
 // predictFile measures a file that is not a screen photo: the whole

@@ -30,7 +30,8 @@ func TestPredictImage(t *testing.T) {
 		guard    cardiac.Guard
 	}{
 		{"corrected screen photo is measured on the rectified image", []byte("good:10:0.001"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
-		{"screen seen but not corrected gives code 7", []byte("nocorr"), cardiac.CodePoPFailed, true, false, false, cardiac.GuardNone},
+		{"a screen showing a radiograph, not corrected, gives code 7", textPNG("nocorr"), cardiac.CodePoPFailed, true, false, true, cardiac.GuardNone},
+		{"a suspected screen showing no radiograph (a photo scene) is rejected as a file", textPNG("scene"), cardiac.CodeRejected, false, false, true, cardiac.GuardNone},
 		{"learned corners at the session's bound are measured", []byte("learned:0.85:10"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
 		{"learned corners below the session's bound give no number", []byte("learned:0.84:10"), cardiac.CodeNoLandmarks, true, false, true, cardiac.GuardScreenPhotoQuality},
 		{"a photo whose mirror agrees within 0.3 v is measured", []byte("mirror:10:10.29"), cardiac.CodeHighConfidence, true, true, true, cardiac.GuardNone},
@@ -60,7 +61,7 @@ func TestPredictImage(t *testing.T) {
 				t.Fatal("a rectified screen photo was measured with the refinement stage")
 			}
 			resp := api.NewCardiacResponse(r, "v")
-			if resp.PopDetected == nil || *resp.PopDetected != tc.pop {
+			if (resp.PopDetected != nil && *resp.PopDetected) != tc.pop || (resp.PopDetected == nil) != r.Rejected {
 				t.Fatalf("pop_detected in body: %v", resp.PopDetected)
 			}
 		})
@@ -228,6 +229,60 @@ func TestPredictImageMeasuresTheDisplayedImageOfARejectedScreenshot(t *testing.T
 			cfg, err := jpeg.DecodeConfig(bytes.NewReader(r.Rendered))
 			if err != nil || cfg.Width != whole.Dx() || cfg.Height != whole.Dy() {
 				t.Fatalf("rendered %dx%d (%v); want the whole screenshot %v", cfg.Width, cfg.Height, err, whole)
+			}
+		})
+	}
+}
+
+// suspectAnalyzer analyses every image as a colour photo in which a
+// screen (displayed image quad) was suspected but not corrected.
+type suspectAnalyzer struct{ quad pop.Quad }
+
+func (a suspectAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
+	cfg, err := png.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return &pop.Analysis{Corners: pop.Corners{Quad: a.quad, Width: cfg.Width, Height: cfg.Height, Confidence: 0.4}, PoPDetected: true, Chroma: 10}, nil
+}
+
+// TestPredictImageCode7OnlyForAScreenShowingARadiograph: a frame whose
+// suspected screen was not corrected gets code 7 when the whole frame,
+// or the suspected screen's bounding box, is not rejected as a file;
+// otherwise the file's rejection (code 6, pop_detected false).
+func TestPredictImageCode7OnlyForAScreenShowingARadiograph(t *testing.T) {
+	var frame bytes.Buffer
+	noise := image.NewGray(image.Rect(0, 0, 400, 300))
+	for i := range noise.Pix {
+		noise.Pix[i] = uint8(i * 7919 % 251) // no displayed image for ScreenshotViewport
+	}
+	png.Encode(&frame, noise)
+	screen := pop.Quad{{X: 100, Y: 50}, {X: 300, Y: 60}, {X: 290, Y: 250}, {X: 110, Y: 240}} // box 200 x 200
+	cases := []struct {
+		name  string
+		quad  pop.Quad
+		maxW  int
+		code  cardiac.Code
+		calls int
+	}{
+		{"the whole frame is accepted: code 7", screen, 400, cardiac.CodePoPFailed, 1},
+		{"the whole frame is rejected, the suspected screen accepted: code 7", screen, 250, cardiac.CodePoPFailed, 2},
+		{"both rejected: code 6", screen, 150, cardiac.CodeRejected, 2},
+		{"both rejected, a degenerate quad is not measured: code 6", pop.Quad{}, 150, cardiac.CodeRejected, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &displayRejecting{maxW: tc.maxW}
+			s, err := PredictImage(context.Background(), p, suspectAnalyzer{tc.quad}, frame.Bytes(), cardiac.PredictOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Result
+			if r.Code != tc.code || r.PopDetected != (tc.code == cardiac.CodePoPFailed) || r.VHS != nil || r.LandmarksDetected || p.calls != tc.calls {
+				t.Fatalf("code %d pop %v vhs %v landmarks %v calls %d; want code %d after %d calls", r.Code, r.PopDetected, r.VHS, r.LandmarksDetected, p.calls, tc.code, tc.calls)
+			}
+			if (s.Measured == nil) != (tc.code == cardiac.CodePoPFailed) {
+				t.Fatalf("measured image %v for code %d", s.Measured != nil, r.Code)
 			}
 		})
 	}

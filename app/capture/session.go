@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/imageproc"
 	"vetlens/engine/pop"
 )
 
@@ -447,9 +447,21 @@ func (m *Manager) measure(ctx context.Context, b []byte, seen func([32]byte) boo
 		fr.Problem = "no screen found"
 		return fr, nil, nil
 	case !an.Corrected:
-		r := &cardiac.Result{Width: an.Corners.Width, Height: an.Corners.Height, Spread: math.NaN(), ClassifierConfidence: math.NaN()}
-		r.MarkPoPCorrectionFailed()
-		fr.Result, fr.Problem = r, "screen corners not found confidently"
+		// Code 7 only for a screen that shows a radiograph (PredictImage's
+		// rule, ShowsRadiograph); a scene's rectangles are no screen.
+		img, _, err := imageproc.Decode(b)
+		if err != nil {
+			return FrameResult{Problem: "unreadable frame: " + err.Error()}, nil, nil
+		}
+		shows, err := suspectedScreenShows(ctx, m.pred, an, img)
+		if err != nil {
+			return FrameResult{}, nil, fmt.Errorf("measure frame: %w", err)
+		}
+		if !shows {
+			fr.Problem = "no screen found"
+			return fr, nil, nil
+		}
+		fr.Result, fr.Problem = CorrectionFailed(an), "screen corners not found confidently"
 		return fr, nil, nil
 	}
 	// A rectified screen photo: first stage only (docs/cardiac.md).

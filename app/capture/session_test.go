@@ -28,13 +28,24 @@ import (
 // Frames for the doubles are text: "good:VHS:SPREAD", "bad" (no screen),
 // "blur" (corrected but quality fails), "blurred:VHS" (the same, measured
 // as code 1), "unsure:VHS" (corrected, code 3),
-// "nocorr" (screen seen, not corrected), "mirror:VHS:MIRRORED" (corrected,
-// code 1, measured MIRRORED when mirrored), "learned:CONF:VHS" (corrected by
-// the learned finder with corner confidence CONF, code 1).
+// "mirror:VHS:MIRRORED" (corrected, code 1, measured MIRRORED when
+// mirrored), "learned:CONF:VHS" (corrected by the learned finder with
+// corner confidence CONF, code 1). Frames in which a screen is suspected
+// but not corrected are decoded (ShowsRadiograph measures them), so they
+// are PNGs carrying their text in their pixels (textPNG): "nocorr" (the
+// screen shows a radiograph: the predictor does not reject it), "scene"
+// (a photo scene's rectangle: rejected).
 
 type fakeAnalyzer struct{}
 
 func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
+	if bytes.HasPrefix(b, []byte("\x89PNG")) {
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		b = []byte(pixelText(img))
+	}
 	// "|..." is data appended to the file: the decoded picture, and so
 	// its hash, ignore it.
 	s, _, _ := strings.Cut(string(b), "|")
@@ -42,7 +53,7 @@ func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
 	switch {
 	case s == "bad":
 		return a, nil
-	case s == "nocorr":
+	case s == "nocorr" || s == "scene":
 		a.PoPDetected = true
 		return a, nil
 	case s == "corrupt":
@@ -69,6 +80,40 @@ func (fakeAnalyzer) AnalyzeBytes(b []byte) (*pop.Analysis, error) {
 	return a, nil
 }
 
+// textPNG is a 64 x 64 grey PNG whose first row holds s's bytes.
+func textPNG(s string) []byte {
+	g := image.NewGray(image.Rect(0, 0, 64, 64))
+	copy(g.Pix, s)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, g); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// frameBytes is the frame "png:TEXT" as textPNG(TEXT), any other as its
+// text.
+func frameBytes(s string) []byte {
+	if t, ok := strings.CutPrefix(s, "png:"); ok {
+		return textPNG(t)
+	}
+	return []byte(s)
+}
+
+// pixelText is the text a textPNG carries ("" for other images).
+func pixelText(img image.Image) string {
+	g, ok := img.(*image.Gray)
+	if !ok {
+		return ""
+	}
+	b := g.Bounds()
+	row := g.Pix[g.PixOffset(b.Min.X, b.Min.Y):][:b.Dx()]
+	if i := bytes.IndexByte(row, 0); i >= 0 {
+		row = row[:i]
+	}
+	return string(row)
+}
+
 // textImage carries the frame's text to the fake predictor.
 type textImage struct {
 	*image.Gray
@@ -89,6 +134,9 @@ func (p *fakePredictor) Predict(ctx context.Context, img image.Image, o cardiac.
 	}
 	t, ok := img.(*textImage)
 	if !ok {
+		if pixelText(img) == "nocorr" { // a screen showing a radiograph, measured as a file
+			return &cardiac.Result{Code: cardiac.CodeNoLandmarks, Guard: cardiac.GuardRadiographUncertain, ClassifierConfidence: 0.2}, nil
+		}
 		return &cardiac.Result{Code: cardiac.CodeRejected, Rejected: true}, nil
 	}
 	var vhs, spread float64
@@ -192,8 +240,9 @@ func TestSessionRows(t *testing.T) {
 		{"quality, low confidence, uncorrected and corrupt frames are not good", []step{
 			{"blur", app.StatusContinue, 0, "frame quality: [blurred]", 0},
 			{"unsure:10", app.StatusContinue, 0, "result code 3", 1},
-			{"nocorr", app.StatusContinue, 0, "screen corners not found", 2},
+			{"png:nocorr", app.StatusContinue, 0, "screen corners not found", 2},
 			{"corrupt", app.StatusContinue, 0, "unreadable frame", 3},
+			{"png:scene", app.StatusContinue, 0, "no screen found", 4},
 		}},
 	}
 	for _, tc := range cases {
@@ -209,7 +258,7 @@ func TestSessionRows(t *testing.T) {
 				}
 			}()
 			for i, s := range tc.steps {
-				out, err := m.Frame(context.Background(), st.SessionID, []byte(s.frame))
+				out, err := m.Frame(context.Background(), st.SessionID, frameBytes(s.frame))
 				if err != nil {
 					t.Fatalf("frame %d: %v", i, err)
 				}
