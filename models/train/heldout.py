@@ -85,7 +85,7 @@ def main():
     ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
     ap.add_argument("--ood", type=int, default=0,
                     help="also this many negatives of each kind the validity classifier never saw in training "
-                         "(negatives.HELDOUT_KINDS: spreadsheets, ultrasound)")
+                         "(negatives.HELDOUT_KINDS: spreadsheets, ultrasound, colour photos of rooms)")
     ap.add_argument("--validation", action="store_true",
                     help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
     a = ap.parse_args()

@@ -193,14 +193,83 @@ def ultrasound(r, w, h):
     return im
 
 
+def photo_scene(r, w, h):
+    """A colour photograph of a room with no screen in it: walls and a
+    floor in perspective, framed pictures, a window, a door, a shelf of
+    books and clutter, then the camera's look (light falloff, colour
+    cast, blur, noise). Its framed rectangles are what a screen finder
+    can take for a monitor. Held out: never in training."""
+    from scipy import ndimage
+    arr = np.zeros((h, w, 3), np.float32)
+    horizon = h * r.uniform(0.55, 0.8)
+    wall, floor = r.uniform(90, 235, 3), r.uniform(40, 180, 3)
+    yy = np.arange(h, dtype=np.float32)[:, None, None]
+    arr[:] = np.where(yy < horizon, wall, floor)
+    im = Image.fromarray(arr.astype(np.uint8))
+    d = ImageDraw.Draw(im)
+    tilt = r.uniform(-0.12, 0.12)  # perspective: far side shorter than near side
+
+    def quad(x0, y0, qw, qh):
+        k = tilt * qh
+        return [(x0, y0 + k), (x0 + qw, y0 - k), (x0 + qw, y0 + qh + k), (x0, y0 + qh - k)]
+
+    for _ in range(int(r.integers(1, 5))):  # framed pictures, a window, a door
+        qw, qh = r.uniform(0.12, 0.45) * w, r.uniform(0.12, 0.45) * h
+        x0, y0 = r.uniform(-0.05, 0.95) * w - qw / 2, r.uniform(0.05, 0.6) * horizon - qh / 3
+        frame = tuple(int(c) for c in r.uniform(0, 255, 3))
+        fw = max(2, int(min(qw, qh) * r.uniform(0.02, 0.1)))
+        d.polygon(quad(x0, y0, qw, qh), fill=frame)
+        inner = quad(x0 + fw, y0 + fw, qw - 2 * fw, qh - 2 * fw)
+        what = r.random()
+        if what < 0.3:  # a window: bright sky, maybe bars
+            d.polygon(inner, fill=tuple(int(c) for c in r.uniform([150, 180, 200], [230, 240, 255])))
+            if r.random() < 0.6:
+                d.line([(x0 + qw / 2, y0), (x0 + qw / 2, y0 + qh)], fill=frame, width=fw)
+        else:  # a painting or poster: colourful blobs and stripes
+            d.polygon(inner, fill=tuple(int(c) for c in r.uniform(0, 255, 3)))
+            for _ in range(int(r.integers(2, 12))):
+                cx, cy = x0 + r.uniform(0.1, 0.9) * qw, y0 + r.uniform(0.1, 0.9) * qh
+                s = r.uniform(0.05, 0.3) * min(qw, qh)
+                d.ellipse([cx - s, cy - s, cx + s, cy + s * r.uniform(0.5, 1.5)], fill=tuple(int(c) for c in r.uniform(0, 255, 3)))
+    if r.random() < 0.6:  # a shelf of books
+        sx, sy = r.uniform(0, 0.6) * w, horizon * r.uniform(0.3, 0.8)
+        sw = r.uniform(0.2, 0.4) * w
+        d.rectangle([sx, sy, sx + sw, sy + h * 0.02], fill=tuple(int(c) for c in r.uniform(60, 160, 3)))
+        x = sx
+        while x < sx + sw:
+            bw, bh = r.uniform(0.008, 0.03) * w, r.uniform(0.06, 0.14) * h
+            d.rectangle([x, sy - bh, x + bw, sy], fill=tuple(int(c) for c in r.uniform(0, 255, 3)))
+            x += bw + 1
+    for _ in range(int(r.integers(3, 15))):  # furniture and clutter on the floor and walls
+        x0, y0 = r.uniform(-0.1, 1) * w, r.uniform(0.3, 1) * h
+        s = r.uniform(0.03, 0.3) * max(w, h)
+        col = tuple(int(c) for c in r.uniform(0, 255, 3))
+        if r.random() < 0.5:
+            d.ellipse([x0, y0, x0 + s, y0 + s * r.uniform(0.4, 1.5)], fill=col)
+        else:
+            d.rectangle([x0, y0, x0 + s, y0 + s * r.uniform(0.3, 1.2)], fill=col)
+    a = np.asarray(im).astype(np.float32)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    lx, ly = r.uniform(0, w), r.uniform(0, h * 0.5)
+    light = 1 - r.uniform(0.1, 0.5) * np.hypot(xx - lx, yy - ly) / np.hypot(w, h)
+    a *= light[..., None] * r.uniform(0.8, 1.2, 3)[None, None, :]
+    a = ndimage.gaussian_filter(a, (r.uniform(0.3, 2.0), r.uniform(0.3, 2.0), 0))
+    a += r.normal(0, r.uniform(1, 6), a.shape)
+    return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+
+
 # Kinds never used to train the validity classifier: judged as held out.
-HELDOUT_KINDS = {"spreadsheet": spreadsheet, "ultrasound": ultrasound}
+HELDOUT_KINDS = {"spreadsheet": spreadsheet, "ultrasound": ultrasound, "photo": photo_scene}
 
 
 def generate_heldout(seed, kind, w=None, h=None):
     """A held-out negative of the given kind (HELDOUT_KINDS)."""
     r = np.random.default_rng(seed)
-    if w is None:
+    if w is None and kind == "photo":  # a camera's sizes, landscape or portrait
+        w, h = [(1280, 960), (1600, 1200), (1920, 1080), (1280, 720)][int(r.integers(4))]
+        if r.random() < 0.3:
+            w, h = h, w
+    elif w is None:
         w, h = int(r.integers(300, 1000)), int(r.integers(250, 800))
     return HELDOUT_KINDS[kind](r, w, h)
 

@@ -562,7 +562,7 @@ def _content_radiograph(seed, content="xraysim"):
     return f
 
 
-def variety_scene(seed, split, only=None, exclude=None, size=None, content="xraysim"):
+def variety_scene(seed, split, only=None, exclude=None, size=None, content="xraysim", cut=None):
     """The variety scene of a seed with a radiograph of content (one of
     CONTENTS) on its screen, in a frame of size (or one of FRAME_SIZES
     drawn from the seed): (scene for pop_variety.frame, the radiograph
@@ -571,11 +571,12 @@ def variety_scene(seed, split, only=None, exclude=None, size=None, content="xray
     rng = np.random.default_rng(seed + 1)
     W, H = size or FRAME_SIZES[int(rng.integers(len(FRAME_SIZES)))]
     radiograph = _content_radiograph(seed, content)
-    return pop_variety.scene(seed, W, H, radiograph, split=split, only=only, exclude=exclude), radiograph
+    return pop_variety.scene(seed, W, H, radiograph, split=split, only=only, exclude=exclude, cut=cut), radiograph
 
 
 def _variety_job(kind, i, seed, out, size, frames, opts):
-    s, radiograph = variety_scene(seed, opts["split"], opts["only"], opts["exclude"], size, opts.get("content", "xraysim"))
+    s, radiograph = variety_scene(seed, opts["split"], opts["only"], opts["exclude"], size, opts.get("content", "xraysim"),
+                                  cut=opts.get("cut"))
     if kind == "vscreen":
         arr, t = pop_variety.frame(s)
         t.update(usable=not t["cut_off"], kind=kind)
@@ -675,6 +676,9 @@ def main():
                     help="variety kinds: use only this family on an axis (display, layout, room)")
     ap.add_argument("--exclude", action="append", default=[], metavar="AXIS=F1[,F2]",
                     help="variety kinds: leave these families out")
+    ap.add_argument("--cut-off", action="store_true",
+                    help="variety kinds: every scene puts one or two displayed-image corners outside the frame "
+                         "(a genuine screen photo that cannot be corrected; 12 %% of scenes otherwise)")
     ap.add_argument("--content", choices=CONTENTS, default="xraysim",
                     help="variety kinds: the generator of the radiographs on the screens")
     ap.add_argument("--content-dir", default="", metavar="DIR",
@@ -685,7 +689,7 @@ def main():
         folder_images(a.content_dir)
         a.content = FOLDER + os.path.abspath(a.content_dir)
     opts = {"split": a.split, "only": parse_families(a.only, single=True), "exclude": parse_families(a.exclude),
-            "content": a.content}
+            "content": a.content, "cut": True if a.cut_off else None}
     os.makedirs(a.out, exist_ok=True)
     size = tuple(int(v) for v in a.size.split("x")) if a.size else None
     jobs = [(a.kind, i, a.seed0 + i, a.out, size, a.frames, opts) for i in range(a.n)]
