@@ -340,7 +340,7 @@ func (c ColumnPeriod) Vertebrae(px float64) float64 {
 // The period is a vertebral body and its disc, so the exact T4 cranial
 // to T9 caudal span (six bodies, five discs) measures slightly under six
 // periods: 5.87 on the simulator's exact landmarks and 6.10 on the first
-// generator's (docs/cardiac.md, "The column's period").
+// generator's (docs/cardiac.md, "v, Vertebra A and Vertebra B").
 func MeasureColumnPeriod(img image.Image, a, b Point) (c ColumnPeriod, ok bool) {
 	_, c, ok = columnEvidence(img, a, b)
 	return c, ok
