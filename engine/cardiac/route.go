@@ -78,9 +78,12 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 	scale := float64(max(w, h))
 	prior := EnsembleMean(r.ModelLandmarks)
 	col, found := FindColumn(img, prior)
+	v := math.NaN()
 	if found {
 		col.V = col.Period * factor // B() and every use below follow
+		v = col.V
 	}
+	heartSD := HeartVHSSD(r.ModelLandmarks, v) // NaN without a column
 	if (!found || col.Score < MinColumnScore) && r.ClassifierConfidence < ValidityConfident {
 		// The classifier doubts the image and no thoracic column repeats
 		// plainly (none, or one too weak to measure) dorsal to where the
@@ -90,25 +93,23 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		r.rejectAsNotThorax()
 		return
 	}
-	if found && r.ClassifierConfidence < ValidityTrusted && HeartVHSSD(r.ModelLandmarks, col.V) > MaxThoraxHeartVHSSD {
+	if found && r.ClassifierConfidence < ValidityTrusted && heartSD > MaxThoraxHeartVHSSD {
 		// A column-like repeat, but the members' heart points scatter as
 		// on no radiograph: a grid or a scan of something else.
 		r.rejectAsNotThorax()
 		return
 	}
 	l := r.Landmarks
-	v := math.NaN()
 	if found {
 		r.Column = &col
 		l[VertebraA], l[VertebraB] = col.A(), col.B()
 		l = clampTo(l, w, h)
-		v = col.V
 	}
-	r.SilhouetteGap = math.NaN()
+	membersVHS := math.NaN() // the members' heart over v, where a silhouette replaces it
 	if found && r.Silhouette != nil {
 		// The silhouette's axes replace the members' heart points; how far
 		// the two VHS lie apart is its own guard (silhouette_disagrees).
-		members := measureWith(l, v).VHS
+		membersVHS = measureWith(l, v).VHS
 		right, left := r.Silhouette.Right, r.Silhouette.Left
 		if right.Dist(l[HeartRight])+left.Dist(l[HeartLeft]) > right.Dist(l[HeartLeft])+left.Dist(l[HeartRight]) {
 			// which end is cranial: the members know the head's side
@@ -116,12 +117,12 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		}
 		l[HeartBottom], l[HeartRight], l[HeartLeft] = r.Silhouette.Bottom, right, left
 		l = clampTo(l, w, h)
-		r.SilhouetteGap = math.Abs(measureWith(l, v).VHS - members)
 	}
 	r.Landmarks = l
 	r.Geometry = measureWith(l, v)
+	r.SilhouetteGap = math.Abs(r.Geometry.VHS - membersVHS) // NaN where no silhouette replaced it
 	r.Spread = Round(HeartSpread(r.ModelLandmarks, w, h), DecimalsSpread)
-	r.HeartVHSSD = HeartVHSSD(r.ModelLandmarks, v)
+	r.HeartVHSSD = heartSD
 	r.Confidence = ConfidenceFor(r.Spread)
 	var core float64
 	for _, k := range heartPoints {

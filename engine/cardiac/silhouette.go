@@ -1,9 +1,6 @@
 package cardiac
 
-import (
-	"math"
-	"sort"
-)
+import "math"
 
 // Silhouette measurement: the heart's axes from a probability map of its
 // projected silhouette, by the rule the simulator applies to the exact
@@ -91,8 +88,12 @@ func SilhouetteAxes(prob []float32, size int, top Point) (HeartAxes, bool) {
 		nrm = Point{-nrm.X, -nrm.Y}
 	}
 	res := 1 / float64(up)
-	type extent struct{ lo, hi float64 }
-	bins := map[int]*extent{}
+	// The widest chord's extents per bin of res along the long axis; the
+	// first widest bin wins, as numpy's argmax does.
+	first := int(math.Floor(shortAxisFrom * long / res))
+	lo := make([]float64, int(math.Floor(shortAxisTo*long/res))-first+1)
+	hi := make([]float64, len(lo))
+	seen := make([]bool, len(lo))
 	inBand := 0
 	for i := range xs {
 		dx, dy := xs[i]-top.X, ys[i]-top.Y
@@ -102,33 +103,27 @@ func SilhouetteAxes(prob []float32, size int, top Point) (HeartAxes, bool) {
 		}
 		inBand++
 		b := dx*nrm.X + dy*nrm.Y
-		k := int(math.Floor(a / res))
-		if e, ok := bins[k]; ok {
-			e.lo, e.hi = math.Min(e.lo, b), math.Max(e.hi, b)
+		k := int(math.Floor(a/res)) - first
+		if seen[k] {
+			lo[k], hi[k] = math.Min(lo[k], b), math.Max(hi[k], b)
 		} else {
-			bins[k] = &extent{b, b}
+			lo[k], hi[k], seen[k] = b, b, true
 		}
 	}
 	if inBand < silhouetteMinBand {
 		return HeartAxes{}, false
 	}
-	keys := make([]int, 0, len(bins))
-	for k := range bins {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys) // the first widest bin wins, as numpy's argmax
-	bk, bw := keys[0], -1.0
-	for _, k := range keys {
-		if w := bins[k].hi - bins[k].lo; w > bw {
-			bk, bw = k, w
+	bk, bw := -1, -1.0
+	for k := range lo {
+		if seen[k] && hi[k]-lo[k] > bw {
+			bk, bw = k, hi[k]-lo[k]
 		}
 	}
-	am := (float64(bk) + 0.5) * res
+	am := (float64(bk+first) + 0.5) * res
 	mid := Point{top.X + u.X*am, top.Y + u.Y*am}
-	e := bins[bk]
 	return HeartAxes{
 		Bottom: bottom,
-		Right:  Point{mid.X + nrm.X*e.hi, mid.Y + nrm.Y*e.hi},
-		Left:   Point{mid.X + nrm.X*e.lo, mid.Y + nrm.Y*e.lo},
+		Right:  Point{mid.X + nrm.X*hi[bk], mid.Y + nrm.Y*hi[bk]},
+		Left:   Point{mid.X + nrm.X*lo[bk], mid.Y + nrm.Y*lo[bk]},
 	}, true
 }
