@@ -60,6 +60,7 @@ func (p *CurvePlot) CreateRenderer() fyne.WidgetRenderer {
 	return r
 }
 
+// caption is a text in the theme's foreground at caption size (plot labels).
 func caption(s string) *canvas.Text {
 	t := canvas.NewText(s, theme.Color(theme.ColorNameForeground))
 	t.TextSize = theme.CaptionTextSize()

@@ -100,8 +100,7 @@ func (p *TrendPlot) CreateRenderer() fyne.WidgetRenderer {
 		empty: canvas.NewText("No measurements yet.", theme.Color(theme.ColorNamePlaceHolder))}
 	r.title.TextStyle.Bold = true
 	for i := range r.axis {
-		r.axis[i] = canvas.NewText("", theme.Color(theme.ColorNameForeground))
-		r.axis[i].TextSize = theme.CaptionTextSize()
+		r.axis[i] = caption("")
 	}
 	r.Refresh()
 	return r
@@ -235,9 +234,7 @@ func (r *plotRenderer) Layout(size fyne.Size) {
 	}
 	r.p.tickTimes, r.p.tickLabels = ticks, labels
 	for len(r.dates) < len(ticks) {
-		d := canvas.NewText("", theme.Color(theme.ColorNameForeground))
-		d.TextSize = theme.CaptionTextSize()
-		r.dates = append(r.dates, d)
+		r.dates = append(r.dates, caption(""))
 		r.ticks = append(r.ticks, canvas.NewLine(theme.Color(theme.ColorNameForeground)))
 	}
 	r.dates, r.ticks = r.dates[:len(ticks)], r.ticks[:len(ticks)]
