@@ -56,6 +56,12 @@ def _pos(args):
             "landmarks": {k: [float(v[0]), float(v[1])] for k, v in truth.items()}}
 
 
+def _save_negative(im, out, name, kind):
+    """Write a negative as JPEG into out; its truth.json item."""
+    im.convert("RGB").save(os.path.join(out, name), quality=90)
+    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
+
+
 def _neg(args):
     i, out, base, gen = args
     kind = "other"
@@ -63,17 +69,12 @@ def _neg(args):
         im, kind = xraysim.other_view(base + i)
     else:
         im = negatives.generate(base + i)
-    name = f"neg_{i:04d}.jpg"
-    im.convert("RGB").save(os.path.join(out, name), quality=90)
-    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
+    return _save_negative(im, out, f"neg_{i:04d}.jpg", kind)
 
 
 def _ood(args):
     i, out, base, kind = args
-    im = negatives.generate_heldout(base + i, kind)
-    name = f"ood_{kind}_{i:04d}.jpg"
-    im.convert("RGB").save(os.path.join(out, name), quality=90)
-    return {"file": name, "radiograph": False, "width": im.size[0], "height": im.size[1], "kind": kind}
+    return _save_negative(negatives.generate_heldout(base + i, kind), out, f"ood_{kind}_{i:04d}.jpg", kind)
 
 
 def main():

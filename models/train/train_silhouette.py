@@ -234,7 +234,14 @@ def axes_from_mask(prob, top, up=2, thr=0.5):
 
 
 def heart_sum(top, bottom, right, left):
+    """Long axis plus short axis."""
     return np.linalg.norm(np.asarray(bottom) - top) + np.linalg.norm(np.asarray(right) - left)
+
+
+def heart_sums(c):
+    """heart_sum of each landmark array in c [N,K,2]."""
+    return np.array([heart_sum(p[L["heart_top"]], p[L["heart_bottom"]], p[L["heart_right"]], p[L["heart_left"]])
+                     for p in c])
 
 
 def members_predict(paths, X, dev, width=32, heart_only=None):
@@ -265,8 +272,7 @@ def eval_cmd(a):
         S = X.shape[-1]
         y = Y.cpu().numpy() * S
         v = np.linalg.norm(y[:, L["Vertebra A"]] - y[:, L["Vertebra B"]], axis=-1) / 6
-        truth = np.array([heart_sum(t[L["heart_top"]], t[L["heart_bottom"]], t[L["heart_right"]], t[L["heart_left"]])
-                          for t in y]) / v
+        truth = heart_sums(y) / v
         rows = {}
         d = np.load(path)
         if "heart" in d:
@@ -279,15 +285,11 @@ def eval_cmd(a):
         mem_all = members_predict(a.members, X, dev) * S
         mem = mem_all.mean(0)
         if len(mem_all) > 1:
-            c1 = mem_all[0]
-            rows["member_1"] = np.array([heart_sum(c[L["heart_top"]], c[L["heart_bottom"]], c[L["heart_right"]],
-                                                   c[L["heart_left"]]) for c in c1]) / v
-        rows["members"] = np.array([heart_sum(c[L["heart_top"]], c[L["heart_bottom"]], c[L["heart_right"]],
-                                              c[L["heart_left"]]) for c in mem]) / v
+            rows["member_1"] = heart_sums(mem_all[0]) / v
+        rows["members"] = heart_sums(mem) / v
         if a.heart_only:
             ho = members_predict(a.heart_only, X, dev).mean(0) * S
-            rows["heart_only"] = np.array([heart_sum(c[L["heart_top"]], c[L["heart_bottom"]], c[L["heart_right"]],
-                                                     c[L["heart_left"]]) for c in ho]) / v
+            rows["heart_only"] = heart_sums(ho) / v
         if sil is not None:
             probs = []
             with torch.no_grad():
