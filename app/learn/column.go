@@ -12,8 +12,8 @@ import (
 
 // The column's factor (docs/learning.md, "The column's factor"): on the
 // column route v = factor x the period of the column the image shows.
-// The shipped factor (cardiac.ColumnVertebraFactor, 0.972) is the
-// simulator's; a clinic's X-ray system and patients may show their
+// The shipped factor (cardiac.ColumnVertebraFactor, 1.0) is the spec's
+// count of vertebrae; a clinic's X-ray system and patients may show their
 // vertebrae in another proportion to the period the column finder
 // reads, and the clinic's corrections carry the true Vertebra A and B.
 const (
@@ -31,7 +31,7 @@ const (
 // ColumnFit is how the candidate's column factor came about.
 type ColumnFit struct {
 	// Base is the factor the candidate inherited (its base's manifest:
-	// the shipped 0.972 unless the base was fitted itself); Factor the
+	// the shipped 1.0 unless the base was fitted itself); Factor the
 	// one its manifest names after the fit (Base where none was fitted).
 	Base   float64 `json:"base"`
 	Factor float64 `json:"factor"`

@@ -16,12 +16,13 @@ import (
 // may lie, and the A-B line gives the direction the bands start from.
 const (
 	// ColumnVertebraFactor turns the column's period (a vertebral body
-	// with its disc) into the vertebral unit v = |T4 cranial - T9 caudal|
-	// / 6 of the landmark convention: six bodies and five discs are a
-	// little under six periods. The median of the exact v over the
-	// measured period on the simulator's validation radiographs
-	// (bench/columncal; docs/cardiac.md, "The column route").
-	ColumnVertebraFactor = 0.972
+	// with its disc) into the vertebral unit v. The spec counts VHS in
+	// vertebrae along the spine from T4, and in a count one vertebra runs
+	// from its cranial edge to the next one's: one period, so 1.0. The
+	// generators' label conventions lie either side (the simulator's
+	// exact T4-T9 span is 0.972 x 6 periods, phantom.py's 1.017 x 6;
+	// docs/cardiac.md, "v, Vertebra A and Vertebra B").
+	ColumnVertebraFactor = 1.0
 	// ColumnCarinaPeriods is how many periods T4's cranial endplate lies
 	// cranial of the carina's foot on the column: the median on the
 	// simulator's validation radiographs at their exact landmarks
