@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,8 @@ import (
 type goPackage struct {
 	ImportPath string
 	Deps       []string // every package it depends on, directly or not
+	// TestImports and XTestImports are what its tests import directly.
+	TestImports, XTestImports []string
 }
 
 // listPackages runs `go list -json` over the module's packages (their
@@ -26,7 +29,7 @@ func listPackages(t *testing.T) map[string]goPackage {
 	if err != nil {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	cmd := exec.Command(gobin, "list", "-json=ImportPath,Deps", "./...")
+	cmd := exec.Command(gobin, "list", "-json=ImportPath,Deps,TestImports,XTestImports", "./...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -65,7 +68,8 @@ func under(path, pkg string) bool { return path == pkg || strings.HasPrefix(path
 //   - bench/evalcardiac does not link cli, ui or Fyne.
 //
 // Dependencies are transitive and exclude tests, as `go list -deps`
-// shows them.
+// shows them. TestArrowsPointDown adds the rules on engine's own
+// imports, tests included.
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
 	// The listing must be the real graph: the composition root (cli)
@@ -112,6 +116,73 @@ func TestLayering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestArrowsPointDown checks that no arrow runs back into engine:
+//
+//   - every package of the module outside engine that engine depends on,
+//     in its code or in its tests (internal/errs, internal/stats,
+//     internal/config, the test fixtures ...), depends on nothing of
+//     engine, so engine sits on leaves and no folder is both above and
+//     below it;
+//   - no package under internal/ depends on engine, but for the two
+//     listed below: they move beside their users once the files that
+//     import them are free to change (issue 44, "Arrows point down").
+//     The list may only shrink.
+func TestArrowsPointDown(t *testing.T) {
+	pkgs := listPackages(t)
+	const engine = "vetlens/engine"
+	dependsOnEngine := func(path string) (string, bool) {
+		for _, d := range pkgs[path].Deps {
+			if under(d, engine) {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	t.Run("what engine imports does not import engine", func(t *testing.T) {
+		checked := 0
+		for path, p := range pkgs {
+			if !under(path, engine) {
+				continue
+			}
+			for _, d := range slices.Concat(p.Deps, p.TestImports, p.XTestImports) {
+				if !under(d, "vetlens") || under(d, engine) {
+					continue
+				}
+				checked++
+				if e, ok := dependsOnEngine(d); ok {
+					t.Errorf("%s (or its tests) imports %s, which depends on %s", path, d, e)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Fatal("engine imports nothing of the module: no package to check")
+		}
+	})
+	t.Run("internal depends on no engine package", func(t *testing.T) {
+		notYetMoved := map[string]bool{
+			"vetlens/internal/dogheart":   true, // beside its users in app once app/*.go may change
+			"vetlens/internal/testmodels": true, // beside its users once platform/httpapi's tests may change
+		}
+		for path := range pkgs {
+			if !under(path, "vetlens/internal") {
+				continue
+			}
+			e, ok := dependsOnEngine(path)
+			switch {
+			case ok && !notYetMoved[path]:
+				t.Errorf("%s depends on %s", path, e)
+			case !ok && notYetMoved[path]:
+				t.Errorf("%s no longer depends on engine: take it off the list", path)
+			}
+		}
+		for path := range notYetMoved {
+			if _, ok := pkgs[path]; !ok {
+				t.Errorf("%s moved: take it off the list", path)
+			}
+		}
+	})
 }
 
 func contains(list []string, s string) bool {

@@ -28,7 +28,7 @@ func saltPath(dataDir string) string {
 }
 
 // Dataset runs `vetlens dataset export|import` (app.ExportDataset,
-// app.ImportDataset; docs/learning.md).
+// app.ImportDataset; docs/dataset.md).
 func Dataset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "export" && args[0] != "import" {
 		fmt.Fprintln(stderr, datasetUsage)

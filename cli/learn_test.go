@@ -28,7 +28,7 @@ import (
 )
 
 // The end-to-end learning test's sizes: small, so CI stays within its
-// budget (docs/learning.md, "Measured: a shifted distribution"), yet enough cases for the split
+// budget (experiments/2026-11-28-learning-journal.md, "Measured: a shifted distribution"), yet enough cases for the split
 // and the bootstrap to decide.
 const (
 	e2eCases    = 150

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
+	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/manifest"
-	"vetlens/internal/heldout"
 )
 
 // The column's factor (docs/learning.md, "The column's factor"): on the

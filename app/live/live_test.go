@@ -1,5 +1,11 @@
 package live
 
+// Every test here runs in a synctest bubble: time.Now, time.Sleep, timers
+// and context deadlines there read the bubble's fake clock, which moves
+// only when every goroutine of the test is blocked. The fakes' delays and
+// the rates asserted below are therefore exact, whatever the machine's
+// speed or load, and no test measures wall-clock time.
+
 import (
 	"context"
 	"errors"
@@ -12,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"vetlens/app"
@@ -135,17 +142,15 @@ func (s *fakeSink) frames() []string {
 	return append([]string(nil), s.got...)
 }
 
-// settle waits until the goroutine count is back to base (goroutines that
-// called wg.Done may still be unwinding) and fails the test otherwise.
+// settle checks that every goroutine Run started has exited: once the
+// bubble's other goroutines are all blocked (synctest.Wait), the count is
+// back to base, or a goroutine was left behind. It waits for no deadline.
 func settle(t *testing.T, base int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before Run:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
+	synctest.Wait()
+	if n := runtime.NumGoroutine(); n > base {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, %d before Run:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -180,38 +185,40 @@ func TestRunOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := runtime.NumGoroutine()
-			ctx := context.Background()
-			if tc.timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
-				defer cancel()
-			}
-			var progress []app.FrameOutcome
-			r := NewRunner(tc.src, Config{Sink: tc.sink, OnProgress: func(o app.FrameOutcome) { progress = append(progress, o) }})
-			out, err := r.Run(ctx)
-			switch {
-			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
-				t.Fatalf("err %v, want %v", err, tc.wantErr)
-			case tc.wantErrMsg != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErrMsg)):
-				t.Fatalf("err %v, want %q", err, tc.wantErrMsg)
-			case tc.wantErr == nil && tc.wantErrMsg == "" && err != nil:
-				t.Fatalf("err %v", err)
-			}
-			if out.Status != tc.wantStatus {
-				t.Fatalf("status %q, want %q", out.Status, tc.wantStatus)
-			}
-			got := tc.sink.frames()
-			if len(progress) != len(got) && !strings.Contains(tc.wantErrMsg, "broke") {
-				t.Fatalf("%d progress reports for %d frames", len(progress), len(got))
-			}
-			if len(progress) > 0 && !reflect.DeepEqual(progress[len(progress)-1], out) {
-				t.Fatalf("last progress %+v, returned %+v", progress[len(progress)-1], out)
-			}
-			if tc.wantLast != "" && (len(got) == 0 || got[len(got)-1] != tc.wantLast) {
-				t.Fatalf("sink saw %v, want the last frame %s", got, tc.wantLast)
-			}
-			settle(t, base)
+			synctest.Test(t, func(t *testing.T) {
+				base := runtime.NumGoroutine()
+				ctx := context.Background()
+				if tc.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+					defer cancel()
+				}
+				var progress []app.FrameOutcome
+				r := NewRunner(tc.src, Config{Sink: tc.sink, OnProgress: func(o app.FrameOutcome) { progress = append(progress, o) }})
+				out, err := r.Run(ctx)
+				switch {
+				case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				case tc.wantErrMsg != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErrMsg)):
+					t.Fatalf("err %v, want %q", err, tc.wantErrMsg)
+				case tc.wantErr == nil && tc.wantErrMsg == "" && err != nil:
+					t.Fatalf("err %v", err)
+				}
+				if out.Status != tc.wantStatus {
+					t.Fatalf("status %q, want %q", out.Status, tc.wantStatus)
+				}
+				got := tc.sink.frames()
+				if len(progress) != len(got) && !strings.Contains(tc.wantErrMsg, "broke") {
+					t.Fatalf("%d progress reports for %d frames", len(progress), len(got))
+				}
+				if len(progress) > 0 && !reflect.DeepEqual(progress[len(progress)-1], out) {
+					t.Fatalf("last progress %+v, returned %+v", progress[len(progress)-1], out)
+				}
+				if tc.wantLast != "" && (len(got) == 0 || got[len(got)-1] != tc.wantLast) {
+					t.Fatalf("sink saw %v, want the last frame %s", got, tc.wantLast)
+				}
+				settle(t, base)
+			})
 		})
 	}
 }
@@ -220,72 +227,78 @@ func TestRunOutcomes(t *testing.T) {
 // reader is never held up by it: the source reaches its end while the sink
 // is still on its first frame, and the sink's next frame is the last one.
 func TestRunDropsStaleFrames(t *testing.T) {
-	base := runtime.NumGoroutine()
-	// The source holds its second frame until the sink has the first; the
-	// sink holds the first until the source has ended.
-	src := &fakeSource{n: 200, ended: make(chan struct{}), hold: make(chan struct{})}
-	sink := &fakeSink{started: src.hold, gate: src.ended}
-	done := make(chan error, 1)
-	go func() {
-		_, err := NewRunner(src, Config{Sink: sink}).Run(context.Background())
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrSourceEnded) {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		// The source holds its second frame until the sink has the first; the
+		// sink holds the first until the source has ended.
+		src := &fakeSource{n: 200, ended: make(chan struct{}), hold: make(chan struct{})}
+		sink := &fakeSink{started: src.hold, gate: src.ended}
+		done := make(chan error, 1)
+		go func() {
+			_, err := NewRunner(src, Config{Sink: sink}).Run(context.Background())
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrSourceEnded) {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second): // a deadlock guard on the bubble's clock, not a speed bound
+			t.Fatal("Run did not return: the reader waited for the sink")
 		}
-	case <-time.After(30 * time.Second): // a deadlock guard, not a speed bound
-		t.Fatal("Run did not return: the reader waited for the sink")
-	}
-	got := sink.frames()
-	if len(got) != 2 || got[0] != "f0" || got[1] != "f199" || src.frames() != 200 {
-		t.Fatalf("sink saw %v, the source gave %d frames; want f0, then f199 of 200", got, src.frames())
-	}
-	settle(t, base)
+		got := sink.frames()
+		if len(got) != 2 || got[0] != "f0" || got[1] != "f199" || src.frames() != 200 {
+			t.Fatalf("sink saw %v, the source gave %d frames; want f0, then f199 of 200", got, src.frames())
+		}
+		settle(t, base)
+	})
 }
 
 // The preview is capped at PreviewFPS and a slow preview consumer does not
-// hold up the reader.
+// hold up the reader: over 500 ms of the bubble's clock, a source of a
+// frame a millisecond gives 500 frames, and the preview publishes one a
+// slot (the first at once) or one per call of a consumer slower than that.
 func TestPreviewRateAndSlowConsumer(t *testing.T) {
 	cases := []struct {
-		name     string
-		fps      float64
-		callback time.Duration
-		maxCalls int
+		name               string
+		fps                float64
+		callback           time.Duration
+		minCalls, maxCalls int
 	}{
-		{"capped at 20 fps", 20, 0, 13},                   // 500 ms at 20/s: 10, plus the first and scheduling slack
-		{"slow consumer", 100, 100 * time.Millisecond, 6}, // each call takes 100 ms
+		{"capped at 20 fps", 20, 0, 10, 11},                  // 500 ms at 20/s, plus the first
+		{"slow consumer", 100, 100 * time.Millisecond, 5, 6}, // each call takes 100 ms
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := runtime.NumGoroutine()
-			src := &fakeSource{n: -1, delay: time.Millisecond}
-			var mu sync.Mutex
-			var idx []int
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			defer cancel()
-			_, err := NewRunner(src, Config{PreviewFPS: tc.fps, OnPreview: func(p Preview) {
-				mu.Lock()
-				idx = append(idx, p.Index)
-				mu.Unlock()
-				time.Sleep(tc.callback)
-			}}).Run(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatal(err)
-			}
-			settle(t, base)
-			if len(idx) < 2 || len(idx) > tc.maxCalls {
-				t.Fatalf("%d previews, want 2..%d", len(idx), tc.maxCalls)
-			}
-			for i := 1; i < len(idx); i++ {
-				if idx[i] <= idx[i-1] {
-					t.Fatalf("previews out of order: %v", idx)
+			synctest.Test(t, func(t *testing.T) {
+				base := runtime.NumGoroutine()
+				src := &fakeSource{n: -1, delay: time.Millisecond}
+				var mu sync.Mutex
+				var idx []int
+				ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+				defer cancel()
+				_, err := NewRunner(src, Config{PreviewFPS: tc.fps, OnPreview: func(p Preview) {
+					mu.Lock()
+					idx = append(idx, p.Index)
+					mu.Unlock()
+					time.Sleep(tc.callback)
+				}}).Run(ctx)
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatal(err)
 				}
-			}
-			if n := src.frames(); n < 5*len(idx) {
-				t.Fatalf("reader got %d frames for %d previews: it was held up", n, len(idx))
-			}
+				settle(t, base)
+				if len(idx) < tc.minCalls || len(idx) > tc.maxCalls {
+					t.Fatalf("%d previews %v, want %d..%d", len(idx), idx, tc.minCalls, tc.maxCalls)
+				}
+				for i := 1; i < len(idx); i++ {
+					if idx[i] <= idx[i-1] {
+						t.Fatalf("previews out of order: %v", idx)
+					}
+				}
+				if n := src.frames(); n != 500 {
+					t.Fatalf("reader got %d frames for %d previews: it was held up", n, len(idx))
+				}
+			})
 		})
 	}
 }
@@ -320,86 +333,93 @@ func TestPreviewCarriesOutline(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := runtime.NumGoroutine()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var once sync.Once
-			var got Preview
-			r := NewRunner(tc.src, Config{Outliner: tc.o, OnPreview: func(p Preview) {
-				if p.Outline.FrameIndex >= 0 {
-					once.Do(func() { got = p; cancel() })
+			synctest.Test(t, func(t *testing.T) {
+				base := runtime.NumGoroutine()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				var once sync.Once
+				var got Preview
+				r := NewRunner(tc.src, Config{Outliner: tc.o, OnPreview: func(p Preview) {
+					if p.Outline.FrameIndex >= 0 {
+						once.Do(func() { got = p; cancel() })
+					}
+				}})
+				done := make(chan error, 1)
+				go func() { _, err := r.Run(ctx); done <- err }()
+				select {
+				case err := <-done:
+					if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrSourceEnded) {
+						t.Fatalf("Run: %v", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("no preview with an outline")
 				}
-			}})
-			done := make(chan error, 1)
-			go func() { _, err := r.Run(ctx); done <- err }()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrSourceEnded) {
-					t.Fatalf("Run: %v", err)
+				o := got.Outline
+				if o.OK != tc.wantOK || (tc.o.err != nil) != (o.Err != nil) {
+					t.Fatalf("outline %+v", o)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("no preview with an outline")
-			}
-			o := got.Outline
-			if o.OK != tc.wantOK || (tc.o.err != nil) != (o.Err != nil) {
-				t.Fatalf("outline %+v", o)
-			}
-			if o.OK && (o.Corners[0][0] != float64(o.FrameIndex) || o.FrameIndex > got.Index) {
-				t.Fatalf("outline %+v on preview %d", o, got.Index)
-			}
-			if !o.OK && o.Corners != ([4][2]float64{}) {
-				t.Fatalf("corners %v with ok false", o.Corners)
-			}
-			settle(t, base)
+				if o.OK && (o.Corners[0][0] != float64(o.FrameIndex) || o.FrameIndex > got.Index) {
+					t.Fatalf("outline %+v on preview %d", o, got.Index)
+				}
+				if !o.OK && o.Corners != ([4][2]float64{}) {
+					t.Fatalf("corners %v with ok false", o.Corners)
+				}
+				settle(t, base)
+			})
 		})
 	}
 }
 
 // Without a sink, Run is a preview until the source ends.
 func TestPreviewOnly(t *testing.T) {
-	base := runtime.NumGoroutine()
-	var n int
-	out, err := NewRunner(&fakeSource{n: 3}, Config{OnPreview: func(Preview) { n++ }}).Run(context.Background())
-	if !errors.Is(err, ErrSourceEnded) || !reflect.DeepEqual(out, app.FrameOutcome{}) {
-		t.Fatalf("%+v %v", out, err)
-	}
-	if n == 0 {
-		t.Fatal("no preview")
-	}
-	settle(t, base)
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		var n int
+		out, err := NewRunner(&fakeSource{n: 3}, Config{OnPreview: func(Preview) { n++ }}).Run(context.Background())
+		if !errors.Is(err, ErrSourceEnded) || !reflect.DeepEqual(out, app.FrameOutcome{}) {
+			t.Fatalf("%+v %v", out, err)
+		}
+		if n == 0 {
+			t.Fatal("no preview")
+		}
+		settle(t, base)
+	})
 }
 
 // A new outline waits for the next frame instead of taking its slot: when
 // the next frame follows within an interval, no preview repeats a frame
 // just to show a newer outline, and a source at the preview's rate has
-// every frame shown. Before, the outline alone took the next frame's slot
-// and 10-13 of these 30 frames were never shown.
+// every frame shown; only the last frame's outline, found after the source
+// ended, is published alone. Before, the outline alone took the next
+// frame's slot and 10-13 of these 30 frames were never shown.
 func TestOutlineRidesWithNextFrame(t *testing.T) {
-	base := runtime.NumGoroutine()
-	src := &fakeSource{n: 30, delay: 50 * time.Millisecond}
-	var mu sync.Mutex
-	var idx []int
-	_, err := NewRunner(src, Config{PreviewFPS: 20, Outliner: fakeOutliner{delay: 20 * time.Millisecond}, OnPreview: func(p Preview) {
-		mu.Lock()
-		idx = append(idx, p.Index)
-		mu.Unlock()
-	}}).Run(context.Background())
-	if !errors.Is(err, ErrSourceEnded) {
-		t.Fatal(err)
-	}
-	settle(t, base)
-	repeats, distinct := 0, 1
-	for i := 1; i < len(idx); i++ {
-		if idx[i] == idx[i-1] {
-			repeats++
-		} else {
-			distinct++
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		src := &fakeSource{n: 30, delay: 50 * time.Millisecond}
+		var mu sync.Mutex
+		var idx []int
+		_, err := NewRunner(src, Config{PreviewFPS: 20, Outliner: fakeOutliner{delay: 20 * time.Millisecond}, OnPreview: func(p Preview) {
+			mu.Lock()
+			idx = append(idx, p.Index)
+			mu.Unlock()
+		}}).Run(context.Background())
+		if !errors.Is(err, ErrSourceEnded) {
+			t.Fatal(err)
 		}
-	}
-	t.Logf("%d previews, %d distinct frames of 30, %d repeats", len(idx), distinct, repeats)
-	if repeats > 4 || distinct < 27 {
-		t.Fatalf("%d previews, %d distinct frames of 30, %d repeats: %v", len(idx), distinct, repeats, idx)
-	}
+		settle(t, base)
+		repeats, distinct := 0, 1
+		for i := 1; i < len(idx); i++ {
+			if idx[i] == idx[i-1] {
+				repeats++
+			} else {
+				distinct++
+			}
+		}
+		t.Logf("%d previews, %d distinct frames of 30, %d repeats", len(idx), distinct, repeats)
+		if repeats > 1 || distinct != 30 {
+			t.Fatalf("%d previews, %d distinct frames of 30, %d repeats: %v", len(idx), distinct, repeats, idx)
+		}
+	})
 }
 
 // stillSource delivers one frame, then none until ctx ends: a camera
@@ -433,45 +453,47 @@ func (o gateOutliner) Corners(ctx context.Context, jpeg []byte) ([4][2]float64, 
 // alone, after waiting one interval (100 ms on the Runner's clock) for a
 // frame to carry it.
 func TestOutlineAloneOnStillSource(t *testing.T) {
-	base := runtime.NumGoroutine()
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type published struct {
-		p  Preview
-		at time.Time
-	}
-	previews := make(chan published, 4)
-	release := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := NewRunner(&stillSource{}, Config{PreviewFPS: 10, Clock: clk, Outliner: gateOutliner{release}, OnPreview: func(p Preview) {
-			previews <- published{p, clk.Now()}
-		}}).Run(ctx)
-		done <- err
-	}()
-	first := <-previews // the frame, at once, before any outline
-	close(release)      // the outline is found; the preview waits for a frame
-	clk.BlockUntil(1)
-	clk.Advance(99 * time.Millisecond)
-	select {
-	case p := <-previews:
-		t.Fatalf("the outline came alone %v after the frame: it did not wait an interval", p.at.Sub(first.at))
-	default:
-	}
-	clk.Advance(time.Millisecond)
-	second := <-previews
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: %v", err)
-	}
-	settle(t, base)
-	if first.p.Outline.OK || !second.p.Outline.OK || second.p.Index != 0 || second.p.Outline.FrameIndex != 0 {
-		t.Fatalf("previews %+v, %+v", first.p, second.p)
-	}
-	if d := second.at.Sub(first.at); d != 100*time.Millisecond {
-		t.Fatalf("the outline came alone %v after the frame, want one interval (100 ms)", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		type published struct {
+			p  Preview
+			at time.Time
+		}
+		previews := make(chan published, 4)
+		release := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			_, err := NewRunner(&stillSource{}, Config{PreviewFPS: 10, Clock: clk, Outliner: gateOutliner{release}, OnPreview: func(p Preview) {
+				previews <- published{p, clk.Now()}
+			}}).Run(ctx)
+			done <- err
+		}()
+		first := <-previews // the frame, at once, before any outline
+		close(release)      // the outline is found; the preview waits for a frame
+		clk.BlockUntil(1)
+		clk.Advance(99 * time.Millisecond)
+		select {
+		case p := <-previews:
+			t.Fatalf("the outline came alone %v after the frame: it did not wait an interval", p.at.Sub(first.at))
+		default:
+		}
+		clk.Advance(time.Millisecond)
+		second := <-previews
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run: %v", err)
+		}
+		settle(t, base)
+		if first.p.Outline.OK || !second.p.Outline.OK || second.p.Index != 0 || second.p.Outline.FrameIndex != 0 {
+			t.Fatalf("previews %+v, %+v", first.p, second.p)
+		}
+		if d := second.at.Sub(first.at); d != 100*time.Millisecond {
+			t.Fatalf("the outline came alone %v after the frame, want one interval (100 ms)", d)
+		}
+	})
 }
 
 // nextSlot keeps the cadence through a late frame and allows no burst

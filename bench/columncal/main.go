@@ -20,9 +20,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
-	"vetlens/internal/heldout"
 )
 
 func main() {

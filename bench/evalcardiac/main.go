@@ -19,11 +19,11 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
-	"vetlens/internal/heldout"
 )
 
 // Summary is what the evaluation found; it is printed as JSON and rendered

@@ -18,9 +18,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
-	"vetlens/internal/heldout"
 )
 
 // span is one A-B span to count: its true number of vertebrae (spans of

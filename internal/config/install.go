@@ -3,8 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-
-	"vetlens/engine/manifest"
 )
 
 // Where VetLens finds its models and the ONNX Runtime library when no flag
@@ -22,6 +20,12 @@ import (
 //	5. ./models                        /usr/local/lib/vetlens/ORT      the working directory; `make deps`
 //
 // A models candidate counts only when it holds manifest.json.
+
+// manifestFile is the models manifest's file name, engine/manifest's
+// FileName (TestManifestFileName checks they agree). It is spelled here
+// so that config imports nothing of engine: engine's tests read
+// ORTLibraryCandidates, and an arrow back would make a loop.
+const manifestFile = "manifest.json"
 
 // ORTLibraryFile is the ONNX Runtime library's file name: what `make deps`
 // installs and the Debian package ships (the Makefile's ORT_VERSION).
@@ -78,7 +82,7 @@ func modelsDirFor(flagValue, dir string) string {
 		return v
 	}
 	for _, m := range modelsCandidates(dir) {
-		if st, err := os.Stat(filepath.Join(m, manifest.FileName)); err == nil && !st.IsDir() {
+		if st, err := os.Stat(filepath.Join(m, manifestFile)); err == nil && !st.IsDir() {
 			return m
 		}
 	}
