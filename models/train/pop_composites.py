@@ -61,6 +61,7 @@ from scipy import ndimage
 
 import phantom
 import pop_variety
+from pop_geometry import apply_h, homography, motion_kernel, rot, shaken
 import xraysim
 
 POP_TRAIN_SEED_BASE = 30_000_000
@@ -73,34 +74,6 @@ KINDS = ("screen", "sequence", "no_screen", "heavy_blur", "black", "radiograph",
 
 
 # ---------------------------------------------------------------- geometry
-
-def homography(src, dst):
-    """3x3 H with dst ~ H @ src for four point pairs (DLT, exact)."""
-    A, b = [], []
-    for (x, y), (u, v) in zip(src, dst):
-        A.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
-        b.append(u)
-        A.append([0, 0, 0, x, y, 1, -v * x, -v * y])
-        b.append(v)
-    h = np.linalg.solve(np.array(A, float), np.array(b, float))
-    return np.append(h, 1.0).reshape(3, 3)
-
-
-def apply_h(H, pts):
-    pts = np.atleast_2d(np.asarray(pts, float))
-    q = np.c_[pts, np.ones(len(pts))] @ H.T
-    return q[:, :2] / q[:, 2:3]
-
-
-def rot(yaw, pitch, roll):
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cr, sr = math.cos(roll), math.sin(roll)
-    Ry = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
-    Rx = np.array([[1, 0, 0], [0, cp, -sp], [0, sp, cp]])
-    Rz = np.array([[cr, -sr, 0], [sr, cr, 0], [0, 0, 1]])
-    return Rz @ Rx @ Ry
-
 
 class Pose:
     """Camera pose of a planar monitor: yaw/pitch/roll (radians), the screen
@@ -116,15 +89,8 @@ class Pose:
         self.focal = rng.uniform(0.8, 1.5)
 
     def shaken(self, rng, amount=1.0):
-        p = type(self).__new__(type(self))
-        p.__dict__.update(self.__dict__)
-        p.yaw += math.radians(rng.normal(0, 0.8 * amount))
-        p.pitch += math.radians(rng.normal(0, 0.8 * amount))
-        p.roll += math.radians(rng.normal(0, 0.6 * amount))
-        p.cx += rng.normal(0, 0.008 * amount)
-        p.cy += rng.normal(0, 0.008 * amount)
-        p.share *= math.exp(rng.normal(0, 0.015 * amount))
-        return p
+        """This pose moved by a hand's shake (pop_geometry.shaken)."""
+        return shaken(self, rng, amount)
 
     def project(self, W, H, plane_w, plane_h, pts):
         """Project plane points (pixels of a plane_w x plane_h plane image,
@@ -278,16 +244,6 @@ class Look:
         self.black_level = rng.uniform(0, 25)
         self.defocus = rng.uniform(0.0, 1.6)
         self.motion = rng.uniform(0.0, 4.0)
-
-
-def motion_kernel(length, angle):
-    n = max(3, int(math.ceil(length)) | 1)
-    k = np.zeros((n, n), np.float32)
-    c = n // 2
-    for t in np.linspace(-length / 2, length / 2, 4 * n):
-        x, y = c + t * math.cos(angle), c + t * math.sin(angle)
-        k[int(round(y)) % n, int(round(x)) % n] += 1
-    return k / k.sum()
 
 
 def photograph(rng, W, H, bg, content, plane_off, plane, pose, look, defocus, motion):

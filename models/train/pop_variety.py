@@ -45,6 +45,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 from scipy import ndimage
 
+from pop_geometry import apply_h, homography, motion_kernel, rot, shaken
+
 AXES = {
     "display": ("medical", "office", "laptop", "tv"),
     "layout": ("fullscreen", "viewer_dark", "viewer_light", "multi", "windowed"),
@@ -385,7 +387,6 @@ class Pose:
     def project(self, W, H, plane_w, plane_h, pts, ref_w=None):
         """Project plane points (pixels of the plane image; the screen's
         width ref_w defines the share) into a W x H frame."""
-        from pop_composites import rot
         f = self.focal * max(W, H)
         R = rot(self.yaw, self.pitch, self.roll)
         ref_w = ref_w or plane_w
@@ -397,9 +398,8 @@ class Pose:
         return np.c_[f * X[:, 0] / X[:, 2] + W / 2, f * X[:, 1] / X[:, 2] + H / 2]
 
     def shaken(self, rng, amount=1.0):
-        """Hand shake: pop_composites.Pose.shaken on this pose."""
-        import pop_composites
-        return pop_composites.Pose.shaken(self, rng, amount)
+        """This pose moved by a hand's shake (pop_geometry.shaken)."""
+        return shaken(self, rng, amount)
 
 
 def _occluder(D, img, corner, W, H):
@@ -424,7 +424,6 @@ def _occluder(D, img, corner, W, H):
 def photograph(D, W, H, bg, plane, off, cont_size, pose, look, rect, scale=1.0, defocus=None, motion=None):
     """Render one frame (uint8 RGB) and return it with the plane->frame
     homography. scale multiplies pixel-sized blur (for small renders)."""
-    from pop_composites import homography
     pw, ph = plane.size
     cw, ch = cont_size
     src = [(0, 0), (pw, 0), (pw, ph), (0, ph)]
@@ -467,7 +466,6 @@ def photograph(D, W, H, bg, plane, off, cont_size, pose, look, rect, scale=1.0, 
         img = img * (1 + (m[..., None] - 1) * mask)
     occluded = False
     if look.occlude:
-        from pop_composites import apply_h
         sc = apply_h(Hm, [(ox, oy), (ox + cw, oy), (ox + cw, oy + ch), (ox, oy + ch)])
         k = D.i(0, 4)
         pil = Image.fromarray(np.clip(img, 0, 255).astype(np.uint8))
@@ -480,7 +478,6 @@ def photograph(D, W, H, bg, plane, off, cont_size, pose, look, rect, scale=1.0, 
     if df > 0.3:
         img = ndimage.gaussian_filter(img, (df, df, 0))
     if mo > 1.0:
-        from pop_composites import motion_kernel
         k = motion_kernel(mo, D.u(0, math.pi))
         img = np.stack([ndimage.convolve(img[..., c], k, mode="nearest") for c in range(3)], -1)
     img = img + D.rng.normal(0, look.noise, img.shape)
@@ -527,7 +524,6 @@ def scene(seed, W, H, radiograph, split="train", only=None, exclude=None, scale=
 
 def frame(s, pose=None, defocus=None, motion=None):
     """Render one frame of scene s: (uint8 RGB array, truth dict)."""
-    from pop_composites import apply_h
     arr, Hm, info = photograph(s["D"], s["W"], s["H"], s["bg"], s["plane"], s["off"], s["cont"].size,
                                pose or s["pose"], s["look"], s["rect"], s["scale"], defocus, motion)
     ox, oy = s["off"]
