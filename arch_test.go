@@ -57,10 +57,12 @@ const apperr = "vetlens/app/apperr"
 //
 //   - engine/... (the measurement engines) depends on nothing of api,
 //     app, platform, ui or cli;
-//   - api (the specs' wire layer: bodies, codes, the status table)
-//     depends on nothing of app, platform, ui or cli, but for
+//   - api (the specs' wire layer: bodies, parsers, codes, the status
+//     table) depends on nothing of app, platform, ui or cli, but for
 //     app/apperr, the leaf that names the use-case error kinds;
 //   - app/apperr is a leaf: it depends on no package of the module;
+//   - neither engine nor app links net/http: HTTP is the adapter's, and
+//     statuses the wire layer's (api);
 //   - app and its subpackages (the domain, its use cases and ports)
 //     depend on no platform package (adapters plug into app's ports);
 //   - ui and the HTTP adapter reach storage only through app: they do not
@@ -89,6 +91,8 @@ func TestLayering(t *testing.T) {
 			[]string{"vetlens/app", "vetlens/platform", "vetlens/ui", "vetlens/cli"}},
 		{"the error kinds are a leaf", func(p string) bool { return p == apperr },
 			[]string{"vetlens"}},
+		{"engine and app do not link net/http", func(p string) bool { return under(p, "vetlens/engine") || under(p, "vetlens/app") },
+			[]string{"net/http"}},
 		{"app depends on no platform package", func(p string) bool { return under(p, "vetlens/app") },
 			[]string{"vetlens/platform"}},
 		{"ui and the HTTP adapter do not depend on the store", func(p string) bool { return p == "vetlens/ui" || p == "vetlens/platform/httpapi" },
