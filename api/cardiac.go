@@ -4,6 +4,10 @@
 // return domain results (cardiac.Result); this package is the one place
 // that turns them into the spec's shape: which fields are present, their
 // names and their rounding.
+//
+// Its subpackages hold the rest of the wire layer: usgv1 (the USG spec's
+// request parser, error codes and error body) and errstatus (the one
+// error → HTTP status table of both specs).
 package api
 
 import (

@@ -11,6 +11,7 @@ import (
 	"image"
 	"time"
 
+	"vetlens/app/apperr"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
@@ -185,50 +186,25 @@ func (s *Service) USG() USGEngine { return s.usg }
 // PoP is the loaded PoP pipeline or nil.
 func (s *Service) PoP() PoP { return s.pop }
 
-// Kind classifies a use-case error for the transports.
-type Kind int
+// Kind classifies a use-case error for the transports (apperr.Kind: a
+// leaf type, so that the wire layer maps kinds to HTTP statuses in one
+// table, errstatus.Of in api/errstatus, and app knows no status numbers).
+type Kind = apperr.Kind
 
-// Error kinds. The HTTP layer maps them to statuses.
+// Error kinds (apperr's), under their app names.
 const (
-	KindInternal      Kind = iota // 500
-	KindInvalid                   // 400: missing or invalid fields
-	KindTooLarge                  // 413: image over the size limit
-	KindUnauthorized              // missing or invalid API key
-	KindUnavailable               // 503: a pipeline is not loaded
-	KindNotFound                  // 404: unknown or expired session
-	KindUnprocessable             // 422: corner detection failed
-	KindConflict                  // 409: frame for a finished session
-	KindBusy                      // 503 with Retry-After: no room in the pixel memory budget
-	KindTooMany                   // 429 with Retry-After: too many open PoP sessions for the key
-	KindNoSpace                   // 507 with Retry-After: the store's disk is below config.DiskRefuseBytes
+	KindInternal      = apperr.KindInternal      // an unexpected failure
+	KindInvalid       = apperr.KindInvalid       // missing or invalid fields
+	KindTooLarge      = apperr.KindTooLarge      // an image over the size limit
+	KindUnauthorized  = apperr.KindUnauthorized  // a missing or invalid API key
+	KindUnavailable   = apperr.KindUnavailable   // a pipeline is not loaded
+	KindNotFound      = apperr.KindNotFound      // an unknown or expired session
+	KindUnprocessable = apperr.KindUnprocessable // corner detection failed
+	KindConflict      = apperr.KindConflict      // a frame for a finished session
+	KindBusy          = apperr.KindBusy          // no room in the pixel memory budget (with RetryAfter)
+	KindTooMany       = apperr.KindTooMany       // too many open PoP sessions for the key (with RetryAfter)
+	KindNoSpace       = apperr.KindNoSpace       // the store's disk is below config.DiskRefuseBytes (with RetryAfter)
 )
-
-// Status is the HTTP status the cardiac spec answers for an error of
-// kind k (500 for KindInternal), the one mapping the HTTP adapter and the
-// command line (which prints it in its error lines) share.
-func (k Kind) Status() int {
-	switch k {
-	case KindInvalid:
-		return 400
-	case KindTooLarge:
-		return 413
-	case KindUnauthorized:
-		return 403
-	case KindUnavailable, KindBusy:
-		return 503
-	case KindNotFound:
-		return 404
-	case KindUnprocessable:
-		return 422
-	case KindConflict:
-		return 409
-	case KindTooMany:
-		return 429
-	case KindNoSpace:
-		return 507
-	}
-	return 500
-}
 
 // Error is a use-case error with its Kind.
 type Error struct {

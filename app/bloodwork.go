@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -105,8 +104,8 @@ func (f BloodworkForm) units() ([usg.NumFeatures]string, error) {
 }
 
 // PrepareBloodwork converts the form's values to the model's units, runs
-// the service's own validation (usg.ParseRequest: plausible ranges and
-// the automatic unit corrections) and reports each correction in words.
+// the service's own validation (usg.NewRequest, as the API's parser does:
+// the automatic unit corrections and plausible ranges) and reports each correction in words.
 // A corrected value the clinician chose to keep as entered is refused
 // with the plausible range, so nothing is guessed silently.
 func PrepareBloodwork(f BloodworkForm) (*usg.Request, []Correction, error) {
@@ -127,21 +126,10 @@ func PrepareBloodwork(f BloodworkForm) (*usg.Request, []Correction, error) {
 	if units[featLymphocytes] == UnitThousandPerU {
 		model[featLymphocytes] = f.Values[featLymphocytes] * 1000
 	}
-	obj := map[string]float64{}
-	for i, k := range usg.Features() {
-		obj[k] = model[i]
-	}
-	body, err := json.Marshal(obj)
+	req, err := usg.NewRequest(model)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bloodwork: %w", err)
-	}
-	req, err := usg.ParseRequest(body)
-	if err != nil {
-		var ue *usg.Error
-		if errors.As(err, &ue) {
-			return nil, nil, errf(KindInvalid, "%s", ue.Message)
-		}
-		return nil, nil, &Error{Kind: KindInvalid, Msg: "bloodwork", Err: err}
+		// A *usg.RangeError: its text, as the API's out_of_range says it.
+		return nil, nil, errf(KindInvalid, "%s", err)
 	}
 	var out []Correction
 	for i := range model {

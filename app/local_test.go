@@ -125,17 +125,6 @@ func TestNoRepos(t *testing.T) {
 	}
 }
 
-func TestKindStatus(t *testing.T) {
-	for k, want := range map[Kind]int{
-		KindInternal: 500, KindInvalid: 400, KindTooLarge: 413, KindUnauthorized: 403, KindUnavailable: 503,
-		KindNotFound: 404, KindUnprocessable: 422, KindConflict: 409, KindBusy: 503, KindTooMany: 429, Kind(99): 500,
-	} {
-		if got := k.Status(); got != want {
-			t.Errorf("Kind %d: status %d, want %d", k, got, want)
-		}
-	}
-}
-
 // scripted is a screen-aware PoP pipeline whose Predict answers err, or
 // code with pop_detected set.
 type scripted struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"vetlens/api/errstatus"
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/app/learn"
@@ -153,7 +154,7 @@ type errorLine struct {
 func errorLineOf(file string, err error) errorLine {
 	var ae *app.Error
 	if errors.As(err, &ae) {
-		return errorLine{Error: ae.Error(), Status: ae.Kind.Status(), File: file}
+		return errorLine{Error: ae.Error(), Status: errstatus.Of(ae.Kind), File: file}
 	}
 	return errorLine{Error: err.Error(), File: file}
 }

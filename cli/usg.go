@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"vetlens/api/usgv1"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
 )
@@ -93,7 +94,7 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
-	req, err := usg.ParseRequest(body)
+	req, err := usgv1.ParseRequest(body)
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
@@ -134,11 +135,11 @@ func readBody(name string, stdin io.Reader) ([]byte, error) {
 // ExitRejected for request errors, ExitInternal for everything else (which
 // is also reported on stderr).
 func printError(stdout, stderr io.Writer, err error) int {
-	body := usg.ErrorBodyOf(err)
+	body := usgv1.ErrorBodyOf(err)
 	if werr := writeJSON(stdout, body); werr != nil {
 		fmt.Fprintf(stderr, "vetlens usg: %v\n", werr)
 	}
-	if body.Error.Code == usg.CodeInternal {
+	if body.Error.Code == usgv1.CodeInternal {
 		fmt.Fprintf(stderr, "vetlens usg: %v\n", err)
 		return ExitInternal
 	}

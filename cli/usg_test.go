@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"vetlens/api/usgv1"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
 )
@@ -73,14 +74,14 @@ func TestUSGErrors(t *testing.T) {
 		stdin string
 		args  []string
 		exit  int
-		code  usg.Code
+		code  usgv1.Code
 	}{
-		{"missing feature", "", []string{"--bun", "30", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000"}, ExitRejected, usg.CodeMissing},
-		{"out of range", "", []string{"--bun", "30", "--creatinine", "2", "--hgb", "40", "--lymphocytes", "2000", "--age-months", "100"}, ExitRejected, usg.CodeOutOfRange},
-		{"not a number", "", []string{"--bun", "thirty", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000", "--age-months", "100"}, ExitRejected, usg.CodeInvalidValue},
-		{"invalid json", "{", []string{"--json", "-"}, ExitRejected, usg.CodeInvalidJSON},
-		{"not an object", "[1]", []string{"--json", "-"}, ExitRejected, usg.CodeInvalidPayload},
-		{"no models", "", []string{"--models", "/nonexistent", "--bun", "30", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000", "--age-months", "100"}, ExitInternal, usg.CodeInternal},
+		{"missing feature", "", []string{"--bun", "30", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000"}, ExitRejected, usgv1.CodeMissing},
+		{"out of range", "", []string{"--bun", "30", "--creatinine", "2", "--hgb", "40", "--lymphocytes", "2000", "--age-months", "100"}, ExitRejected, usgv1.CodeOutOfRange},
+		{"not a number", "", []string{"--bun", "thirty", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000", "--age-months", "100"}, ExitRejected, usgv1.CodeInvalidValue},
+		{"invalid json", "{", []string{"--json", "-"}, ExitRejected, usgv1.CodeInvalidJSON},
+		{"not an object", "[1]", []string{"--json", "-"}, ExitRejected, usgv1.CodeInvalidPayload},
+		{"no models", "", []string{"--models", "/nonexistent", "--bun", "30", "--creatinine", "2", "--hgb", "12", "--lymphocytes", "2000", "--age-months", "100"}, ExitInternal, usgv1.CodeInternal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestUSGErrors(t *testing.T) {
 			if code != tc.exit {
 				t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, tc.exit, out, errs)
 			}
-			var body usg.ErrorBody
+			var body usgv1.ErrorBody
 			if err := json.Unmarshal([]byte(out), &body); err != nil || body.Error.Code != tc.code || body.Error.Message == "" {
 				t.Errorf("error body %s (%v), want code %s", out, err, tc.code)
 			}

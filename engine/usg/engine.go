@@ -1,7 +1,9 @@
 // Package usg is the feline urine specific gravity screening engine
-// (spec usg-v1): request validation, the calibrated ensemble run through ONNX
-// Runtime, exact Shapley attributions, conformal sets and risk tiers, and the
-// response and error bodies. It is pure computation: no HTTP, no storage.
+// (spec usg-v1): the unit corrections and plausible ranges of a request's
+// values (NewRequest), the calibrated ensemble run through ONNX Runtime,
+// exact Shapley attributions, conformal sets and risk tiers, and the
+// response bodies. It is pure computation: no HTTP, no storage; the wire
+// request parser, error codes and error body are api/usgv1's.
 //
 // The model contract, SHAP definition and conformal rule are in docs/usg.md.
 package usg

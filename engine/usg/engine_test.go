@@ -155,7 +155,9 @@ func TestShapAdditivityRandomInputs(t *testing.T) {
 
 func TestPredictBody(t *testing.T) {
 	e := loadEngine(t)
-	req, err := ParseRequest([]byte(`{"data": {"BUN": "45", "CREATININE": 265, "HGB": 9.8, "absolute_lymphocytes": 1.1, "age_months": 190}}`))
+	// The values of {"BUN": "45", "CREATININE": 265, "HGB": 9.8,
+	// "absolute_lymphocytes": 1.1, "age_months": 190}: both corrected.
+	req, err := NewRequest([NumFeatures]float64{45, 265, 9.8, 1.1, 190})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +248,7 @@ func TestPredictBody(t *testing.T) {
 		t.Errorf("rounded base+shap %v vs logit(p) %v", sum, Logit(r.ProbabilityImpaired))
 	}
 	// No correction: no warnings key at all.
-	req2, _ := ParseRequest([]byte(validBody))
+	req2, _ := NewRequest(validValues)
 	resp2, err := e.Predict(context.Background(), req2)
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +330,7 @@ func TestPredictCancelled(t *testing.T) {
 	e := loadEngine(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	req, _ := ParseRequest([]byte(validBody))
+	req, _ := NewRequest(validValues)
 	if _, err := e.Predict(ctx, req); err == nil {
 		t.Error("cancelled context predicted")
 	}
@@ -341,7 +343,7 @@ func TestPredictCancelled(t *testing.T) {
 // competes for the cores.
 func BenchmarkPredict(b *testing.B) {
 	e := loadEngine(b)
-	req, err := ParseRequest([]byte(validBody))
+	req, err := NewRequest(validValues)
 	if err != nil {
 		b.Fatal(err)
 	}

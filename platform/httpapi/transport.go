@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"vetlens/api/usgv1"
 	"vetlens/internal/clock"
 )
 
@@ -56,7 +57,7 @@ func RedirectHandler(publicHost, httpsPort string) http.Handler {
 				". Plain HTTP is refused because the key crosses the network in clear text; this key was sent so, so consider replacing it (vetlens keys create, then keys revoke)"
 			w.Header().Set("Connection", "close")
 			if strings.HasPrefix(uri, "/usg/") {
-				usgError(w, http.StatusForbidden, codeHTTPSRequired, msg)
+				usgError(w, usgv1.CodeHTTPSRequired, msg)
 				return
 			}
 			v3Error(w, http.StatusForbidden, msg)

@@ -7,29 +7,17 @@ import (
 	"net/http"
 	"time"
 
+	"vetlens/api/errstatus"
+	"vetlens/api/usgv1"
 	"vetlens/app"
-	"vetlens/engine/usg"
 	"vetlens/internal/errs"
 )
 
-// usgError writes the USG error body {error: {code, message}}.
-func usgError(w http.ResponseWriter, status int, code usg.Code, msg string) {
-	writeJSON(w, status, usg.ErrorBody{Error: usg.ErrorDetail{Code: code, Message: msg}})
+// usgError writes the USG error body {error: {code, message}} with the
+// status the one status table pairs with code (errstatus.USG).
+func usgError(w http.ResponseWriter, code usgv1.Code, msg string) {
+	writeJSON(w, errstatus.USG(code), usgv1.NewErrorBody(code, msg))
 }
-
-// Codes the HTTP layer adds to the spec's USG codes for rows the spec
-// does not show.
-const (
-	codeTooLarge    usg.Code = "payload_too_large"
-	codeRateLimited usg.Code = "rate_limited"
-	codeUnavailable usg.Code = "service_unavailable"
-	codeNotFound    usg.Code = "not_found"
-	codeMethod      usg.Code = "method_not_allowed"
-	codeNoSpace     usg.Code = "insufficient_storage"
-	codeTimeout     usg.Code = "request_timeout"
-	// codeHTTPSRequired: a request with a key over plain HTTP.
-	codeHTTPSRequired usg.Code = "https_required"
-)
 
 // cors adds the spec's permissive CORS headers to every /usg/v1 response.
 func (s *Server) cors(h http.Handler) http.Handler {
@@ -45,7 +33,7 @@ func (s *Server) cors(h http.Handler) http.Handler {
 					panic(p)
 				}
 				s.cfg.Logger.Error("panic", "value", p)
-				usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error")
+				usgError(w, usgv1.CodeInternal, "internal error")
 			}
 		}()
 		h.ServeHTTP(w, r)
@@ -64,19 +52,19 @@ func (s *Server) usgAuth(h http.Handler) http.Handler {
 		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
 		switch {
 		case errors.Is(err, app.ErrMissingKey):
-			usgError(w, http.StatusUnauthorized, usg.CodeMissingAPIKey, "x-api-key header is required")
+			usgError(w, usgv1.CodeMissingAPIKey, "x-api-key header is required")
 			return
 		case errors.Is(err, app.ErrInvalidKey):
-			usgError(w, http.StatusForbidden, usg.CodeInvalidAPIKey, "API key is not active")
+			usgError(w, usgv1.CodeInvalidAPIKey, "API key is not active")
 			return
 		case err != nil:
 			s.cfg.Logger.Error("authenticate", "err", err)
-			usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error")
+			usgError(w, usgv1.CodeInternal, "internal error")
 			return
 		}
 		if !s.acquire(caller.KeyPrefix) {
 			setRetryAfter(w, time.Second)
-			usgError(w, http.StatusTooManyRequests, codeRateLimited, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
+			usgError(w, usgv1.CodeRateLimited, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
 			return
 		}
 		defer s.release(caller.KeyPrefix)
@@ -97,54 +85,58 @@ func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
 	body, tooLarge, err := readBody(r)
 	s.bodyDone(w)
 	if tooLarge {
-		usgError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
+		usgError(w, usgv1.CodePayloadTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
 		return
 	}
 	if bodyTimedOut(err) {
-		usgError(w, http.StatusRequestTimeout, codeTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxSmallBody)))
+		usgError(w, usgv1.CodeRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxSmallBody)))
 		return
 	}
 	if err != nil {
-		usgError(w, http.StatusBadRequest, usg.CodeInvalidJSON, "could not read request body")
+		usgError(w, usgv1.CodeInvalidJSON, "could not read request body")
 		return
 	}
-	req, err := usg.ParseRequest(body)
+	req, err := usgv1.ParseRequest(body)
 	if err != nil {
-		eb := usg.ErrorBodyOf(err)
-		writeJSON(w, eb.Error.Code.HTTPStatus(), eb)
+		eb := usgv1.ErrorBodyOf(err)
+		writeJSON(w, errstatus.USG(eb.Error.Code), eb)
 		return
 	}
 	req.Received = r.Context().Value(receivedKey{}).(time.Time)
 	resp, err := s.svc.PredictUSG(r.Context(), caller, req)
 	if err != nil {
-		if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
-			return
-		}
-		if app.KindOf(err) == app.KindUnavailable {
-			usgError(w, http.StatusServiceUnavailable, codeUnavailable, err.Error())
-			return
-		}
-		if k := app.KindOf(err); k == app.KindNoSpace {
-			setRetryAfter(w, retryAfterOf(err))
-			usgError(w, http.StatusInsufficientStorage, codeNoSpace, err.Error())
-			return
-		}
-		if app.KindOf(err) == app.KindInvalid {
-			s.logFail(r, http.StatusBadRequest, err)
-			usgError(w, http.StatusBadRequest, usg.CodeInvalidValue, err.Error())
-			return
-		}
-		s.cfg.Logger.Error("usg predict", "err", errs.Chain(err))
-		usgError(w, http.StatusInternalServerError, usg.CodeInternal, "internal error; safe to retry once")
+		s.usgFail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// usgFail answers a failed USG prediction: the kind's usg-v1 code and
+// its status from the one table (errstatus.USGCode), the error's text and
+// Retry-After; nothing when the client is gone. An internal error is
+// logged whole and answered with the spec's fixed text; a refusal under
+// 500 is logged as v3Fail logs it (logFail).
+func (s *Server) usgFail(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		return
+	}
+	code := errstatus.USGCode(app.KindOf(err))
+	if code == usgv1.CodeInternal {
+		s.cfg.Logger.Error("usg predict", "err", errs.Chain(err))
+		usgError(w, code, "internal error; safe to retry once")
+		return
+	}
+	if status := errstatus.USG(code); status < http.StatusInternalServerError {
+		s.logFail(r, status, err)
+	}
+	setRetryAfter(w, retryAfterOf(err))
+	usgError(w, code, err.Error())
+}
+
 func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
 	h, err := s.svc.USGHealth()
 	if err != nil {
-		usgError(w, http.StatusServiceUnavailable, codeUnavailable, "USG model not loaded")
+		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
 	}
 	writeJSON(w, http.StatusOK, h)
@@ -153,7 +145,7 @@ func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {
 	e := s.svc.USG()
 	if e == nil {
-		usgError(w, http.StatusServiceUnavailable, codeUnavailable, "USG model not loaded")
+		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
 	}
 	writeJSON(w, http.StatusOK, e.Version())
@@ -164,8 +156,8 @@ var usgPaths = map[string]string{"/usg/v1/health": "GET", "/usg/v1/version": "GE
 func (s *Server) usgNotFound(w http.ResponseWriter, r *http.Request) {
 	if m, ok := usgPaths[r.URL.Path]; ok {
 		w.Header().Set("Allow", m+", OPTIONS")
-		usgError(w, http.StatusMethodNotAllowed, codeMethod, "method not allowed; use "+m)
+		usgError(w, usgv1.CodeMethodNotAllowed, "method not allowed; use "+m)
 		return
 	}
-	usgError(w, http.StatusNotFound, codeNotFound, "no such endpoint")
+	usgError(w, usgv1.CodeNotFound, "no such endpoint")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"vetlens/api/errstatus"
+	"vetlens/api/usgv1"
 	"vetlens/app"
 	"vetlens/engine/usg"
 	"vetlens/internal/testmodels"
@@ -134,10 +136,10 @@ func FuzzUSGParseRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := usg.ParseRequest(body)
+		req, err := usgv1.ParseRequest(body)
 		if err != nil {
-			eb := usg.ErrorBodyOf(err)
-			if st := eb.Error.Code.HTTPStatus(); st != 400 {
+			eb := usgv1.ErrorBodyOf(err)
+			if st := errstatus.USG(eb.Error.Code); st != 400 {
 				t.Fatalf("parse error with status %d: %v", st, err)
 			}
 			return
@@ -174,7 +176,7 @@ func TestUSGInternalError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var eb usg.ErrorBody
+	var eb usgv1.ErrorBody
 	json.NewDecoder(resp.Body).Decode(&eb)
 	if resp.StatusCode != 500 || eb.Error.Code != "internal_error" || eb.Error.Message == "" {
 		t.Fatalf("%d %+v", resp.StatusCode, eb)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/api/errstatus"
 	"vetlens/app"
 	"vetlens/internal/errs"
 )
@@ -51,17 +52,17 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 		defer s.recoverV3(w)
 		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
 		if err != nil {
-			if app.KindOf(err) == app.KindUnauthorized {
-				v3Error(w, http.StatusForbidden, "invalid or missing API key")
+			if k := app.KindOf(err); k == app.KindUnauthorized {
+				v3Error(w, errstatus.Of(k), "invalid or missing API key")
 				return
 			}
 			s.cfg.Logger.Error("authenticate", "err", err)
-			v3Error(w, http.StatusInternalServerError, "internal server error")
+			v3Error(w, errstatus.Of(app.KindInternal), "internal server error")
 			return
 		}
 		if !s.acquire(caller.KeyPrefix) {
 			setRetryAfter(w, time.Second)
-			v3Error(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
+			v3Error(w, errstatus.Of(app.KindTooMany), fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
 			return
 		}
 		defer s.release(caller.KeyPrefix)
@@ -76,7 +77,7 @@ func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
 			b, tooLarge, err := readBody(r)
 			s.bodyDone(w)
 			if tooLarge {
-				v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", limit))
+				v3Error(w, errstatus.Of(app.KindTooLarge), fmt.Sprintf("request body exceeds %d bytes", limit))
 				return
 			}
 			if bodyTimedOut(err) {
@@ -103,9 +104,12 @@ func (s *Server) recoverV3(w http.ResponseWriter) {
 	}
 }
 
-// v3Fail maps a use-case error to its status and the cardiac error body.
+// v3Fail answers a use-case error with the cardiac error body: the
+// kind's status from the one table (errstatus.Of), its message and
+// Retry-After; an internal error or a timeout is a 500 with a fixed
+// text, and a request whose client is gone gets nothing.
 func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := http.StatusInternalServerError
+	status := errstatus.Of(app.KindInternal)
 	msg := "internal server error"
 	var ae *app.Error
 	switch k := app.KindOf(err); {
@@ -114,7 +118,7 @@ func (s *Server) v3Fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return // the client is gone
 	case errors.As(err, &ae) && k != app.KindInternal:
-		status = k.Status()
+		status = errstatus.Of(k)
 		msg = ae.Error()
 		setRetryAfter(w, ae.RetryAfter)
 	}
@@ -146,7 +150,7 @@ func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		v3Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		v3Error(w, errstatus.Of(app.KindTooLarge), fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 		return nil, false
 	case bodyTimedOut(err):
 		v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxPredictBody)))
