@@ -80,7 +80,7 @@ PGCLUSTER := internal/pgtest/pgcluster.sh
 # The Windows seams in pure-Go packages, vetted for Windows without cgo
 # (docs/packaging.md, "Windows"); the rest of the tree needs cgo (GoCV,
 # ONNX Runtime, Fyne's GLFW) and a mingw-w64 cross-build not made yet.
-WINDOWS_PURE_PKGS := ./internal/diskfree ./internal/filelock ./internal/adminsock
+WINDOWS_PURE_PKGS := ./internal/diskfree ./internal/filelock ./internal/adminsock ./platform/printing
 test-go:
 	$(GO) vet ./...
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) vet $(WINDOWS_PURE_PKGS)
