@@ -24,8 +24,8 @@ type System = Shell
 // the "print" verb (the default printer) or "printto" (a named one),
 // which runs the print command the installed PDF program registers for
 // .pdf files. Windows itself has no PDF printing command; a computer
-// whose only PDF viewer registers no print verb (Edge as the default PDF
-// viewer registers none) cannot print from here, and Ready says so.
+// whose PDF viewer registers no print verb (a browser set as the PDF
+// viewer may not) cannot print from here, and Ready says so.
 type Shell struct {
 	// Destination is the printer's name as Windows shows it; empty: the
 	// default printer.
