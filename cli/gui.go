@@ -229,7 +229,7 @@ func GUIDriven(ctx context.Context, args []string, stdout, stderr io.Writer, dri
 		}
 		var u *ui.UI
 		fyne.DoAndWait(func() {
-			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.LP{}, ImportDir: c.importDir, Learn: ls, DataDir: c.dataDir, PACS: pacs.StoreSCU{}}
+			opts := ui.Options{Window: w, Listener: listener, Prefs: a.Preferences(), Printer: printing.System{}, ImportDir: c.importDir, Learn: ls, DataDir: c.dataDir, PACS: pacs.StoreSCU{}}
 			addCamera(&opts)
 			u = ui.New(svc, opts)
 			if c.camera != "" {

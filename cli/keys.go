@@ -8,14 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/adminsock"
 	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
@@ -36,7 +35,9 @@ type keyAdmin interface {
 }
 
 // Keys runs `vetlens keys create|list|revoke`. When a server (or the GUI)
-// holds the database, it talks to that process over DIR/admin.sock.
+// holds the database, it talks to that process over its admin socket
+// (internal/adminsock: DIR/admin.sock, on Windows loopback TCP with the
+// token in DIR/admin.token).
 // create prints the key once, on the last line of stdout.
 func Keys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -128,12 +129,11 @@ func openKeyAdmin(ctx context.Context, spec, dir string) (keyAdmin, func(), erro
 	if !errors.Is(err, store.ErrLocked) {
 		return nil, nil, err
 	}
-	sock := filepath.Join(dir, AdminSocket)
-	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
+	rt, err := adminsock.Transport(adminKind, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("database held by a running server; %w", err)
+	}
+	c := &http.Client{Timeout: 30 * time.Second, Transport: rt}
 	return socketAdmin{c}, func() { c.CloseIdleConnections() }, nil
 }
 

@@ -19,14 +19,15 @@ import (
 	"vetlens/app"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
+	"vetlens/internal/adminsock"
 	"vetlens/internal/config"
 	"vetlens/internal/diskfree"
 	"vetlens/platform/httpapi"
 )
 
-// AdminSocket is the unix socket in the data dir through which `vetlens
-// keys` reaches a running server (mode 0600: only the owner).
-const AdminSocket = "admin.sock"
+// adminKind is the admin socket's transport: the system's own
+// (adminsock.Native); tests set the other.
+var adminKind = adminsock.Native
 
 // Serve runs `vetlens serve`: the LAN API over HTTPS until ctx ends, then
 // a graceful shutdown that lets in-flight requests finish. It prints the
@@ -222,7 +223,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	admin, err := listenAdmin(c.dataDir)
+	admin, err := adminsock.Listen(adminKind, c.dataDir)
 	if err != nil {
 		ln.Close()
 		return err
@@ -258,7 +259,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	}
 	run(func() error { return httpapi.Serve(ctx, srv, ln, 305*time.Second) })
 	run(func() error {
-		return httpapi.Serve(ctx, &http.Server{Handler: httpapi.AdminHandler(svc), ReadHeaderTimeout: 5 * time.Second}, admin, 5*time.Second)
+		return httpapi.Serve(ctx, &http.Server{Handler: admin.Handler(httpapi.AdminHandler(svc)), ReadHeaderTimeout: 5 * time.Second}, admin, 5*time.Second)
 	})
 	if c.redirect != "" {
 		rl, err := net.Listen("tcp", c.redirect)
@@ -278,7 +279,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 		})
 	}
 	wg.Wait()
-	os.Remove(filepath.Join(c.dataDir, AdminSocket))
+	admin.Close()
 	close(errs)
 	return <-errs
 }
@@ -298,23 +299,6 @@ func publicHost(configured, listenHost string) string {
 		return h
 	}
 	return "localhost"
-}
-
-// listenAdmin listens on DIR/admin.sock with mode 0600. A socket left by
-// a crashed server is removed: holding the database lock proves no live
-// server owns it.
-func listenAdmin(dir string) (net.Listener, error) {
-	path := filepath.Join(dir, AdminSocket)
-	os.Remove(path)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("admin socket: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("admin socket: %w", err)
-	}
-	return ln, nil
 }
 
 // dollarsFlag is a flag holding an amount of money, set as dollars with

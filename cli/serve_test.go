@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/internal/adminsock"
 )
 
 // syncBuf is a goroutine-safe output buffer.
@@ -87,8 +88,23 @@ func TestKeysWithoutServer(t *testing.T) {
 // TestServeAndKeysThroughSocket starts `vetlens serve` on a loopback port,
 // creates a key with `vetlens keys` through the admin socket (the server
 // holds the database), calls the API over HTTPS pinned to the printed
-// fingerprint, checks the redirect, revokes the key, and shuts down.
+// fingerprint, checks the redirect, revokes the key, and shuts down; the
+// admin socket's file is gone after. Both admin transports run, the
+// Windows one (loopback TCP and DIR/admin.token) included.
 func TestServeAndKeysThroughSocket(t *testing.T) {
+	for _, kind := range []adminsock.Kind{adminsock.KindUnix, adminsock.KindLoopback} {
+		t.Run(kind.String(), func(t *testing.T) {
+			if kind != adminsock.Native && adminsock.Native != adminsock.KindUnix {
+				t.Skip("unix sockets are not this system's admin transport")
+			}
+			defer func(k adminsock.Kind) { adminKind = k }(adminKind)
+			adminKind = kind
+			testServeAndKeys(t)
+		})
+	}
+}
+
+func testServeAndKeys(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -121,7 +137,7 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 	if addr == "" || fp == "" || redir == "" {
 		t.Fatalf("no address/fingerprint: %s %s", out.String(), errb.String())
 	}
-	if st, err := os.Stat(filepath.Join(dir, AdminSocket)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(dir, adminKind.String())); err != nil || adminKind == adminsock.KindUnix && st.Mode().Perm() != 0o600 {
 		t.Fatalf("admin socket: %v %v", st, err)
 	}
 	var kout, kerr bytes.Buffer
@@ -206,6 +222,9 @@ func TestServeAndKeysThroughSocket(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not shut down")
+	}
+	if _, err := os.Stat(filepath.Join(dir, adminKind.String())); !os.IsNotExist(err) {
+		t.Fatalf("%s after shutdown: %v", adminKind, err)
 	}
 	// The certificate is reused on the next start.
 	if _, created, err := loadOrCreateCert(dir, "", ""); err != nil || created {

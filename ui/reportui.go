@@ -24,7 +24,8 @@ const (
 	PrefClinicLogo    = "clinic_logo" // path of a PNG or JPEG
 )
 
-// Printer prints a PDF file through the system's printing (CUPS lp).
+// Printer prints a PDF file through the system's printing (platform/printing:
+// CUPS lp; on Windows the shell's print verb).
 type Printer interface {
 	// Ready reports whether a printer is set up, and if not, why, in a
 	// few words for the Print button.
@@ -178,8 +179,9 @@ func writeReport(path string, rep report.Report) error {
 const printTimeout = 30 * time.Second
 
 // PrintReport prints the Review tab's report on the default printer
-// (Options.Printer: CUPS lp): the same PDF as Export, written to a
-// temporary file that lp spools.
+// (Options.Printer: CUPS lp, or the Windows shell): the same PDF as
+// Export, written to a temporary file that lp spools (the Windows printer
+// keeps its own copy for the PDF program).
 func (u *UI) PrintReport() error {
 	if err := u.reportReady(); err != nil {
 		return err

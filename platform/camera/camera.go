@@ -6,7 +6,9 @@
 //
 // Source specs (Open):
 //
-//	device:N        camera device index N (0 is the default camera)
+//	device:N        camera device index N (0 is the default camera), opened
+//	                with the system's OpenCV backend (deviceAPI: any on
+//	                Linux, DirectShow on Windows)
 //	PATH            a directory: its JPEG and PNG files (.jpg, .jpeg, .png,
 //	                any case) in name order; a JPEG or PNG file (recognised
 //	                by its signature, not its name): that one image; any
@@ -48,7 +50,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,9 +241,9 @@ func sniffImage(path string) (bool, error) {
 func (s *Source) openDevice(n int) error {
 	s.kind, s.device, s.name = KindDevice, n, "device:"+strconv.Itoa(n)
 	if !deviceNodeMayExist(n) {
-		return fmt.Errorf("%w: %s (no /dev/video%d)", ErrNoDevice, s.name, n)
+		return fmt.Errorf("%w: %s (no %s%d)", ErrNoDevice, s.name, deviceNode, n)
 	}
-	c, err := gocv.VideoCaptureDevice(n)
+	c, err := gocv.VideoCaptureDeviceWithAPI(n, deviceAPI)
 	s.cap = c
 	if err != nil || !c.IsOpened() {
 		return fmt.Errorf("%w: %s cannot be opened", ErrNoDevice, s.name)
@@ -254,14 +255,15 @@ func (s *Source) openDevice(n int) error {
 	return nil
 }
 
-// deviceNodeMayExist is false on Linux when /dev/videoN is missing, so
-// that probing an absent camera neither asks OpenCV (which logs a
-// warning) nor takes time.
+// deviceNodeMayExist is false where the system names its camera devices
+// (deviceNode: Linux's /dev/videoN) and device n's is missing, so that
+// probing an absent camera neither asks OpenCV (which logs a warning) nor
+// takes time.
 func deviceNodeMayExist(n int) bool {
-	if runtime.GOOS != "linux" {
+	if deviceNode == "" {
 		return true
 	}
-	_, err := os.Stat("/dev/video" + strconv.Itoa(n))
+	_, err := os.Stat(deviceNode + strconv.Itoa(n))
 	return err == nil
 }
 
@@ -567,7 +569,7 @@ func ListDevices(max int) []Device {
 		if !deviceNodeMayExist(i) {
 			continue
 		}
-		c, err := gocv.VideoCaptureDevice(i)
+		c, err := gocv.VideoCaptureDeviceWithAPI(i, deviceAPI)
 		if err == nil && c.IsOpened() {
 			out = append(out, Device{Index: i, Spec: "device:" + strconv.Itoa(i),
 				Width: int(c.Get(gocv.VideoCaptureFrameWidth)), Height: int(c.Get(gocv.VideoCaptureFrameHeight))})

@@ -21,8 +21,9 @@ type AdminCreated struct {
 
 // AdminHandler serves key administration to `vetlens keys` while the
 // server holds the database: POST /keys (create), GET /keys (list),
-// POST /keys/{prefix}/revoke. It must only be served on the unix socket
-// in the data dir (mode 0600), never on the network.
+// POST /keys/{prefix}/revoke. It must only be served on the admin socket
+// (internal/adminsock: the unix socket in the data dir, mode 0600, or on
+// Windows loopback TCP behind its token check), never on the network.
 func AdminHandler(svc *app.Service) http.Handler {
 	mux := http.NewServeMux()
 	fail := func(w http.ResponseWriter, err error) {

@@ -1,6 +1,9 @@
-// Package printing prints files through the system's printing: CUPS's
-// lp, with lpstat to tell whether a destination is set up. It implements
-// the desktop's Printer port (ui.Printer).
+// Package printing prints files through the system's printing. It
+// implements the desktop's Printer port (ui.Printer) twice: LP, CUPS's lp
+// with lpstat to tell whether a destination is set up (Unix), and Shell,
+// the Windows shell's "print" verb (shell_windows.go). System is the one
+// this system uses; what Ready says when a printer is missing is shared
+// (ready).
 package printing
 
 import (
@@ -12,8 +15,8 @@ import (
 	"time"
 )
 
-// lpstatTimeout bounds the readiness check.
-const lpstatTimeout = 5 * time.Second
+// readyTimeout bounds the readiness check.
+const readyTimeout = 5 * time.Second
 
 // LP prints with CUPS's command-line client.
 type LP struct {
@@ -34,33 +37,63 @@ func orDefault(s, d string) string {
 }
 
 // noPrinting is why Print is off where this computer cannot print at all
-// (lp or lpstat missing), in the clinic's words: the fix (installing
-// CUPS's client) is for whoever looks after the computer.
+// (lp or lpstat missing; on Windows no program prints PDF files), in the
+// clinic's words: the fix (installing CUPS's client, a PDF reader) is for
+// whoever looks after the computer.
 const noPrinting = "printing is not set up on this computer: ask whoever looks after it"
 
-// Ready reports whether printing can work: lp is installed and CUPS
-// names a default destination (or the configured one exists). why says,
-// in a few words, what is missing.
-func (p LP) Ready() (ok bool, why string) {
-	if _, err := exec.LookPath(p.lp()); err != nil {
-		return false, noPrinting
+// spooler is what Ready asks one system's printing.
+type spooler interface {
+	// missing says why this computer cannot print at all, "" when it can.
+	missing() string
+	// hasDestination reports whether the printer named is set up.
+	hasDestination(ctx context.Context, name string) bool
+	// hasDefault reports whether a default printer is chosen.
+	hasDefault(ctx context.Context) bool
+}
+
+// ready is Ready for every system: printing is possible at all, and the
+// destination (empty: the default printer) is set up. why says, in a few
+// words, what is missing.
+func ready(s spooler, destination string) (ok bool, why string) {
+	if why := s.missing(); why != "" {
+		return false, why
 	}
-	if _, err := exec.LookPath(p.lpstat()); err != nil {
-		return false, noPrinting
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), lpstatTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
-	if p.Destination != "" {
-		if err := exec.CommandContext(ctx, p.lpstat(), "-p", p.Destination).Run(); err != nil {
-			return false, "printer " + p.Destination + " is not set up"
+	if destination != "" {
+		if !s.hasDestination(ctx, destination) {
+			return false, "printer " + destination + " is not set up"
 		}
 		return true, ""
 	}
-	out, err := exec.CommandContext(ctx, p.lpstat(), "-d").Output()
-	if err != nil || !bytes.Contains(out, []byte(":")) || bytes.Contains(out, []byte("no system default")) {
+	if !s.hasDefault(ctx) {
 		return false, "no default printer is chosen on this computer"
 	}
 	return true, ""
+}
+
+// Ready reports whether printing can work: lp is installed and CUPS
+// names a default destination (or the configured one exists).
+func (p LP) Ready() (ok bool, why string) { return ready(p, p.Destination) }
+
+func (p LP) missing() string {
+	if _, err := exec.LookPath(p.lp()); err != nil {
+		return noPrinting
+	}
+	if _, err := exec.LookPath(p.lpstat()); err != nil {
+		return noPrinting
+	}
+	return ""
+}
+
+func (p LP) hasDestination(ctx context.Context, name string) bool {
+	return exec.CommandContext(ctx, p.lpstat(), "-p", name).Run() == nil
+}
+
+func (p LP) hasDefault(ctx context.Context) bool {
+	out, err := exec.CommandContext(ctx, p.lpstat(), "-d").Output()
+	return err == nil && bytes.Contains(out, []byte(":")) && !bytes.Contains(out, []byte("no system default"))
 }
 
 // Print sends the file to the printer and returns lp's answer (the job
