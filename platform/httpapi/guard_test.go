@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -142,5 +143,69 @@ func (a *api) holdSlot(t *testing.T, started chan struct{}) (release func()) {
 		cancel()
 		wg.Wait()
 		a.idle()
+	}
+}
+
+// errReader fails every read: a body that cannot be read.
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestGuardRecoversAndRefusesUnreadableBodies runs the guard's answers
+// that a client cannot provoke over the wire on both specs' errors: a
+// handler's panic (500 in the spec's words; http.ErrAbortHandler passes
+// through) and a body that cannot be read (400; usg-v1: invalid_json).
+// A request that passes reaches the handler with its caller, its
+// received time and its body.
+func TestGuardRecoversAndRefusesUnreadableBodies(t *testing.T) {
+	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}})
+	specs := []struct {
+		name                 string
+		errs                 specErrors
+		internal, unreadable string
+		internalSt, unreadSt int
+	}{
+		{"cardiac", v3Errors{}, `{"error":"internal server error"}`, `{"error":"could not read request body"}`, 500, 400},
+		{"usg", usgErrors{},
+			`{"error":{"code":"internal_error","message":"internal error"}}`,
+			`{"error":{"code":"invalid_json","message":"could not read request body"}}`, 500, 400},
+	}
+	serve := func(h http.Handler, body io.Reader) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/", body)
+		r.Header.Set("x-api-key", a.key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for _, sp := range specs {
+		t.Run(sp.name, func(t *testing.T) {
+			before := time.Now()
+			ok := a.h.guard(sp.errs, MaxSmallBody, true, func(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
+				if _, has := ctx.Deadline(); !has || req.caller.Customer != "clinic-a" || req.received.Before(before) || string(req.body) != "{}" {
+					t.Errorf("handler got deadline %v, caller %+v, received %v, body %q", has, req.caller, req.received, req.body)
+				}
+				w.WriteHeader(http.StatusNoContent)
+			})
+			if w := serve(ok, strings.NewReader("{}")); w.Code != http.StatusNoContent {
+				t.Fatalf("a request that passes: %d %s", w.Code, w.Body)
+			}
+			panics := a.h.guard(sp.errs, MaxSmallBody, true, func(context.Context, http.ResponseWriter, *keyedRequest) { panic("boom") })
+			if w := serve(panics, strings.NewReader("{}")); w.Code != sp.internalSt || w.Body.String() != sp.internal+"\n" {
+				t.Errorf("panic: %d %s", w.Code, w.Body)
+			}
+			if w := serve(ok, errReader{}); w.Code != sp.unreadSt || w.Body.String() != sp.unreadable+"\n" {
+				t.Errorf("unreadable body: %d %s", w.Code, w.Body)
+			}
+			aborts := a.h.guard(sp.errs, 0, true, func(context.Context, http.ResponseWriter, *keyedRequest) { panic(http.ErrAbortHandler) })
+			func() {
+				defer func() {
+					if p := recover(); p != http.ErrAbortHandler {
+						t.Errorf("ErrAbortHandler: recovered %v", p)
+					}
+				}()
+				serve(aborts, nil)
+			}()
+			a.idle() // every slot given back
+		})
 	}
 }
