@@ -193,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) routes() {
-	v3 := func(pattern string, limit int64, h v3Handler) {
+	v3 := func(pattern string, limit int64, h keyedHandler) {
 		s.mux.Handle(pattern, s.v3(limit, h))
 	}
 	v3("GET /v3/health", 0, s.health)
@@ -212,7 +212,7 @@ func (s *Server) routes() {
 
 	s.mux.Handle("GET /usg/v1/health", s.cors(http.HandlerFunc(s.usgHealth)))
 	s.mux.Handle("GET /usg/v1/version", s.cors(http.HandlerFunc(s.usgVersion)))
-	s.mux.Handle("POST /usg/v1/predict", s.cors(s.usgAuth(http.HandlerFunc(s.usgPredict))))
+	s.mux.Handle("POST /usg/v1/predict", s.cors(s.guard(usgErrors{}, MaxSmallBody, true, s.usgPredict)))
 	s.mux.Handle("OPTIONS /usg/v1/", s.cors(http.HandlerFunc(preflight)))
 	s.mux.Handle("/usg/v1/", s.cors(http.HandlerFunc(s.usgNotFound)))
 }
@@ -253,16 +253,6 @@ func (s *Server) release(prefix string) {
 // bodyTimedOut reports whether a body read failed at its read deadline
 // (bodyReadTimeout): the client sent it too slowly, or not at all.
 func bodyTimedOut(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
-
-// readBody reads the bounded body; tooLarge reports a MaxBytesReader stop.
-func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
-	b, err := io.ReadAll(r.Body)
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, true, err
-	}
-	return b, false, err
-}
 
 // ---- serving --------------------------------------------------------------
 

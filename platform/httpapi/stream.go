@@ -91,7 +91,7 @@ func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing",
 // HeartbeatInterval. A client that disconnects cancels the work before
 // billing, so it is not billed. A failure after the stream started ends
 // it with an error event whose index is -1.
-func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	pr, ok := s.readCardiac(w, req, false)
 	if !ok {
 		return

@@ -3,9 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
 	"vetlens/api/errstatus"
 	"vetlens/api/usgv1"
@@ -27,85 +25,49 @@ func (s *Server) cors(h http.Handler) http.Handler {
 		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		hd.Set("Access-Control-Allow-Headers", "Content-Type, x-api-key")
 		hd.Set("Access-Control-Max-Age", "86400")
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.cfg.Logger.Error("panic", "value", p)
-				usgError(w, usgv1.CodeInternal, "internal error")
-			}
-		}()
+		defer s.recoverTo(w, usgErrors{})
 		h.ServeHTTP(w, r)
 	})
 }
 
 func preflight(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
 
-type callerKey struct{}
+// usgErrors writes the guard's refusals as usg-v1 does: {error: {code,
+// message}} with the code's status (errstatus.USG); a missing key is 401
+// missing_api_key, an invalid one 403 invalid_api_key.
+type usgErrors struct{}
 
-// usgAuth checks the key (401 missing_api_key, 403 invalid_api_key), the
-// in-flight limit (429 rate_limited with Retry-After) and the timeout.
-func (s *Server) usgAuth(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		received := time.Now()
-		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
-		switch {
-		case errors.Is(err, app.ErrMissingKey):
-			usgError(w, usgv1.CodeMissingAPIKey, "x-api-key header is required")
-			return
-		case errors.Is(err, app.ErrInvalidKey):
-			usgError(w, usgv1.CodeInvalidAPIKey, "API key is not active")
-			return
-		case err != nil:
-			s.cfg.Logger.Error("authenticate", "err", err)
-			usgError(w, usgv1.CodeInternal, "internal error")
-			return
-		}
-		if !s.acquire(caller.KeyPrefix) {
-			setRetryAfter(w, time.Second)
-			usgError(w, usgv1.CodeRateLimited, fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
-			return
-		}
-		defer s.release(caller.KeyPrefix)
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-		defer cancel()
-		ctx = context.WithValue(ctx, callerKey{}, caller)
-		ctx = context.WithValue(ctx, receivedKey{}, received)
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
+// usgRefusals is each refusal's code and, where the spec words it its
+// own way, its text.
+var usgRefusals = refusals[usgv1.Code]{
+	refuseMissingKey:  {usgv1.CodeMissingAPIKey, "x-api-key header is required"},
+	refuseInvalidKey:  {usgv1.CodeInvalidAPIKey, "API key is not active"},
+	refuseInternal:    {usgv1.CodeInternal, "internal error"},
+	refuseInFlight:    {usgv1.CodeRateLimited, ""},
+	refuseTooLarge:    {usgv1.CodePayloadTooLarge, ""},
+	refuseBodyTimeout: {usgv1.CodeRequestTimeout, ""},
+	refuseUnreadable:  {usgv1.CodeInvalidJSON, ""},
 }
 
-type receivedKey struct{}
+// refuse writes refusal f in the spec's words (specErrors).
+func (usgErrors) refuse(w http.ResponseWriter, f refusal, msg string) {
+	code, text := usgRefusals.answer(f, msg)
+	usgError(w, code, text)
+}
 
-func (s *Server) usgPredict(w http.ResponseWriter, r *http.Request) {
-	caller := r.Context().Value(callerKey{}).(app.Caller)
-	r.Body = http.MaxBytesReader(w, r.Body, MaxSmallBody)
-	s.startBody(w, MaxSmallBody)
-	body, tooLarge, err := readBody(r)
-	s.bodyDone(w)
-	if tooLarge {
-		usgError(w, usgv1.CodePayloadTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxSmallBody))
-		return
-	}
-	if bodyTimedOut(err) {
-		usgError(w, usgv1.CodeRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxSmallBody)))
-		return
-	}
-	if err != nil {
-		usgError(w, usgv1.CodeInvalidJSON, "could not read request body")
-		return
-	}
-	req, err := usgv1.ParseRequest(body)
+// usgPredict serves POST /usg/v1/predict behind the guard, which has
+// read its body (at most MaxSmallBody).
+func (s *Server) usgPredict(ctx context.Context, w http.ResponseWriter, in *keyedRequest) {
+	req, err := usgv1.ParseRequest(in.body)
 	if err != nil {
 		eb := usgv1.ErrorBodyOf(err)
 		writeJSON(w, errstatus.USG(eb.Error.Code), eb)
 		return
 	}
-	req.Received = r.Context().Value(receivedKey{}).(time.Time)
-	resp, err := s.svc.PredictUSG(r.Context(), caller, req)
+	req.Received = in.received
+	resp, err := s.svc.PredictUSG(ctx, in.caller, req)
 	if err != nil {
-		s.usgFail(w, r, err)
+		s.usgFail(w, in.r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -4,104 +4,55 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"vetlens/api/errstatus"
 	"vetlens/app"
 	"vetlens/internal/errs"
 )
 
-// v3Request is an authenticated cardiac request with its bounded body:
-// read into body, or left in r.Body (bounded) for a handler that reads it
-// as a stream (v3Stream).
-type v3Request struct {
-	r      *http.Request
-	caller app.Caller
-	body   []byte
-}
-
-// v3Handler handles one authenticated /v3 request.
-type v3Handler func(ctx context.Context, w http.ResponseWriter, req *v3Request)
-
 // v3Error writes the cardiac error body {error: message}.
 func v3Error(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-// v3 wraps a cardiac handler: API key (403 when missing or invalid), the
-// per-key in-flight limit (429), the request timeout, and a body bounded
-// by limit (413 beyond it) and by the route's read timeout
-// (bodyReadTimeout; 408 past it, and the connection closed), read before
-// the handler runs. The key is checked before any of the body is read.
-func (s *Server) v3(limit int64, h v3Handler) http.Handler {
-	return s.v3Body(limit, true, h)
+// v3Errors writes the guard's refusals as cardiac-v3 does: {error:
+// message}, 403 for a missing and an invalid key alike (the spec's
+// "invalid or missing API key").
+type v3Errors struct{}
+
+// v3Refusals is each refusal's status and, where the spec words it its
+// own way, its text.
+var v3Refusals = refusals[int]{
+	refuseMissingKey:  {errstatus.Of(app.KindUnauthorized), "invalid or missing API key"},
+	refuseInvalidKey:  {errstatus.Of(app.KindUnauthorized), "invalid or missing API key"},
+	refuseInternal:    {errstatus.Of(app.KindInternal), "internal server error"},
+	refuseInFlight:    {errstatus.Of(app.KindTooMany), ""},
+	refuseTooLarge:    {errstatus.Of(app.KindTooLarge), ""},
+	refuseBodyTimeout: {http.StatusRequestTimeout, ""},
+	refuseUnreadable:  {errstatus.Of(app.KindInvalid), ""},
+}
+
+// refuse writes refusal f in the spec's words (specErrors).
+func (v3Errors) refuse(w http.ResponseWriter, f refusal, msg string) {
+	status, text := v3Refusals.answer(f, msg)
+	v3Error(w, status, text)
+}
+
+// v3 guards a cardiac handler (guard): the key (403 when missing or
+// invalid), the per-key in-flight limit (429), the request timeout, and
+// a body bounded by limit (413 beyond it) and by the route's read
+// timeout (408 past it, and the connection closed), read before the
+// handler runs. The key is checked before any of the body is read.
+func (s *Server) v3(limit int64, h keyedHandler) http.Handler {
+	return s.guard(v3Errors{}, limit, true, h)
 }
 
 // v3Stream is v3 for a handler that reads the body itself, as a stream:
 // r.Body is bounded by limit but not read in advance.
-func (s *Server) v3Stream(limit int64, h v3Handler) http.Handler {
-	return s.v3Body(limit, false, h)
-}
-
-// v3Body is v3, reading the body in advance when read is set.
-func (s *Server) v3Body(limit int64, read bool, h v3Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer s.recoverV3(w)
-		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
-		if err != nil {
-			if k := app.KindOf(err); k == app.KindUnauthorized {
-				v3Error(w, errstatus.Of(k), "invalid or missing API key")
-				return
-			}
-			s.cfg.Logger.Error("authenticate", "err", err)
-			v3Error(w, errstatus.Of(app.KindInternal), "internal server error")
-			return
-		}
-		if !s.acquire(caller.KeyPrefix) {
-			setRetryAfter(w, time.Second)
-			v3Error(w, errstatus.Of(app.KindTooMany), fmt.Sprintf("too many requests in flight for this API key (limit %d)", s.cfg.MaxInFlightPerKey))
-			return
-		}
-		defer s.release(caller.KeyPrefix)
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-		defer cancel()
-		req := &v3Request{r: r, caller: caller}
-		if limit > 0 {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-			s.startBody(w, limit)
-		}
-		if limit > 0 && read {
-			b, tooLarge, err := readBody(r)
-			s.bodyDone(w)
-			if tooLarge {
-				v3Error(w, errstatus.Of(app.KindTooLarge), fmt.Sprintf("request body exceeds %d bytes", limit))
-				return
-			}
-			if bodyTimedOut(err) {
-				v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(limit)))
-				return
-			}
-			if err != nil {
-				v3Error(w, http.StatusBadRequest, "could not read request body")
-				return
-			}
-			req.body = b
-		}
-		h(ctx, w, req)
-	})
-}
-
-func (s *Server) recoverV3(w http.ResponseWriter) {
-	if p := recover(); p != nil {
-		if p == http.ErrAbortHandler {
-			panic(p)
-		}
-		s.cfg.Logger.Error("panic", "value", p)
-		v3Error(w, http.StatusInternalServerError, "internal server error")
-	}
+func (s *Server) v3Stream(limit int64, h keyedHandler) http.Handler {
+	return s.guard(v3Errors{}, limit, false, h)
 }
 
 // v3Fail answers a use-case error with the cardiac error body: the
@@ -138,31 +89,25 @@ func (s *Server) logFail(r *http.Request, status int, err error) {
 	}
 }
 
-func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *v3Request) {
+func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedRequest) {
 	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
 }
 
 // readCardiac reads the cardiac request body as a stream
 // (app.ReadCardiacRequest); a body over the limit is a 413.
-func (s *Server) readCardiac(w http.ResponseWriter, req *v3Request, strict bool) (*app.CardiacRequest, bool) {
+func (s *Server) readCardiac(w http.ResponseWriter, req *keyedRequest, strict bool) (*app.CardiacRequest, bool) {
 	pr, err := app.ReadCardiacRequest(req.r.Body, strict)
 	s.bodyDone(w)
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		v3Error(w, errstatus.Of(app.KindTooLarge), fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
-		return nil, false
-	case bodyTimedOut(err):
-		v3Error(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", s.bodyReadTimeout(MaxPredictBody)))
-		return nil, false
-	case err != nil:
-		s.v3Fail(w, req.r, err)
+	if err != nil {
+		if !s.refuseBody(w, v3Errors{}, req.limit, err) {
+			s.v3Fail(w, req.r, err)
+		}
 		return nil, false
 	}
 	return pr, true
 }
 
-func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	pr, ok := s.readCardiac(w, req, true)
 	if !ok {
 		return
@@ -210,7 +155,7 @@ func parseImageReq(body []byte) (*imageReq, []byte, error) {
 	return &q, img, nil
 }
 
-func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	if len(strings.TrimSpace(string(req.body))) > 0 {
 		var m map[string]any
 		if err := json.Unmarshal(req.body, &m); err != nil {
@@ -226,7 +171,7 @@ func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *v
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
 		if q.SessionID == nil || *q.SessionID == "" {
 			return nil, invalid("session_id is required")
@@ -242,13 +187,13 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *v
 	})
 }
 
-func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
 		return s.svc.DetectCorners(ctx, img)
 	})
 }
 
-func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
 		const shape = "corners must be 4 [x, y] pairs (TL, TR, BR, BL)"
 		var cs [4][2]float64
@@ -271,7 +216,7 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *v3Requ
 	})
 }
 
-func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
 		return s.svc.Preprocess(ctx, img)
 	})
@@ -280,7 +225,7 @@ func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *v3R
 // popImage serves a PoP endpoint whose request carries an image: 503
 // without the pipeline, 400 for a bad body, then fn's body or error (an
 // app.Error of KindInvalid from fn is a 400 with its message).
-func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *v3Request,
+func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *keyedRequest,
 	fn func(context.Context, *imageReq, []byte) (any, error)) {
 	if s.svc.PoP() == nil {
 		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
@@ -309,7 +254,7 @@ var v3Paths = map[string]string{
 	"/v3/rectify": "POST", "/v3/preprocess": "POST",
 }
 
-func (s *Server) v3NotFound(_ context.Context, w http.ResponseWriter, req *v3Request) {
+func (s *Server) v3NotFound(_ context.Context, w http.ResponseWriter, req *keyedRequest) {
 	if m, ok := v3Paths[req.r.URL.Path]; ok {
 		w.Header().Set("Allow", m)
 		v3Error(w, http.StatusMethodNotAllowed, "method not allowed; use "+m)
