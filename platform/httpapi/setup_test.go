@@ -165,8 +165,8 @@ type apiOpts struct {
 	cardiac app.CardiacEngine
 	// usg, when set, replaces the shipped USG models.
 	usg app.USGEngine
-	pop     app.PoP
-	cfg     Config
+	pop app.PoP
+	cfg Config
 	// appCfg, when set, adjusts the service's configuration.
 	appCfg func(*app.Config)
 	// disk, when set, is the free-space probe (none: no guard).
