@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/app/patient"
 	"vetlens/app/repo"
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
@@ -28,19 +29,31 @@ func DesktopCaller() Caller { return Caller{Customer: DesktopCustomer, KeyPrefix
 // identifier rule's cap (internal/ident).
 const MaxPatientIDLen = ident.MaxBytes
 
-// CheckPatientID validates a patient id typed at the desktop by the one
-// identifier rule (internal/ident: at most MaxPatientIDLen bytes of
-// UTF-8, graphic characters only). The empty id is valid (no patient);
-// callers that need one check for it.
-func CheckPatientID(id string) error {
-	if err := ident.Check(id); err != nil {
-		return &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
+// PatientID is a patient id (patient.ID): parsed by ParsePatientID at a
+// boundary, or read back from a store.
+type PatientID = patient.ID
+
+// ParsePatientID parses a patient id typed at the desktop, given on the
+// command line or read from a DICOM Patient ID tag, by the one identifier
+// rule (internal/ident: at most MaxPatientIDLen bytes of UTF-8, graphic
+// characters only). The id is taken as given (callers trim it where they
+// read it). The empty id is valid (no patient); callers that need one
+// check for it. Errors are KindInvalid, "patient ID: " and why.
+func ParsePatientID(s string) (PatientID, error) {
+	if err := ident.Check(s); err != nil {
+		return "", &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
 	}
-	return nil
+	return PatientID(s), nil
+}
+
+// CheckPatientID reports whether ParsePatientID accepts id (its error).
+func CheckPatientID(id string) error {
+	_, err := ParsePatientID(id)
+	return err
 }
 
 // CheckUUID validates a cardiac request's uuid by the same rule as
-// CheckPatientID (KindInvalid, the message naming the uuid).
+// ParsePatientID (KindInvalid, the message naming the uuid).
 func CheckUUID(uuid string) error {
 	if err := ident.Check(uuid); err != nil {
 		return &Error{Kind: KindInvalid, Msg: "uuid", Err: err}
