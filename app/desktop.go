@@ -331,12 +331,12 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // and landmarks) writes nothing and reports a repeat: one save per change.
 func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
 	var e repo.HistoryEntry
-	id := strings.TrimSpace(req.PatientID)
+	id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
+	if err != nil {
+		return Saved{Entry: e}, err
+	}
 	if id == "" {
 		return Saved{Entry: e}, errf(KindInvalid, "a patient ID is required to save")
-	}
-	if err := CheckPatientID(id); err != nil {
-		return Saved{Entry: e}, err
 	}
 	if err := s.CheckWritable(); err != nil {
 		return Saved{Entry: e}, err
@@ -408,7 +408,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
 	e.ImageSHA256 = sum
-	prev, err := s.repos.History.List(ctx, DesktopCustomer, id)
+	prev, err := s.repos.History.List(ctx, DesktopCustomer, id.String())
 	if err != nil {
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
@@ -423,12 +423,12 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		}
 	}
 	if b := m.Base; b != nil {
-		if b.PatientID != id {
+		if b.PatientID != id.String() {
 			return Saved{Entry: e}, errf(KindInvalid, "this measurement was reopened from patient %s; open patient %s to correct it", b.PatientID, b.PatientID)
 		}
 		e.Supersedes = b.Seq
 	}
-	stored, err := s.repos.History.Add(ctx, DesktopCustomer, id, e, png)
+	stored, err := s.repos.History.Add(ctx, DesktopCustomer, id.String(), e, png)
 	if err != nil {
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
@@ -473,7 +473,8 @@ type USGVisit struct {
 // and every API customer of this installation (the desktop is the
 // clinic's own console).
 type PatientRecord struct {
-	PatientID string
+	// PatientID is the patient id.
+	PatientID PatientID
 	// Details is the patient's record; HasDetails is false for an id
 	// known only from its history (older data directories).
 	Details    repo.Patient
@@ -493,14 +494,14 @@ type PatientRecord struct {
 
 // Patient returns the record of one patient id.
 func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord, error) {
-	id := strings.TrimSpace(patientID)
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
+		return nil, err
+	}
 	if id == "" {
 		return nil, errf(KindInvalid, "a patient ID is required")
 	}
-	if err := CheckPatientID(id); err != nil {
-		return nil, err
-	}
-	details, found, err := s.PatientDetails(ctx, id)
+	details, found, err := s.patientDetails(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -552,7 +553,7 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 // Patients lists up to limit patient ids containing query
 // (case-insensitive), from the records, the cardiac history and the USG
 // log. FindPatients also matches names.
-func (s *Service) Patients(ctx context.Context, query string, limit int) ([]string, error) {
+func (s *Service) Patients(ctx context.Context, query string, limit int) ([]PatientID, error) {
 	ids, err := s.repos.Patients.PatientIDs(ctx, strings.TrimSpace(query), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
@@ -715,7 +716,11 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	}
 	p := d.Patient
 	if p.ID == "" {
-		p.ID = strings.TrimSpace(req.PatientID)
+		id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
+		if err != nil {
+			return report.Report{}, err
+		}
+		p.ID = id
 	}
 	if mm := StudyMismatch(m, p); mm != nil {
 		return report.Report{}, errf(KindInvalid, "the file's patient tags contradict patient %s (%s): switch to the file's patient, or keep %s with the mismatch acknowledged",
