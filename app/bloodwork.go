@@ -190,8 +190,8 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 	if s.usg == nil {
 		return out, ErrUSGUnavailable
 	}
-	id := strings.TrimSpace(f.PatientID)
-	if err := CheckPatientID(id); err != nil {
+	id, err := ParsePatientID(strings.TrimSpace(f.PatientID))
+	if err != nil {
 		return out, err
 	}
 	req, corr, err := PrepareBloodwork(f)
@@ -200,7 +200,7 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 	}
 	out.Corrections = corr
 	if id != "" {
-		p, _, err := s.PatientDetails(ctx, id)
+		p, _, err := s.patientDetails(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -234,14 +234,14 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 // patientName is "Rex (Rex-1)", or the id alone without a name.
 func patientName(p repo.Patient) string {
 	if p.Name == "" {
-		return "patient " + p.ID
+		return "patient " + p.ID.String()
 	}
 	return fmt.Sprintf("%s (%s)", p.Name, p.ID)
 }
 
 // lastScreening returns the result of the patient's latest desktop
 // screening when it had the same model inputs and is within repeatWindow.
-func (s *Service) lastScreening(ctx context.Context, id string, req *usg.Request) (*usg.Response, bool, error) {
+func (s *Service) lastScreening(ctx context.Context, id PatientID, req *usg.Request) (*usg.Response, bool, error) {
 	logs, err := s.repos.USGLog.ListPatient(ctx, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("usg log: %w", err)

@@ -47,9 +47,9 @@ type DatasetSummary struct {
 // PatientHash is the salted hash that stands for a patient id in an
 // exported dataset: the same salt gives the same hash, and the hash
 // does not reveal the id without the salt.
-func PatientHash(salt []byte, patientID string) string {
+func PatientHash(salt []byte, patientID PatientID) string {
 	m := hmac.New(sha256.New, salt)
-	m.Write([]byte("patient\x00" + patientID))
+	m.Write([]byte("patient\x00" + patientID.String()))
 	return hex.EncodeToString(m.Sum(nil))[:24]
 }
 
@@ -111,7 +111,7 @@ func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byt
 				sum.InPool++
 				continue
 			}
-			img, err := repos.History.Image(ctx, e.Customer, id, e.Seq)
+			img, err := repos.History.Image(ctx, e.Customer, id.String(), e.Seq)
 			if errors.Is(err, repo.ErrNotFound) {
 				sum.Skipped++
 				continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"vetlens/app/patient"
 	"vetlens/app/repo"
 	"vetlens/app/report"
 	"vetlens/engine/cardiac"
@@ -28,19 +29,31 @@ func DesktopCaller() Caller { return Caller{Customer: DesktopCustomer, KeyPrefix
 // identifier rule's cap (internal/ident).
 const MaxPatientIDLen = ident.MaxBytes
 
-// CheckPatientID validates a patient id typed at the desktop by the one
-// identifier rule (internal/ident: at most MaxPatientIDLen bytes of
-// UTF-8, graphic characters only). The empty id is valid (no patient);
-// callers that need one check for it.
-func CheckPatientID(id string) error {
-	if err := ident.Check(id); err != nil {
-		return &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
+// PatientID is a patient id (patient.ID): parsed by ParsePatientID at a
+// boundary, or read back from a store.
+type PatientID = patient.ID
+
+// ParsePatientID parses a patient id typed at the desktop, given on the
+// command line or read from a DICOM Patient ID tag, by the one identifier
+// rule (internal/ident: at most MaxPatientIDLen bytes of UTF-8, graphic
+// characters only). The id is taken as given (callers trim it where they
+// read it). The empty id is valid (no patient); callers that need one
+// check for it. Errors are KindInvalid, "patient ID: " and why.
+func ParsePatientID(s string) (PatientID, error) {
+	if err := ident.Check(s); err != nil {
+		return "", &Error{Kind: KindInvalid, Msg: "patient ID", Err: err}
 	}
-	return nil
+	return PatientID(s), nil
+}
+
+// CheckPatientID reports whether ParsePatientID accepts id (its error).
+func CheckPatientID(id string) error {
+	_, err := ParsePatientID(id)
+	return err
 }
 
 // CheckUUID validates a cardiac request's uuid by the same rule as
-// CheckPatientID (KindInvalid, the message naming the uuid).
+// ParsePatientID (KindInvalid, the message naming the uuid).
 func CheckUUID(uuid string) error {
 	if err := ident.Check(uuid); err != nil {
 		return &Error{Kind: KindInvalid, Msg: "uuid", Err: err}
@@ -318,12 +331,12 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // and landmarks) writes nothing and reports a repeat: one save per change.
 func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
 	var e repo.HistoryEntry
-	id := strings.TrimSpace(req.PatientID)
+	id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
+	if err != nil {
+		return Saved{Entry: e}, err
+	}
 	if id == "" {
 		return Saved{Entry: e}, errf(KindInvalid, "a patient ID is required to save")
-	}
-	if err := CheckPatientID(id); err != nil {
-		return Saved{Entry: e}, err
 	}
 	if err := s.CheckWritable(); err != nil {
 		return Saved{Entry: e}, err
@@ -395,7 +408,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
 	e.ImageSHA256 = sum
-	prev, err := s.repos.History.List(ctx, DesktopCustomer, id)
+	prev, err := s.repos.History.List(ctx, DesktopCustomer, id.String())
 	if err != nil {
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
@@ -410,12 +423,12 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		}
 	}
 	if b := m.Base; b != nil {
-		if b.PatientID != id {
+		if b.PatientID != id.String() {
 			return Saved{Entry: e}, errf(KindInvalid, "this measurement was reopened from patient %s; open patient %s to correct it", b.PatientID, b.PatientID)
 		}
 		e.Supersedes = b.Seq
 	}
-	stored, err := s.repos.History.Add(ctx, DesktopCustomer, id, e, png)
+	stored, err := s.repos.History.Add(ctx, DesktopCustomer, id.String(), e, png)
 	if err != nil {
 		return Saved{Entry: e}, fmt.Errorf("save measurement: %w", err)
 	}
@@ -460,7 +473,8 @@ type USGVisit struct {
 // and every API customer of this installation (the desktop is the
 // clinic's own console).
 type PatientRecord struct {
-	PatientID string
+	// PatientID is the patient id.
+	PatientID PatientID
 	// Details is the patient's record; HasDetails is false for an id
 	// known only from its history (older data directories).
 	Details    repo.Patient
@@ -480,14 +494,14 @@ type PatientRecord struct {
 
 // Patient returns the record of one patient id.
 func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord, error) {
-	id := strings.TrimSpace(patientID)
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
+		return nil, err
+	}
 	if id == "" {
 		return nil, errf(KindInvalid, "a patient ID is required")
 	}
-	if err := CheckPatientID(id); err != nil {
-		return nil, err
-	}
-	details, found, err := s.PatientDetails(ctx, id)
+	details, found, err := s.patientDetails(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +553,7 @@ func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord
 // Patients lists up to limit patient ids containing query
 // (case-insensitive), from the records, the cardiac history and the USG
 // log. FindPatients also matches names.
-func (s *Service) Patients(ctx context.Context, query string, limit int) ([]string, error) {
+func (s *Service) Patients(ctx context.Context, query string, limit int) ([]PatientID, error) {
 	ids, err := s.repos.Patients.PatientIDs(ctx, strings.TrimSpace(query), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
@@ -702,7 +716,11 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	}
 	p := d.Patient
 	if p.ID == "" {
-		p.ID = strings.TrimSpace(req.PatientID)
+		id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
+		if err != nil {
+			return report.Report{}, err
+		}
+		p.ID = id
 	}
 	if mm := StudyMismatch(m, p); mm != nil {
 		return report.Report{}, errf(KindInvalid, "the file's patient tags contradict patient %s (%s): switch to the file's patient, or keep %s with the mismatch acknowledged",

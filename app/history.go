@@ -67,8 +67,8 @@ func fmtPtr(v *float64) string {
 }
 
 // findEntry returns the pair's entry with seq (KindNotFound when none).
-func (s *Service) findEntry(ctx context.Context, customer, patientID string, seq uint64) (repo.HistoryEntry, error) {
-	es, err := s.repos.History.List(ctx, customer, patientID)
+func (s *Service) findEntry(ctx context.Context, customer string, patientID PatientID, seq uint64) (repo.HistoryEntry, error) {
+	es, err := s.repos.History.List(ctx, customer, patientID.String())
 	if err != nil {
 		return repo.HistoryEntry{}, fmt.Errorf("history of %s: %w", patientID, err)
 	}
@@ -87,8 +87,8 @@ func (s *Service) findEntry(ctx context.Context, customer, patientID string, seq
 // are kept). Entries from API clients and entries saved before images
 // were kept cannot be reopened (KindNotFound, saying why).
 func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer string, seq uint64) (*Measurement, error) {
-	id := strings.TrimSpace(patientID)
-	if err := CheckPatientID(id); err != nil {
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
 		return nil, err
 	}
 	e, err := s.findEntry(ctx, customer, id, seq)
@@ -101,7 +101,7 @@ func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer str
 	if len(e.Landmarks) != cardiac.NumLandmarks {
 		return nil, errf(KindNotFound, "measurement %d of %s has no landmarks kept", seq, id)
 	}
-	b, err := s.repos.History.Image(ctx, customer, id, seq)
+	b, err := s.repos.History.Image(ctx, customer, id.String(), seq)
 	if err != nil {
 		if errors.Is(err, repo.ErrNotFound) {
 			return nil, errf(KindNotFound, "the image of measurement %d of %s is missing", seq, id)
@@ -128,14 +128,14 @@ func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer str
 		r.VHS, r.VLAS = e.ModelVHS, e.ModelVLAS
 	}
 	m := &Measurement{
-		Result: r, Image: img, ModelVersion: e.ModelVersion, PatientID: id,
-		Base: &EntryRef{PatientID: id, Customer: customer, Seq: seq, Kind: kind, Time: e.Time},
+		Result: r, Image: img, ModelVersion: e.ModelVersion, PatientID: id.String(),
+		Base: &EntryRef{PatientID: id.String(), Customer: customer, Seq: seq, Kind: kind, Time: e.Time},
 	}
 	if st := e.Study; st != nil {
 		m.DICOM = &DICOMImage{Tags: DICOMTags{StudyInstanceUID: st.InstanceUID, PatientID: st.PatientID, PatientNameDICOM: st.PatientName, AccessionNumber: st.Accession}}
 		m.DICOM.Tags.StudyDate, _ = time.Parse("20060102", st.Date)
-		if st.PatientID != "" && st.PatientID != id {
-			m.KeepPatient = id // filed here with the mismatch acknowledged when saved
+		if st.PatientID != "" && st.PatientID != id.String() {
+			m.KeepPatient = id.String() // filed here with the mismatch acknowledged when saved
 		}
 	}
 	return m, nil
@@ -149,8 +149,8 @@ const MinHideReasonLen = 3
 // and an audit event (who, when, why) are kept. An entry already hidden
 // is KindConflict.
 func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq uint64, reason string) (repo.HistoryEntry, error) {
-	id := strings.TrimSpace(patientID)
-	if err := CheckPatientID(id); err != nil {
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
 		return repo.HistoryEntry{}, err
 	}
 	reason = strings.Join(strings.Fields(reason), " ")
@@ -170,7 +170,7 @@ func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq
 	now := s.clock.Now().UTC()
 	ev := repo.AuditEvent{Time: now, PatientID: id, Action: "hidden", Customer: customer, Entry: seq, Reason: reason,
 		Detail: fmt.Sprintf("measurement of %s (VHS %s, %s) removed from view", e.Time.Format("2006-01-02 15:04"), fmtPtr(e.VHS), EntryKind(e))}
-	h, err := s.repos.History.Hide(ctx, customer, id, seq, repo.Hidden{Time: now, Reason: reason}, ev)
+	h, err := s.repos.History.Hide(ctx, customer, id.String(), seq, repo.Hidden{Time: now, Reason: reason}, ev)
 	if err != nil {
 		return h, fmt.Errorf("remove measurement: %w", err)
 	}
@@ -181,8 +181,8 @@ func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq
 // hiding it with the clinician's reason; the log entry (and its billing)
 // and an audit event are kept. Already hidden is KindConflict.
 func (s *Service) HideScreening(ctx context.Context, patientID string, seq uint64, reason string) (repo.USGLogEntry, error) {
-	id := strings.TrimSpace(patientID)
-	if err := CheckPatientID(id); err != nil {
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
 		return repo.USGLogEntry{}, err
 	}
 	reason = strings.Join(strings.Fields(reason), " ")

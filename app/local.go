@@ -127,7 +127,7 @@ func (noHistory) Add(_ context.Context, _, _ string, e repo.HistoryEntry, _ []by
 func (noHistory) List(context.Context, string, string) ([]repo.HistoryEntry, error) {
 	return nil, ErrNoStorage
 }
-func (noHistory) ListPatient(context.Context, string) ([]repo.PatientEntry, error) {
+func (noHistory) ListPatient(context.Context, PatientID) ([]repo.PatientEntry, error) {
 	return nil, ErrNoStorage
 }
 func (noHistory) Image(context.Context, string, string, uint64) ([]byte, error) {
@@ -143,7 +143,7 @@ func (noUSGLog) Append(context.Context, repo.USGLogEntry) (repo.USGLogEntry, err
 	return repo.USGLogEntry{}, ErrNoStorage
 }
 func (noUSGLog) List(context.Context) ([]repo.USGLogEntry, error) { return nil, ErrNoStorage }
-func (noUSGLog) ListPatient(context.Context, string) ([]repo.USGLogEntry, error) {
+func (noUSGLog) ListPatient(context.Context, PatientID) ([]repo.USGLogEntry, error) {
 	return nil, ErrNoStorage
 }
 func (noUSGLog) Hide(context.Context, uint64, repo.Hidden, repo.AuditEvent) (repo.USGLogEntry, error) {
@@ -155,16 +155,16 @@ type noAudit struct{ repo.Audit }
 func (noAudit) Append(_ context.Context, e repo.AuditEvent) (repo.AuditEvent, error) {
 	return e, ErrNoStorage
 }
-func (noAudit) ListPatient(context.Context, string) ([]repo.AuditEvent, error) {
+func (noAudit) ListPatient(context.Context, PatientID) ([]repo.AuditEvent, error) {
 	return nil, ErrNoStorage
 }
 
 type noPatients struct{ repo.Patients }
 
-func (noPatients) PatientIDs(context.Context, string, int) ([]string, error) {
+func (noPatients) PatientIDs(context.Context, string, int) ([]PatientID, error) {
 	return nil, ErrNoStorage
 }
-func (noPatients) Get(context.Context, string) (repo.Patient, error) {
+func (noPatients) Get(context.Context, PatientID) (repo.Patient, error) {
 	return repo.Patient{}, ErrNoStorage
 }
 func (noPatients) Put(context.Context, repo.Patient, repo.AuditEvent) error { return ErrNoStorage }

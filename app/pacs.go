@@ -203,11 +203,11 @@ func (s *Service) ReportsToPACS(ctx context.Context, patientID, outbox string, c
 			out.NoStudy++
 			continue
 		}
-		m, err := s.ReopenMeasurement(ctx, rec.PatientID, e.Customer, e.Seq)
+		m, err := s.ReopenMeasurement(ctx, rec.PatientID.String(), e.Customer, e.Seq)
 		if err != nil {
 			return out, fmt.Errorf("reports to PACS: %w", err)
 		}
-		req := SaveRequest{PatientID: rec.PatientID, Measurement: m, Kind: e.Kind}
+		req := SaveRequest{PatientID: rec.PatientID.String(), Measurement: m, Kind: e.Kind}
 		if e.Kind.Clinician() {
 			lm := m.Result.Landmarks
 			req.Landmarks = &lm

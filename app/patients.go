@@ -38,12 +38,14 @@ func Sexes() []string { return []string{SexMale, SexFemale, SexMaleNeutered, Sex
 // known breed is spelled as the reference table spells it. Errors are
 // KindInvalid and name the field.
 func NormalizePatient(p repo.Patient, now time.Time) (repo.Patient, error) {
-	p.ID = strings.TrimSpace(p.ID)
-	if p.ID == "" {
-		return p, errf(KindInvalid, "a patient ID is required")
-	}
-	if err := CheckPatientID(p.ID); err != nil {
+	// A record assembled from a form or from DICOM tags carries its id as
+	// given (PatientFromTags): it is parsed here, before it is stored.
+	id, err := ParsePatientID(strings.TrimSpace(p.ID.String()))
+	if err != nil {
 		return p, err
+	}
+	if p.ID = id; p.ID == "" {
+		return p, errf(KindInvalid, "a patient ID is required")
 	}
 	for _, f := range []struct {
 		name string
@@ -98,13 +100,18 @@ func contains(list []string, s string) bool {
 // PatientDetails returns the record of a patient id; found is false (and
 // the record holds only the id) for an id with history but no record,
 // as older data directories have.
-func (s *Service) PatientDetails(ctx context.Context, id string) (p repo.Patient, found bool, err error) {
-	id = strings.TrimSpace(id)
+func (s *Service) PatientDetails(ctx context.Context, patientID string) (p repo.Patient, found bool, err error) {
+	id, err := ParsePatientID(strings.TrimSpace(patientID))
+	if err != nil {
+		return p, false, err
+	}
+	return s.patientDetails(ctx, id)
+}
+
+// patientDetails is PatientDetails for a parsed id.
+func (s *Service) patientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
 	if id == "" {
 		return p, false, errf(KindInvalid, "a patient ID is required")
-	}
-	if err := CheckPatientID(id); err != nil {
-		return p, false, err
 	}
 	p, err = s.repos.Patients.Get(ctx, id)
 	switch {
@@ -137,7 +144,7 @@ func (s *Service) SavePatient(ctx context.Context, p repo.Patient) (PatientSaved
 	if err := s.CheckWritable(); err != nil {
 		return PatientSaved{Patient: p}, err
 	}
-	old, found, err := s.PatientDetails(ctx, p.ID)
+	old, found, err := s.patientDetails(ctx, p.ID)
 	if err != nil {
 		return PatientSaved{Patient: p}, err
 	}
@@ -210,7 +217,7 @@ type PatientMatch struct {
 func (m PatientMatch) Label() string {
 	p := m.Patient
 	if p.Name == "" {
-		return p.ID
+		return p.ID.String()
 	}
 	var about []string
 	for _, v := range []string{p.Species, p.Breed} {
@@ -219,7 +226,7 @@ func (m PatientMatch) Label() string {
 		}
 	}
 	if len(about) == 0 {
-		return p.ID + "  " + p.Name
+		return p.ID.String() + "  " + p.Name
 	}
 	return fmt.Sprintf("%s  %s (%s)", p.ID, p.Name, strings.Join(about, ", "))
 }
@@ -250,13 +257,13 @@ func (s *Service) FindPatients(ctx context.Context, query string, limit int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
 	}
-	byID := map[string]PatientMatch{}
+	byID := map[PatientID]PatientMatch{}
 	for _, p := range recs {
 		byID[p.ID] = PatientMatch{Patient: p, HasRecord: true}
 	}
 	for _, id := range ids {
 		if _, ok := byID[id]; !ok {
-			p, found, err := s.PatientDetails(ctx, id)
+			p, found, err := s.patientDetails(ctx, id) // a stored id: not parsed again
 			if err != nil {
 				return nil, err
 			}
@@ -306,12 +313,14 @@ type PatientTags struct {
 }
 
 // PatientFromTags converts DICOM patient tags into a record (not
-// checked: PrefillPatient normalizes it). Person names become "Given
+// checked: its ID is the file's Patient ID as written, which
+// NormalizePatient parses before the record is stored, and which
+// StudyMismatch compares as the file gives it). Person names become "Given
 // Family"; the sex and neutered tags become one sex; the birth date
 // becomes YYYY-MM-DD; a species description becomes dog or cat where it
 // names one.
 func PatientFromTags(t PatientTags) repo.Patient {
-	p := repo.Patient{ID: strings.TrimSpace(t.PatientID), Breed: strings.TrimSpace(t.Breed)}
+	p := repo.Patient{ID: PatientID(strings.TrimSpace(t.PatientID)), Breed: strings.TrimSpace(t.Breed)}
 	if comps := strings.Split(strings.TrimSpace(t.Name), "^"); len(comps) >= 2 && strings.TrimSpace(comps[1]) != "" {
 		p.Name = strings.TrimSpace(comps[1])
 	} else {
@@ -446,7 +455,7 @@ func (s *Service) PrefillPatient(ctx context.Context, t PatientTags) (Prefill, e
 		out.Ignored = append(out.Ignored, fmt.Sprintf("weight %g kg (above %g kg)", *w, maxPatientWeightK))
 		in.WeightKg = nil
 	}
-	rec, found, err := s.PatientDetails(ctx, in.ID)
+	rec, found, err := s.PatientDetails(ctx, in.ID.String())
 	if err != nil {
 		return out, err
 	}
@@ -501,8 +510,8 @@ func ReferenceForPatient(p repo.Patient) Reference {
 }
 
 // AuditTrail returns the patient's audit events, oldest first.
-func (s *Service) AuditTrail(ctx context.Context, patientID string) ([]repo.AuditEvent, error) {
-	ev, err := s.repos.Audit.ListPatient(ctx, strings.TrimSpace(patientID))
+func (s *Service) AuditTrail(ctx context.Context, patientID PatientID) ([]repo.AuditEvent, error) {
+	ev, err := s.repos.Audit.ListPatient(ctx, patientID)
 	if err != nil {
 		return nil, fmt.Errorf("audit trail: %w", err)
 	}

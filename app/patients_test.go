@@ -80,7 +80,7 @@ func TestSavePatientOncePerChangeAndAudit(t *testing.T) {
 		}
 		var ids []string
 		for _, m := range ms {
-			ids = append(ids, m.Patient.ID)
+			ids = append(ids, m.Patient.ID.String())
 		}
 		if strings.Join(ids, ",") != tc.want {
 			t.Errorf("FindPatients(%q) = %v, want %s", tc.q, ids, tc.want)
@@ -169,4 +169,6 @@ func TestAge(t *testing.T) {
 	}
 }
 
-func repoPatient(id, species string) repo.Patient { return repo.Patient{ID: id, Species: species} }
+func repoPatient(id PatientID, species string) repo.Patient {
+	return repo.Patient{ID: id, Species: species}
+}

@@ -103,7 +103,7 @@ func CopyStore(ctx context.Context, src, dst repo.Repos) (CopyCounts, error) {
 		for _, e := range entries {
 			var img []byte
 			if e.HasImage {
-				if img, err = src.History.Image(ctx, e.Customer, id, e.Seq); err != nil {
+				if img, err = src.History.Image(ctx, e.Customer, id.String(), e.Seq); err != nil {
 					return n, fmt.Errorf("copy: image of history entry %d: %w", e.Seq, err)
 				}
 			}
@@ -113,7 +113,7 @@ func CopyStore(ctx context.Context, src, dst repo.Repos) (CopyCounts, error) {
 			if h.Supersedes != 0 {
 				h.Supersedes = seqs[h.Supersedes]
 			}
-			added, err := dst.History.Add(ctx, e.Customer, id, h, img)
+			added, err := dst.History.Add(ctx, e.Customer, id.String(), h, img)
 			if err != nil {
 				return n, fmt.Errorf("copy: history of %q: %w", id, err)
 			}

@@ -27,7 +27,7 @@ type PatientMismatch struct {
 func (p *PatientMismatch) Question() string {
 	who := "another patient"
 	if p.File.ID != "" {
-		who = "patient " + p.File.ID
+		who = "patient " + p.File.ID.String()
 		if p.File.Name != "" {
 			who += " (" + p.File.Name + ")"
 		}
@@ -50,7 +50,7 @@ func (p *PatientMismatch) Question() string {
 // a file opened on Review, one taken from the watched import folder, and
 // SaveMeasurement and DesktopReport themselves.
 func StudyMismatch(m *Measurement, rec repo.Patient) *PatientMismatch {
-	id := strings.TrimSpace(rec.ID)
+	id := strings.TrimSpace(rec.ID.String())
 	if m == nil || m.DICOM == nil || id == "" {
 		return nil
 	}
@@ -61,7 +61,7 @@ func StudyMismatch(m *Measurement, rec repo.Patient) *PatientMismatch {
 	var diff []string
 	switch {
 	case file.ID != "":
-		if file.ID != id {
+		if file.ID.String() != id {
 			diff = append(diff, fmt.Sprintf("patient ID: loaded %q, file %q", id, file.ID))
 		}
 	default:
@@ -111,7 +111,7 @@ func RouteFilePatient(loaded repo.Patient, m *Measurement) (FileRoute, *PatientM
 		}
 		return RouteKeep, nil
 	}
-	id := strings.TrimSpace(loaded.ID)
+	id := strings.TrimSpace(loaded.ID.String())
 	if id == "" || id == strings.TrimSpace(m.DICOM.Tags.PatientID) {
 		return RouteFile, nil
 	}
@@ -124,11 +124,11 @@ func RouteFilePatient(loaded repo.Patient, m *Measurement) (FileRoute, *PatientM
 // checkStudyPatient refuses to file or report m under patient id when its
 // tags contradict the patient's record (StudyMismatch) and the clinician
 // has not acknowledged it (KindInvalid, naming both patients).
-func (s *Service) checkStudyPatient(ctx context.Context, m *Measurement, id string) error {
+func (s *Service) checkStudyPatient(ctx context.Context, m *Measurement, id PatientID) error {
 	if m == nil || m.DICOM == nil {
 		return nil
 	}
-	rec, _, err := s.PatientDetails(ctx, id)
+	rec, _, err := s.patientDetails(ctx, id)
 	if err != nil {
 		return fmt.Errorf("check the file's patient: %w", err)
 	}
@@ -147,13 +147,17 @@ func (s *Service) auditKeptPatient(ctx context.Context, m *Measurement, e repo.H
 	if m == nil || m.KeepPatient == "" || m.DICOM == nil {
 		return nil
 	}
+	kept, err := ParsePatientID(m.KeepPatient)
+	if err != nil {
+		return err
+	}
 	plain := *m
 	plain.KeepPatient = ""
-	mm := StudyMismatch(&plain, repo.Patient{ID: m.KeepPatient})
+	mm := StudyMismatch(&plain, repo.Patient{ID: kept})
 	if mm == nil {
 		return nil
 	}
-	ev := repo.AuditEvent{Time: e.Time, PatientID: m.KeepPatient, Action: "patient_mismatch_kept", Customer: DesktopCustomer, Entry: e.Seq,
+	ev := repo.AuditEvent{Time: e.Time, PatientID: kept, Action: "patient_mismatch_kept", Customer: DesktopCustomer, Entry: e.Seq,
 		Detail: "filed under " + m.KeepPatient + " with the mismatch acknowledged: " + strings.Join(mm.Differences, "; ")}
 	if _, err := s.repos.Audit.Append(ctx, ev); err != nil {
 		return fmt.Errorf("audit the kept patient: %w", err)

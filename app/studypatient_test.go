@@ -56,7 +56,7 @@ func TestRouteFilePatient(t *testing.T) {
 			if mm != nil && !strings.Contains(strings.Join(mm.Differences, "; "), tc.diff) {
 				t.Errorf("differences %q, want %q", mm.Differences, tc.diff)
 			}
-			if mm != nil && !strings.Contains(mm.Question(), tc.loaded.ID) {
+			if mm != nil && !strings.Contains(mm.Question(), tc.loaded.ID.String()) {
 				t.Errorf("question %q does not name the loaded patient", mm.Question())
 			}
 		})

@@ -87,9 +87,10 @@ func newPatientBar(u *UI) *patientBar {
 	return b
 }
 
-// form is the record as the fields show it (not checked).
+// form is the record as the fields show it (not checked: its ID is the
+// field's text, which SavePatient parses, app.NormalizePatient).
 func (b *patientBar) form() (repo.Patient, error) {
-	p := repo.Patient{ID: b.u.PatientID(), Name: b.name.Text, Species: b.species.Selected, Breed: b.breed.Text, Sex: b.sex.Selected,
+	p := repo.Patient{ID: app.PatientID(b.u.PatientID()), Name: b.name.Text, Species: b.species.Selected, Breed: b.breed.Text, Sex: b.sex.Selected,
 		BirthDate: strings.TrimSpace(b.birth.Text), Owner: b.owner.Text}
 	if w := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(b.weight.Text), "kg")); w != "" {
 		v, err := strconv.ParseFloat(strings.ReplaceAll(w, ",", "."), 64)
@@ -216,11 +217,11 @@ func (u *UI) SavePatient() error {
 	case len(res.Changed) == 0:
 		b.status.SetText("No change to save.")
 	case res.Changed[0] == "created":
-		b.status.SetText("Patient " + res.Patient.ID + " saved.")
+		b.status.SetText("Patient " + res.Patient.ID.String() + " saved.")
 	default:
-		b.status.SetText("Patient " + res.Patient.ID + " updated: " + strings.Join(res.Changed, "; ") + ".")
+		b.status.SetText("Patient " + res.Patient.ID.String() + " updated: " + strings.Join(res.Changed, "; ") + ".")
 	}
-	u.setPref(PrefLastPatient, res.Patient.ID)
+	u.setPref(PrefLastPatient, res.Patient.ID.String())
 	enable(b.save, false)
 	u.patientChanged()
 	u.recordsChanged()
@@ -232,7 +233,7 @@ func (u *UI) SavePatient() error {
 func (u *UI) Patient() repo.Patient {
 	p, err := u.bar.form()
 	if err != nil {
-		return repo.Patient{ID: u.PatientID()}
+		return repo.Patient{ID: app.PatientID(u.PatientID())}
 	}
 	return p
 }
@@ -256,15 +257,15 @@ func (u *UI) PrefillPatient(tags app.PatientTags) (app.Prefill, error) {
 	if err != nil {
 		return res, fmt.Errorf("patient from the image: %w", err)
 	}
-	u.SetPatientID(res.Patient.ID) // loads the stored record
+	u.SetPatientID(res.Patient.ID.String()) // loads the stored record
 	var notes []string
 	switch {
 	case res.Created:
-		notes = append(notes, "Patient "+res.Patient.ID+" created from the image's patient details.")
+		notes = append(notes, "Patient "+res.Patient.ID.String()+" created from the image's patient details.")
 	case len(res.Changed) > 0:
-		notes = append(notes, "Patient "+res.Patient.ID+": added from the image: "+strings.Join(res.Changed, "; ")+".")
+		notes = append(notes, "Patient "+res.Patient.ID.String()+": added from the image: "+strings.Join(res.Changed, "; ")+".")
 	default:
-		notes = append(notes, "Patient "+res.Patient.ID+" from the image.")
+		notes = append(notes, "Patient "+res.Patient.ID.String()+" from the image.")
 	}
 	if len(res.Conflicts) > 0 {
 		notes = append(notes, "The image differs from the record (record kept): "+strings.Join(res.Conflicts, "; ")+".")

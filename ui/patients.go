@@ -64,7 +64,7 @@ func newPatientsTab(u *UI) *patientsTab {
 	}
 	p.toPACS = widget.NewButton("Send this patient's reports to the PACS", func() {
 		if p.record != nil {
-			u.SendPatientReports(p.record.PatientID)
+			u.SendPatientReports(p.record.PatientID.String())
 		}
 	})
 	p.query.SetPlaceHolder("find by name or ID (part will do)")
@@ -110,7 +110,7 @@ func (p *patientsTab) refreshSearch() {
 	}
 	for _, m := range found {
 		id := m.Patient.ID
-		objs = append(objs, widget.NewButton(m.Label(), func() { p.u.OpenPatient(id) }))
+		objs = append(objs, widget.NewButton(m.Label(), func() { p.u.OpenPatient(id.String()) }))
 	}
 	p.matches.Objects = objs
 	p.matches.Refresh()
@@ -164,7 +164,7 @@ func (p *patientsTab) Open(id string) {
 		return
 	}
 	p.record = rec
-	title := "Patient " + rec.PatientID
+	title := "Patient " + rec.PatientID.String()
 	if d := rec.Details; d.Name != "" {
 		title = fmt.Sprintf("%s (%s)", d.Name, rec.PatientID)
 	}
@@ -205,7 +205,7 @@ func (p *patientsTab) Open(id string) {
 	vhs, vlas := trendPoints(rec.Trend())
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
-		rows = append(rows, p.cardiacRow(rec.PatientID, e))
+		rows = append(rows, p.cardiacRow(rec.PatientID.String(), e))
 	}
 	if len(rows) == 0 {
 		rows = append(rows, widget.NewLabel("No cardiac measurements."))
@@ -220,7 +220,7 @@ func (p *patientsTab) Open(id string) {
 	p.cardiac.Refresh()
 	urows := []fyne.CanvasObject{}
 	for _, v := range rec.USG {
-		urows = append(urows, p.usgRow(rec.PatientID, v))
+		urows = append(urows, p.usgRow(rec.PatientID.String(), v))
 	}
 	if len(urows) == 0 {
 		urows = append(urows, widget.NewLabel("No bloodwork screenings."))

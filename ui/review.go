@@ -844,7 +844,7 @@ func (r *review) showMismatch() bool {
 	}
 	r.mismatchText.SetText(mm.Question())
 	if mm.File.ID != "" {
-		r.switchPatient.SetText("Switch to the file's patient " + mm.File.ID)
+		r.switchPatient.SetText("Switch to the file's patient " + mm.File.ID.String())
 		r.switchPatient.Enable()
 	} else {
 		r.switchPatient.SetText("Switch to the file's patient (the file has no patient ID: type it above)")

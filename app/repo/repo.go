@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"vetlens/app/patient"
 )
 
 // Errors the repositories return (match with errors.Is).
@@ -141,7 +143,7 @@ type History interface {
 	List(ctx context.Context, customer, uuid string) ([]HistoryEntry, error)
 	// ListPatient returns every customer's entries for uuid, oldest
 	// first.
-	ListPatient(ctx context.Context, uuid string) ([]PatientEntry, error)
+	ListPatient(ctx context.Context, uuid patient.ID) ([]PatientEntry, error)
 	// Image returns the image kept with an entry; ErrNotFound when none
 	// was kept (API entries, entries older than images).
 	Image(ctx context.Context, customer, uuid string, seq uint64) ([]byte, error)
@@ -157,7 +159,7 @@ type USGLog interface {
 	// List returns the log in append order.
 	List(ctx context.Context) ([]USGLogEntry, error)
 	// ListPatient returns the uuid's entries in append order.
-	ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error)
+	ListPatient(ctx context.Context, uuid patient.ID) ([]USGLogEntry, error)
 	// Hide marks the entry hidden and appends the audit event, in one
 	// transaction; ErrNotFound when there is no such entry.
 	Hide(ctx context.Context, seq uint64, h Hidden, audit AuditEvent) (USGLogEntry, error)
@@ -165,13 +167,15 @@ type USGLog interface {
 
 // Patients keeps patient records and finds patients across the records,
 // the cardiac history and the USG log (older data directories hold bare
-// patient ids with history and no record).
+// patient ids with history and no record). The ids an adapter returns
+// are the stored ones, not parsed again (see patient.ID): a record
+// written under an older, looser rule still reads back.
 type Patients interface {
 	// PatientIDs returns up to limit distinct patient ids that contain
 	// query (case-insensitive), sorted.
-	PatientIDs(ctx context.Context, query string, limit int) ([]string, error)
+	PatientIDs(ctx context.Context, query string, limit int) ([]patient.ID, error)
 	// Get returns the record of a patient id, or ErrNotFound.
-	Get(ctx context.Context, id string) (Patient, error)
+	Get(ctx context.Context, id patient.ID) (Patient, error)
 	// Put creates or replaces a record and appends the audit event, in
 	// one transaction.
 	Put(ctx context.Context, p Patient, audit AuditEvent) error
@@ -186,21 +190,21 @@ type Audit interface {
 	// Append stores the event and returns it with its Seq.
 	Append(ctx context.Context, e AuditEvent) (AuditEvent, error)
 	// ListPatient returns the patient's events in append order.
-	ListPatient(ctx context.Context, patientID string) ([]AuditEvent, error)
+	ListPatient(ctx context.Context, patientID patient.ID) ([]AuditEvent, error)
 }
 
 // Patient is a patient's record. Fields are free text as entered (or
 // read from DICOM) except Species ("dog", "cat" or empty), Sex (see
 // app.Sex) and BirthDate ("YYYY-MM-DD" or empty).
 type Patient struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name,omitempty"`
-	Species   string   `json:"species,omitempty"`
-	Breed     string   `json:"breed,omitempty"`
-	Sex       string   `json:"sex,omitempty"`
-	BirthDate string   `json:"birth_date,omitempty"`
-	WeightKg  *float64 `json:"weight_kg,omitempty"`
-	Owner     string   `json:"owner,omitempty"`
+	ID        patient.ID `json:"id"`
+	Name      string     `json:"name,omitempty"`
+	Species   string     `json:"species,omitempty"`
+	Breed     string     `json:"breed,omitempty"`
+	Sex       string     `json:"sex,omitempty"`
+	BirthDate string     `json:"birth_date,omitempty"`
+	WeightKg  *float64   `json:"weight_kg,omitempty"`
+	Owner     string     `json:"owner,omitempty"`
 	// Created and Updated are when the record was first and last saved.
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
@@ -208,9 +212,9 @@ type Patient struct {
 
 // AuditEvent is one change in the audit trail.
 type AuditEvent struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
-	PatientID string    `json:"patient_id"`
+	Seq       uint64     `json:"seq"`
+	Time      time.Time  `json:"time"`
+	PatientID patient.ID `json:"patient_id"`
 	// Action is "patient_created", "patient_updated", "corrected",
 	// "hidden" or "patient_mismatch_kept" (a study filed under a patient
 	// its DICOM tags contradict, acknowledged by the clinician).

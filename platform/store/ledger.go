@@ -12,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"vetlens/app/patient"
 	"vetlens/app/repo"
 )
 
@@ -371,7 +372,7 @@ func (s *HistoryService) List(ctx context.Context, customer, uuid string) ([]His
 // ListPatient returns every customer's entries for uuid, oldest first
 // (by time, then by the order they were added). It scans the bucket: the
 // desktop's patient view is a clinic-scale query, not an API path.
-func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]PatientEntry, error) {
+func (s *HistoryService) ListPatient(ctx context.Context, uuid patient.ID) ([]PatientEntry, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
@@ -379,7 +380,7 @@ func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]Patien
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
 			cust, id, ok := splitPair(k)
-			if !ok || id != uuid {
+			if !ok || id != uuid.String() {
 				return nil
 			}
 			var e HistoryEntry
@@ -397,8 +398,9 @@ func (s *HistoryService) ListPatient(ctx context.Context, uuid string) ([]Patien
 
 // PatientIDs returns up to limit distinct patient ids (uuids) with a
 // record, cardiac history or USG log entries that contain query
-// (case-insensitive), sorted.
-func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]string, error) {
+// (case-insensitive), sorted. The ids are the stored ones, not parsed
+// again (patient.ID: older data may hold ids the rule now refuses).
+func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]patient.ID, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
@@ -439,11 +441,11 @@ func (s *Store) PatientIDs(ctx context.Context, query string, limit int) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(seen))
+	ids := make([]patient.ID, 0, len(seen))
 	for id := range seen {
-		ids = append(ids, id)
+		ids = append(ids, patient.ID(id))
 	}
-	sort.Strings(ids)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	if limit > 0 && len(ids) > limit {
 		ids = ids[:limit]
 	}
@@ -515,14 +517,14 @@ func (s *USGLogService) List(ctx context.Context) ([]USGLogEntry, error) {
 }
 
 // ListPatient returns the USG log entries for uuid in append order.
-func (s *USGLogService) ListPatient(ctx context.Context, uuid string) ([]USGLogEntry, error) {
+func (s *USGLogService) ListPatient(ctx context.Context, uuid patient.ID) ([]USGLogEntry, error) {
 	all, err := s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []USGLogEntry{}
 	for _, e := range all {
-		if e.UUID == uuid {
+		if e.UUID == uuid.String() {
 			out = append(out, e)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+
+	"vetlens/app/patient"
 )
 
 // PatientService keeps patient records (bucket patients: id -> Patient)
@@ -20,17 +22,17 @@ type PatientService struct {
 
 // PatientIDs returns up to limit distinct patient ids containing query
 // (case-insensitive), sorted (Store.PatientIDs).
-func (s *PatientService) PatientIDs(ctx context.Context, query string, limit int) ([]string, error) {
+func (s *PatientService) PatientIDs(ctx context.Context, query string, limit int) ([]patient.ID, error) {
 	return s.store.PatientIDs(ctx, query, limit)
 }
 
 // Get returns the record of a patient id, or ErrNotFound.
-func (s *PatientService) Get(ctx context.Context, id string) (Patient, error) {
+func (s *PatientService) Get(ctx context.Context, id patient.ID) (Patient, error) {
 	var p Patient
 	if err := ctxErr(ctx); err != nil {
 		return p, err
 	}
-	if err := checkParts(id); err != nil {
+	if err := checkParts(id.String()); err != nil {
 		return p, err
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -55,7 +57,7 @@ func (s *PatientService) Put(ctx context.Context, p Patient, audit AuditEvent) e
 	if p.ID == "" {
 		return fmt.Errorf("store: patient without an id")
 	}
-	if err := checkParts(p.ID); err != nil {
+	if err := checkParts(p.ID.String()); err != nil {
 		return err
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
@@ -81,7 +83,7 @@ func (s *PatientService) Search(ctx context.Context, query string, limit int) ([
 			if err := json.Unmarshal(v, &p); err != nil {
 				return fmt.Errorf("store: decode patient %q: %w", k, err)
 			}
-			if strings.Contains(strings.ToLower(p.ID), q) || strings.Contains(strings.ToLower(p.Name), q) {
+			if strings.Contains(strings.ToLower(p.ID.String()), q) || strings.Contains(strings.ToLower(p.Name), q) {
 				out = append(out, p)
 			}
 			return nil
@@ -129,7 +131,7 @@ func appendAudit(tx *bolt.Tx, e AuditEvent) (AuditEvent, error) {
 }
 
 // ListPatient returns the patient's audit events in append order.
-func (s *AuditService) ListPatient(ctx context.Context, patientID string) ([]AuditEvent, error) {
+func (s *AuditService) ListPatient(ctx context.Context, patientID patient.ID) ([]AuditEvent, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}

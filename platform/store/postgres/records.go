@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"vetlens/app/patient"
 	"vetlens/app/repo"
 )
 
@@ -190,8 +191,8 @@ func (s history) List(ctx context.Context, customer, uuid string) ([]repo.Histor
 
 // ListPatient returns every customer's entries for uuid, oldest first
 // (by time, then by the order they were added).
-func (s history) ListPatient(ctx context.Context, uuid string) ([]repo.PatientEntry, error) {
-	rows, err := s.db.Query(ctx, `SELECT customer, seq, entry FROM history WHERE uuid = $1 ORDER BY time, seq`, uuid)
+func (s history) ListPatient(ctx context.Context, uuid patient.ID) ([]repo.PatientEntry, error) {
+	rows, err := s.db.Query(ctx, `SELECT customer, seq, entry FROM history WHERE uuid = $1 ORDER BY time, seq`, uuid.String())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: patient history: %w", err)
 	}
@@ -396,8 +397,8 @@ func (s usgLog) List(ctx context.Context) ([]repo.USGLogEntry, error) { return s
 
 // ListPatient returns the uuid's entries in append order (empty, not
 // nil, when there are none).
-func (s usgLog) ListPatient(ctx context.Context, uuid string) ([]repo.USGLogEntry, error) {
-	out, err := s.list(ctx, "WHERE l.uuid = $1", uuid)
+func (s usgLog) ListPatient(ctx context.Context, uuid patient.ID) ([]repo.USGLogEntry, error) {
+	out, err := s.list(ctx, "WHERE l.uuid = $1", uuid.String())
 	if out == nil && err == nil {
 		out = []repo.USGLogEntry{}
 	}
@@ -412,8 +413,9 @@ type patients struct{ db *pgxpool.Pool }
 // cardiac history or USG log entries that contain query
 // (case-insensitive, as Go's strings.ToLower folds), in byte order. The
 // match runs here rather than in SQL so that it does not depend on the
-// database's locale.
-func (s patients) PatientIDs(ctx context.Context, query string, limit int) ([]string, error) {
+// database's locale. The ids are the stored ones, not parsed again
+// (patient.ID: older data may hold ids the rule now refuses).
+func (s patients) PatientIDs(ctx context.Context, query string, limit int) ([]patient.ID, error) {
 	rows, err := s.db.Query(ctx, `SELECT id FROM (SELECT uuid AS id FROM history UNION SELECT id FROM patients
 		UNION SELECT uuid FROM usg_log WHERE uuid <> '') ids ORDER BY id COLLATE "C"`)
 	if err != nil {
@@ -421,14 +423,14 @@ func (s patients) PatientIDs(ctx context.Context, query string, limit int) ([]st
 	}
 	defer rows.Close()
 	q := strings.ToLower(query)
-	ids := []string{}
+	ids := []patient.ID{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			return nil, fmt.Errorf("postgres: patient ids: %w", err)
 		}
 		if strings.Contains(strings.ToLower(id), q) {
-			ids = append(ids, id)
+			ids = append(ids, patient.ID(id))
 			if limit > 0 && len(ids) == limit {
 				break
 			}
@@ -441,15 +443,15 @@ func (s patients) PatientIDs(ctx context.Context, query string, limit int) ([]st
 }
 
 // Get returns the record of a patient id, or repo.ErrNotFound.
-func (s patients) Get(ctx context.Context, id string) (repo.Patient, error) {
+func (s patients) Get(ctx context.Context, id patient.ID) (repo.Patient, error) {
 	var (
 		p   repo.Patient
 		doc []byte
 	)
-	if err := checkParts(id); err != nil {
+	if err := checkParts(id.String()); err != nil {
 		return p, err
 	}
-	if err := s.db.QueryRow(ctx, `SELECT record FROM patients WHERE id = $1`, id).Scan(&doc); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT record FROM patients WHERE id = $1`, id.String()).Scan(&doc); err != nil {
 		return p, notFound(err, fmt.Sprintf("patient %q", id))
 	}
 	if err := json.Unmarshal(doc, &p); err != nil {
@@ -464,7 +466,7 @@ func (s patients) Put(ctx context.Context, p repo.Patient, audit repo.AuditEvent
 	if p.ID == "" {
 		return fmt.Errorf("postgres: patient without an id")
 	}
-	if err := checkParts(p.ID); err != nil {
+	if err := checkParts(p.ID.String()); err != nil {
 		return err
 	}
 	doc, err := json.Marshal(p)
@@ -477,7 +479,7 @@ func (s patients) Put(ctx context.Context, p repo.Patient, audit repo.AuditEvent
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `INSERT INTO patients (id, name, record) VALUES ($1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET name = $2, record = $3`, p.ID, p.Name, doc); err != nil {
+		ON CONFLICT (id) DO UPDATE SET name = $2, record = $3`, p.ID.String(), p.Name, doc); err != nil {
 		return fmt.Errorf("postgres: patient %q: %w", p.ID, err)
 	}
 	if _, err := appendAudit(ctx, tx, audit); err != nil {
@@ -536,7 +538,7 @@ func appendAudit(ctx context.Context, q querier, e repo.AuditEvent) (repo.AuditE
 	if err != nil {
 		return e, fmt.Errorf("postgres: encode audit event: %w", err)
 	}
-	if err := q.QueryRow(ctx, `INSERT INTO audit (patient_id, event) VALUES ($1, $2) RETURNING seq`, e.PatientID, doc).Scan(&e.Seq); err != nil {
+	if err := q.QueryRow(ctx, `INSERT INTO audit (patient_id, event) VALUES ($1, $2) RETURNING seq`, e.PatientID.String(), doc).Scan(&e.Seq); err != nil {
 		return e, fmt.Errorf("postgres: audit: %w", err)
 	}
 	return e, nil
@@ -549,8 +551,8 @@ func (s audit) Append(ctx context.Context, e repo.AuditEvent) (repo.AuditEvent, 
 
 // ListPatient returns the patient's events in append order (empty, not
 // nil, when there are none).
-func (s audit) ListPatient(ctx context.Context, patientID string) ([]repo.AuditEvent, error) {
-	rows, err := s.db.Query(ctx, `SELECT seq, event FROM audit WHERE patient_id = $1 ORDER BY seq`, patientID)
+func (s audit) ListPatient(ctx context.Context, patientID patient.ID) ([]repo.AuditEvent, error) {
+	rows, err := s.db.Query(ctx, `SELECT seq, event FROM audit WHERE patient_id = $1 ORDER BY seq`, patientID.String())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: audit: %w", err)
 	}

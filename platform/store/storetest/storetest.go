@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"vetlens/app/patient"
 	"vetlens/app/repo"
 )
 
@@ -53,6 +54,7 @@ func Run(t *testing.T, open Open) {
 		{"RecordIDsSortByTime", testRecordIDs},
 		{"KeyPartLimit", testPartLimit},
 		{"PatientRecordsAndAudit", testPatientRecordsAndAudit},
+		{"OlderPatientIDsReadBack", testOlderPatientIDs},
 		{"HistoryImagesAndHide", testHistoryImagesAndHide},
 		{"USGLogHide", testUSGLogHide},
 	} {
@@ -531,7 +533,7 @@ func testPatientQueries(t *testing.T, r repo.Repos) {
 	} {
 		ids, err := r.Patients.PatientIDs(ctx, tc.query, tc.limit)
 		must(t, err)
-		if strings.Join(ids, ",") != tc.want {
+		if joinIDs(ids) != tc.want {
 			t.Errorf("PatientIDs(%q, %d) = %v, want %s", tc.query, tc.limit, ids, tc.want)
 		}
 	}
@@ -648,16 +650,16 @@ func testPatientRecordsAndAudit(t *testing.T, r repo.Repos) {
 	}{{"rex", 0, "B-3,Rex-1"}, {"TOM", 0, "Tom-2"}, {" rex ii ", 0, "Rex-1"}, {"", 2, "B-3,Rex-1"}, {"zzz", 0, ""}} {
 		got, err := r.Patients.Search(ctx, tc.q, tc.limit)
 		must(t, err)
-		ids := make([]string, len(got))
+		ids := make([]patient.ID, len(got))
 		for i, p := range got {
 			ids[i] = p.ID
 		}
-		if strings.Join(ids, ",") != tc.want {
+		if joinIDs(ids) != tc.want {
 			t.Errorf("Search(%q, %d) = %v, want %s", tc.q, tc.limit, ids, tc.want)
 		}
 	}
 	// A record alone makes its id findable.
-	if ids, err := r.Patients.PatientIDs(ctx, "tom", 0); err != nil || strings.Join(ids, ",") != "Tom-2" {
+	if ids, err := r.Patients.PatientIDs(ctx, "tom", 0); err != nil || joinIDs(ids) != "Tom-2" {
 		t.Fatalf("PatientIDs(tom) = %v, %v", ids, err)
 	}
 	e, err := r.Audit.Append(ctx, repo.AuditEvent{Time: t0, PatientID: "Tom-2", Action: "corrected", Customer: "desktop", Entry: 7, Reason: "landmark"})
@@ -754,5 +756,45 @@ func testUSGLogHide(t *testing.T, r repo.Repos) {
 	trail, err := r.Audit.ListPatient(ctx, "cat")
 	if err != nil || len(trail) != 1 || trail[0].Reason != h.Reason {
 		t.Fatalf("audit = %+v, %v", trail, err)
+	}
+}
+
+// joinIDs is the ids joined with commas.
+func joinIDs(ids []patient.ID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = id.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// testOlderPatientIDs: reads do not apply the patient id rule again
+// (patient.ID). Versions before the identifier rule was tightened stored
+// ids it now refuses (a bidi override; an API uuid over 128 bytes): their
+// records, history and audit trail still read back under those ids.
+func testOlderPatientIDs(t *testing.T, r repo.Repos) {
+	ctx := context.Background()
+	for _, id := range []patient.ID{"old\u202eid", patient.ID("old-" + strings.Repeat("u", 200))} {
+		must(t, r.Patients.Put(ctx, repo.Patient{ID: id, Name: "Old", Created: t0, Updated: t0},
+			repo.AuditEvent{Time: t0, PatientID: id, Action: "patient_created"}))
+		if _, err := r.History.Add(ctx, "desktop", id.String(), repo.HistoryEntry{Time: t0}, nil); err != nil {
+			t.Fatalf("history for %q: %v", id, err)
+		}
+		if p, err := r.Patients.Get(ctx, id); err != nil || p.ID != id {
+			t.Fatalf("Get(%q) = %+v, %v", id, p, err)
+		}
+		if h, err := r.History.ListPatient(ctx, id); err != nil || len(h) != 1 {
+			t.Fatalf("History.ListPatient(%q) = %+v, %v", id, h, err)
+		}
+		if a, err := r.Audit.ListPatient(ctx, id); err != nil || len(a) != 1 || a[0].PatientID != id {
+			t.Fatalf("Audit.ListPatient(%q) = %+v, %v", id, a, err)
+		}
+	}
+	ids, err := r.Patients.PatientIDs(ctx, "old", 0)
+	if want := "old-" + strings.Repeat("u", 200) + ",old\u202eid"; err != nil || joinIDs(ids) != want {
+		t.Fatalf("PatientIDs(old) = %q, %v; want %q", ids, err, want)
+	}
+	if ps, err := r.Patients.Search(ctx, "old", 0); err != nil || len(ps) != 2 {
+		t.Fatalf("Search(old) = %+v, %v", ps, err)
 	}
 }
