@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	onnx "github.com/yalue/onnxruntime_go"
+
+	"vetlens/engine/infer"
 )
 
 var (
@@ -148,10 +150,23 @@ func NewSession(path string, inputs, outputs []string, o Options) (*Session, err
 // Name is the model file's base name.
 func (s *Session) Name() string { return s.name }
 
-// Tensor is a float32 tensor in row-major order.
-type Tensor struct {
-	Shape []int64
-	Data  []float32
+// Tensor is a float32 tensor in row-major order: infer.Tensor, the type
+// the engines pass to any Session.
+type Tensor = infer.Tensor
+
+// A *Session is the infer.Session the engines run models through.
+var _ infer.Session = (*Session)(nil)
+
+// Opener returns an infer.Opener that loads models into ONNX Runtime
+// sessions with o (NewSession).
+func Opener(o Options) infer.Opener {
+	return func(path string, inputs, outputs []string) (infer.Session, error) {
+		s, err := NewSession(path, inputs, outputs, o)
+		if err != nil {
+			return nil, err // not a nil *Session in a non-nil interface
+		}
+		return s, nil
+	}
 }
 
 // Run feeds one tensor per input name and returns one tensor per output
