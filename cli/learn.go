@@ -14,6 +14,7 @@ import (
 
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
 	"vetlens/platform/store/postgres"
@@ -79,7 +80,7 @@ func openLearn(ctx context.Context, c learnConfig) (*learn.Service, func(), erro
 		python = config.Python.FromEnv()
 	}
 	svc, err := learn.New(learn.Config{Layout: layout, Shipped: c.models, Registry: reg, Phantoms: c.phantoms,
-		Models:  learn.EngineModels{Options: cardiac.DefaultOptions()},
+		Models:  learn.EngineModels{Options: cardiac.DefaultOptions(), Load: cardiacort.Load},
 		Trainer: trainer.Python{Python: python, Dir: trainDir(c.trainDir, c.models), Log: c.log}})
 	if err != nil {
 		closeAll()

@@ -23,6 +23,7 @@ import (
 
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/internal/dogheart"
 	"vetlens/internal/testmodels"
 )
@@ -110,7 +111,7 @@ func TestLearnEndToEnd(t *testing.T) {
 	if run.Bound == nil || !run.Bound.OK || run.Bound.CrossMaxErr > learn.MaxReturnedVHSError {
 		t.Errorf("spread bound %+v", run.Bound)
 	} else {
-		e, err := cardiac.Load(filepath.Join(LearnDir(dir), "versions", run.Candidate), cardiac.Options{})
+		e, err := cardiacort.Load(filepath.Join(LearnDir(dir), "versions", run.Candidate), cardiac.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

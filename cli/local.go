@@ -11,6 +11,7 @@ import (
 	"vetlens/app/capture"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
@@ -103,7 +104,7 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 		if dir == "" {
 			dir = models
 		}
-		if eng, err := cardiac.Load(dir, cardiac.DefaultOptions()); err != nil {
+		if eng, err := cardiacort.Load(dir, cardiac.DefaultOptions()); err != nil {
 			if err := fail(partCardiac, err); err != nil {
 				return app.Deps{}, nil, err
 			}

@@ -19,6 +19,7 @@ import (
 	"vetlens/app"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/internal/adminsock"
 	"vetlens/internal/config"
 	"vetlens/internal/diskfree"
@@ -184,7 +185,7 @@ func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *ap
 	}
 	closers = append(closers, func() error { closeEngines(); return nil })
 	if live, ok := deps.Cardiac.(*learn.Live); ok && ls != nil {
-		ls.Attach(live, func(dir string) (learn.Engine, error) { return cardiac.Load(dir, cardiac.DefaultOptions()) })
+		ls.Attach(live, func(dir string) (learn.Engine, error) { return cardiacort.Load(dir, cardiac.DefaultOptions()) })
 		poll := c.learnPoll
 		if poll <= 0 {
 			poll = config.DefaultLearnPoll

@@ -9,6 +9,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
 	"vetlens/internal/config"
@@ -77,7 +78,7 @@ func TestServiceReportsPoPModels(t *testing.T) {
 // again on its mirror (MirrorProblem: the frame passes FrameProblem).
 func BenchmarkPredictImageScreenPhoto1080(b *testing.B) {
 	m := shippedPoPModels(b)
-	eng, err := cardiac.Load(shippedModelsDir, cardiac.DefaultOptions())
+	eng, err := cardiacort.Load(shippedModelsDir, cardiac.DefaultOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

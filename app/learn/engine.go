@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -11,19 +12,25 @@ import (
 	"vetlens/engine/modelref"
 )
 
-// EngineModels is Models on the real cardiac engine (ONNX Runtime must be
-// initialised).
+// EngineModels is Models on the real cardiac engine.
 type EngineModels struct {
 	// Options are the evaluation engine's options.
 	Options cardiac.Options
+	// Load loads the cardiac engine from a models directory: in the
+	// product cardiacort.Load (ONNX Runtime, which must be initialised),
+	// given by the command line, so app does not import the loader.
+	Load func(dir string, o cardiac.Options) (*cardiac.Engine, error)
 }
 
 // Open loads the cardiac models in dir.
 // The engine measures without the version's spread bound (Measurer).
 func (m EngineModels) Open(dir string) (Measurer, error) {
+	if m.Load == nil {
+		return nil, errors.New("learn: EngineModels has no Load")
+	}
 	o := m.Options
 	o.NoSpreadBound = true
-	e, err := cardiac.Load(dir, o)
+	e, err := m.Load(dir, o)
 	if err != nil {
 		return nil, err
 	}

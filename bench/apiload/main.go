@@ -26,6 +26,7 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
@@ -77,7 +78,7 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 		path = "/usg/v1/predict"
 		body = []byte(`{"BUN": 27, "CREATININE": 1.2, "HGB": 15.1, "ABSOLUTE LYMPHOCYTES": 1435, "age_months": 14, "clinic_code": "bench"}`)
 	case "cardiac":
-		e, err := cardiac.Load(models, cardiac.DefaultOptions())
+		e, err := cardiacort.Load(models, cardiac.DefaultOptions())
 		if err != nil {
 			return err
 		}

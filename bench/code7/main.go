@@ -17,6 +17,7 @@ import (
 
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
 	"vetlens/internal/config"
@@ -43,7 +44,7 @@ func run(models, popModels, ortLib string, verbose bool, globs []string) error {
 		return err
 	}
 	defer pm.Close()
-	eng, err := cardiac.Load(models, cardiac.DefaultOptions())
+	eng, err := cardiacort.Load(models, cardiac.DefaultOptions())
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
@@ -136,7 +137,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 	if err := ort.Init(lib, config.ORTLibraryCandidates()...); err != nil {
 		return err
 	}
-	eng, err := cardiac.Load(modelsDir, opts)
+	eng, err := cardiacort.Load(modelsDir, opts)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
@@ -28,7 +29,7 @@ func newMeasurer(models, ortLib string, an capture.PoP) (*measurer, error) {
 	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return nil, err
 	}
-	eng, err := cardiac.Load(models, cardiac.DefaultOptions())
+	eng, err := cardiacort.Load(models, cardiac.DefaultOptions())
 	if err != nil {
 		return nil, fmt.Errorf("load cardiac models from %s: %w", models, err)
 	}

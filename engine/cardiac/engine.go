@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"vetlens/engine/imageproc"
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
 )
 
 // Manifest roles and family (docs/model-contract.md).
@@ -35,7 +35,7 @@ const (
 	outputHeart    = "heart"
 )
 
-// loadWorkers is how many models Load reads and hashes at once.
+// loadWorkers is how many models LoadWith reads, hashes and opens at once.
 const loadWorkers = 2
 
 // ErrNoModels means the manifest lists no cardiac models (they have not
@@ -45,7 +45,8 @@ var ErrNoModels = errors.New("model manifest has no cardiac models")
 // Options tune how the engine runs its models.
 type Options struct {
 	// IntraOpThreads is each session's intra-op thread count; 0 lets ONNX
-	// Runtime decide (one per core).
+	// Runtime decide (one per core). The engine itself does not read it:
+	// cardiacort.Load opens the sessions with it.
 	IntraOpThreads int
 	// Concurrency is how many landmark models run at once; 0 runs all of
 	// them at once, 1 runs them one after the other.
@@ -92,7 +93,7 @@ func DefaultOptions() Options { return Options{IntraOpThreads: 1, Concurrency: r
 
 type model struct {
 	name    string
-	s       *ort.Session
+	s       infer.Session
 	size    int // S of the [C,S,S] input
 	lmIndex int // index of "landmarks" among the outputs
 	pkIndex int // index of "peak" among the outputs
@@ -114,10 +115,13 @@ type Engine struct {
 	opts       Options
 }
 
-// Load reads dir/manifest.json, verifies each cardiac model's SHA-256 and
-// loads it into ONNX Runtime. ort.Init must have succeeded. It returns an
-// error wrapping ErrNoModels when the manifest lists no cardiac models.
-func Load(dir string, o Options) (*Engine, error) {
+// LoadWith reads dir/manifest.json, checks each cardiac model's role,
+// input size and tensor names, verifies its SHA-256 and opens it with
+// open, two models at a time. It returns an error wrapping ErrNoModels
+// when the manifest lists no cardiac models. cardiacort.Load is LoadWith
+// on ONNX Runtime sessions, the product's engine; package cardiac itself
+// links no runtime.
+func LoadWith(dir string, open infer.Opener, o Options) (*Engine, error) {
 	m, err := manifest.Load(dir)
 	if err != nil {
 		return nil, err
@@ -181,13 +185,15 @@ func Load(dir string, o Options) (*Engine, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			loaded[i], errs[i] = loadModel(m, entry, o)
+			loaded[i], errs[i] = loadModel(m, entry, open)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for _, l := range loaded {
-			l.s.Close()
+			if l.s != nil {
+				l.s.Close()
+			}
 		}
 		return nil, err
 	}
@@ -200,7 +206,7 @@ func Load(dir string, o Options) (*Engine, error) {
 	return e, nil
 }
 
-func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error) {
+func loadModel(m *manifest.Manifest, e manifest.Model, open infer.Opener) (model, error) {
 	wantC := 1
 	wantOut := []string{outputLandmark, outputPeak}
 	switch e.Role {
@@ -228,7 +234,7 @@ func loadModel(m *manifest.Manifest, e manifest.Model, o Options) (model, error)
 	if err := m.Verify(e); err != nil {
 		return model{}, fmt.Errorf("load %s model: %w", e.Role, err)
 	}
-	s, err := ort.NewSession(m.Path(e), e.Inputs, e.Outputs, ort.Options{IntraOpThreads: o.IntraOpThreads})
+	s, err := open(m.Path(e), e.Inputs, e.Outputs)
 	if err != nil {
 		return model{}, fmt.Errorf("load %s model %s: %w", e.Role, e.File, err)
 	}
@@ -328,7 +334,7 @@ const (
 // FamilyColumnFactor reads the column factor from the cardiac family's
 // params: ColumnVertebraFactor where ParamColumnVertebraFactor is absent;
 // an error where it is not a number in [MinColumnVertebraFactor,
-// MaxColumnVertebraFactor] (Load refuses the manifest).
+// MaxColumnVertebraFactor] (LoadWith refuses the manifest).
 func FamilyColumnFactor(fam manifest.Family) (float64, error) {
 	raw, ok, err := familyParam(fam, ParamColumnVertebraFactor)
 	if err != nil {
@@ -727,7 +733,7 @@ func (e *Engine) runValidity(ctx context.Context, img image.Image) (float64, err
 		return 0, fmt.Errorf("validity input: %w", err)
 	}
 	s := int64(e.validity.size)
-	out, err := e.validity.s.Run(ctx, ort.Tensor{Shape: []int64{1, 3, s, s}, Data: x})
+	out, err := e.validity.s.Run(ctx, infer.Tensor{Shape: []int64{1, 3, s, s}, Data: x})
 	if err != nil {
 		return 0, fmt.Errorf("validity model %s: %w", e.validity.name, err)
 	}
@@ -788,7 +794,7 @@ func (e *Engine) runLandmarks(ctx context.Context, img image.Image, ms []model) 
 func (m model) runLandmark(ctx context.Context, x []float32, lb imageproc.Letterbox) (Landmarks, [NumLandmarks]float64, error) {
 	var pk [NumLandmarks]float64
 	s := int64(m.size)
-	out, err := m.s.Run(ctx, ort.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
+	out, err := m.s.Run(ctx, infer.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
 	if err != nil {
 		return Landmarks{}, pk, fmt.Errorf("landmark model %s: %w", m.name, err)
 	}
@@ -825,7 +831,7 @@ func (e *Engine) runSilhouette(ctx context.Context, img image.Image, top Point) 
 		return nil, fmt.Errorf("silhouette input: %w", err)
 	}
 	s := int64(m.size)
-	out, err := m.s.Run(ctx, ort.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
+	out, err := m.s.Run(ctx, infer.Tensor{Shape: []int64{1, 1, s, s}, Data: x})
 	if err != nil {
 		return nil, fmt.Errorf("silhouette model %s: %w", m.name, err)
 	}

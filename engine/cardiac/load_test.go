@@ -1,6 +1,7 @@
 package cardiac
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,13 +9,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
 )
 
-// TestLoadManifestErrors: every manifest problem is caught before ONNX
-// Runtime sees a file, with an error naming the model.
+// fakeSession is a session that runs nothing; Close counts.
+type fakeSession struct {
+	name   string
+	closed *atomic.Int32
+}
+
+func (f fakeSession) Name() string { return f.name }
+func (f fakeSession) Run(context.Context, ...infer.Tensor) ([]infer.Tensor, error) {
+	return nil, errors.New("fake session runs nothing")
+}
+func (f fakeSession) Close() error { f.closed.Add(1); return nil }
+
+// TestLoadManifestErrors: every manifest problem is caught before the
+// runtime sees the file, with an error naming the model; a model the
+// runtime refuses is named too; whatever was opened is closed again.
 func TestLoadManifestErrors(t *testing.T) {
 	entry := func(file, role string, size []int, outs ...string) manifest.Model {
 		return manifest.Model{File: file, Role: role, InputSize: size, Inputs: []string{"image"}, Outputs: outs, Version: "t"}
@@ -66,6 +82,7 @@ func TestLoadManifestErrors(t *testing.T) {
 		{"refinement margin not a number", withRefine(2), margin(`{"refine_margin":"wide"}`), "cardiac family params", nil},
 		{"unknown route", five, margin(`{"route":"guess"}`), `route "guess"`, nil},
 		{"column factor out of range", five, margin(`{"column_vertebra_factor":2}`), "column_vertebra_factor 2", nil},
+		{"model the runtime refuses", with(1, func(m *manifest.Model) { m.File = "refused.onnx" }), nil, "refused.onnx: the runtime refuses it", nil},
 		{"refinement checksum mismatch", append(withRefine(1), func() manifest.Model {
 			m := refine(2)
 			m.SHA256 = strings.Repeat("0", 64)
@@ -96,7 +113,18 @@ func TestLoadManifestErrors(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e, err := Load(dir, DefaultOptions())
+			var opened, closed atomic.Int32
+			open := func(path string, _, _ []string) (infer.Session, error) {
+				if filepath.Base(path) == "refused.onnx" {
+					return nil, errors.New("the runtime refuses it")
+				}
+				opened.Add(1)
+				return fakeSession{filepath.Base(path), &closed}, nil
+			}
+			e, err := LoadWith(dir, open, DefaultOptions())
+			if opened.Load() != closed.Load() {
+				t.Errorf("%d sessions opened, %d closed", opened.Load(), closed.Load())
+			}
 			if err == nil {
 				e.Close()
 				t.Fatal("Load succeeded")

@@ -331,7 +331,7 @@ func benchModes(b *testing.B, opts []Options, bench func(*testing.B, *Engine, []
 	data := bench1024(b)
 	for _, o := range opts {
 		b.Run(fmt.Sprintf("threads=%d,concurrency=%d", o.IntraOpThreads, o.Concurrency), func(b *testing.B) {
-			e, err := Load(dir, o)
+			e, err := loadORT(dir, o)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -96,7 +96,7 @@ func refiningEngine(t *testing.T) *Engine {
 // alone, and every refined landmark lies inside the crop it was found in.
 func TestRefinementImprovesLandmarks(t *testing.T) {
 	e := refiningEngine(t)
-	first, err := Load(testModelsDir(t), Options{IntraOpThreads: 2, Concurrency: 1, FirstStageOnly: true})
+	first, err := loadORT(testModelsDir(t), Options{IntraOpThreads: 2, Concurrency: 1, FirstStageOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

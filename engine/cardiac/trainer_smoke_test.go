@@ -54,7 +54,7 @@ func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 	run(append([]string{"export_landmarks.py", "--models", dir, "--role", "refine"}, trainTwo(crops, "r")...)...)
 	run("make_manifest.py", dir)
 
-	e, err := Load(dir, DefaultOptions())
+	e, err := loadORT(dir, DefaultOptions())
 	if err != nil {
 		t.Fatalf("load freshly exported models: %v", err)
 	}

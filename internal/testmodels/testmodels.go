@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"vetlens/engine/cardiac"
+	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
@@ -67,7 +68,7 @@ func Cardiac(t testing.TB) *cardiac.Engine {
 		if cardiacErr = ort.Init("", config.ORTLibraryCandidates()...); cardiacErr != nil {
 			return
 		}
-		cardiacEng, cardiacErr = cardiac.Load(dir, cardiac.DefaultOptions())
+		cardiacEng, cardiacErr = cardiacort.Load(dir, cardiac.DefaultOptions())
 	})
 	if cardiacErr != nil {
 		t.Fatal(cardiacErr)
