@@ -13,7 +13,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
-	"vetlens/engine/usg"
+	"vetlens/engine/usg/usgort"
 	"vetlens/internal/config"
 )
 
@@ -90,7 +90,7 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 		}
 	}
 	if n.usg {
-		if e, err := usg.Load(models); err != nil {
+		if e, err := usgort.Load(models); err != nil {
 			if err := fail(partUSG, err); err != nil {
 				return app.Deps{}, nil, err
 			}

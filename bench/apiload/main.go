@@ -28,7 +28,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
-	"vetlens/engine/usg"
+	"vetlens/engine/usg/usgort"
 	"vetlens/internal/config"
 	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
@@ -70,7 +70,7 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 	var body []byte
 	switch mode {
 	case "usg":
-		e, err := usg.Load(models)
+		e, err := usgort.Load(models)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,8 @@
 // Package usg is the feline urine specific gravity screening engine
 // (spec usg-v1): the unit corrections and plausible ranges of a request's
-// values (NewRequest), the calibrated ensemble run through ONNX Runtime,
-// exact Shapley attributions, conformal sets and risk tiers, and the
+// values (NewRequest), the calibrated ensemble (run through an
+// infer.Session: engine/usg/usgort opens it in ONNX Runtime), exact
+// Shapley attributions, conformal sets and risk tiers, and the
 // response bodies. It is pure computation: no HTTP, no storage; the wire
 // request parser, error codes and error body are api/usgv1's.
 //
@@ -18,8 +19,8 @@ import (
 	"sort"
 	"time"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
 )
 
 // Service names and versions reported by the USG service.
@@ -65,10 +66,10 @@ type Reference struct {
 	} `json:"shap"`
 }
 
-// Engine runs USG predictions. It is immutable after Load and safe for
+// Engine runs USG predictions. It is immutable after LoadWith and safe for
 // concurrent use.
 type Engine struct {
-	sess         *ort.Session
+	sess         infer.Session
 	logitIdx     int
 	membersIdx   int
 	modelVersion string
@@ -79,10 +80,11 @@ type Engine struct {
 	base         float64
 }
 
-// Load reads the usg family and the usg_ensemble model from the manifest in
-// dir, verifies the model's checksum, opens it, and checks the stored SHAP
-// base value against the model. ort.Init must have succeeded first.
-func Load(dir string) (*Engine, error) {
+// LoadWith reads the usg family and the usg_ensemble model from the
+// manifest in dir, verifies the model's checksum, opens it with open, and
+// checks the stored SHAP base value against the model. usgort.Load is
+// LoadWith on an ONNX Runtime session; package usg links no runtime.
+func LoadWith(dir string, open infer.Opener) (*Engine, error) {
 	m, err := manifest.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("usg engine: %w", err)
@@ -115,7 +117,7 @@ func Load(dir string) (*Engine, error) {
 	if e.logitIdx < 0 || e.membersIdx < 0 {
 		return nil, fmt.Errorf("usg engine: model %s: outputs %v lack logit or member_logits", mod.File, mod.Outputs)
 	}
-	e.sess, err = ort.NewSession(m.Path(mod), mod.Inputs, mod.Outputs, ort.Options{IntraOpThreads: 1})
+	e.sess, err = open(m.Path(mod), mod.Inputs, mod.Outputs)
 	if err != nil {
 		return nil, fmt.Errorf("usg engine: %w", err)
 	}
@@ -184,7 +186,7 @@ func (e *Engine) computeBase(ctx context.Context) error {
 	for _, b := range e.bg {
 		in = append(in, b[:]...)
 	}
-	out, err := e.sess.Run(ctx, ort.Tensor{Shape: []int64{int64(len(e.bg)), NumFeatures}, Data: in})
+	out, err := e.sess.Run(ctx, infer.Tensor{Shape: []int64{int64(len(e.bg)), NumFeatures}, Data: in})
 	if err != nil {
 		return fmt.Errorf("shap base value: %w", err)
 	}
@@ -201,7 +203,7 @@ func (e *Engine) computeBase(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the ONNX Runtime session.
+// Close releases the model's session.
 func (e *Engine) Close() error {
 	if e == nil {
 		return nil
@@ -236,7 +238,7 @@ func (e *Engine) predictRaw(ctx context.Context, vals [NumFeatures]float64) (*ra
 	in := make([]float32, n*NumFeatures)
 	copy(in, x[:])
 	coalitionRows(in[NumFeatures:], x, e.bg)
-	out, err := e.sess.Run(ctx, ort.Tensor{Shape: []int64{int64(n), NumFeatures}, Data: in})
+	out, err := e.sess.Run(ctx, infer.Tensor{Shape: []int64{int64(n), NumFeatures}, Data: in})
 	if err != nil {
 		return nil, fmt.Errorf("usg predict: %w", err)
 	}

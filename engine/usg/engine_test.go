@@ -3,6 +3,7 @@ package usg
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/ort"
 	"vetlens/internal/config"
 )
@@ -27,12 +29,22 @@ var (
 	engineErr  error
 )
 
+// LoadORT is usgort.Load, which loadEngine loads the shipped model with.
+// Package usg's own tests cannot import usgort (it imports usg), so
+// hook_test.go, an external test file in the same test binary, sets it
+// when the binary starts, before any test runs.
+var LoadORT func(dir string) (*Engine, error)
+
 // loadEngine opens the shipped model once for all tests of the package.
 func loadEngine(tb testing.TB) *Engine {
 	tb.Helper()
 	engineOnce.Do(func() {
 		if engineErr = ort.Init("", config.ORTLibraryCandidates()...); engineErr == nil {
-			testEngine, engineErr = Load(modelsDir)
+			if LoadORT == nil {
+				engineErr = errors.New("LoadORT not set (hook_test.go sets it to usgort.Load)")
+				return
+			}
+			testEngine, engineErr = LoadORT(modelsDir)
 		}
 	})
 	if engineErr != nil {
@@ -68,7 +80,7 @@ func TestModelMatchesExportReference(t *testing.T) {
 			in = append(in, float32(v))
 		}
 	}
-	out, err := e.sess.Run(context.Background(), ort.Tensor{Shape: []int64{int64(n), NumFeatures}, Data: in})
+	out, err := e.sess.Run(context.Background(), infer.Tensor{Shape: []int64{int64(n), NumFeatures}, Data: in})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"vetlens/engine/manifest"
 	"vetlens/engine/ort"
 	"vetlens/engine/usg"
+	"vetlens/engine/usg/usgort"
 	"vetlens/internal/config"
 )
 
@@ -40,7 +41,7 @@ func USG(t testing.TB) *usg.Engine {
 		if usgErr = ort.Init("", config.ORTLibraryCandidates()...); usgErr != nil {
 			return
 		}
-		usgEng, usgErr = usg.Load(Dir())
+		usgEng, usgErr = usgort.Load(Dir())
 	})
 	if usgErr != nil {
 		t.Fatal(usgErr)
