@@ -50,10 +50,11 @@ func listPackages(t *testing.T) map[string]goPackage {
 	return pkgs
 }
 
-// The cardiac engine and its ONNX Runtime loader.
-const (
-	cardiacEngine = "vetlens/engine/cardiac"
-	cardiacLoader = "vetlens/engine/cardiac/cardiacort"
+// The engines that run their models through engine/infer, and the
+// loaders that open those models in ONNX Runtime.
+var (
+	runtimeFree    = []string{"vetlens/engine/cardiac", "vetlens/engine/usg"}
+	runtimeLoaders = []string{"vetlens/engine/cardiac/cardiacort", "vetlens/engine/usg/usgort"}
 )
 
 // under reports whether path is pkg or one of its subpackages.
@@ -79,12 +80,14 @@ const apperr = "vetlens/app/apperr"
 //   - the product binary (package main) links no bench tooling (the
 //     screenshot driver and its XWD decoder live in bench/screenshots);
 //   - bench/evalcardiac does not link cli, ui or Fyne;
-//   - the cardiac engine's types, geometry, guards and decisions
-//     (engine/cardiac) link no model runtime: its models run through
-//     engine/infer's Session, and engine/cardiac/cardiacort opens them in
-//     ONNX Runtime;
-//   - ui, app and the HTTP adapter do not depend on that loader: the
-//     command line (and bench, and tests) load the engine and hand it in.
+//   - the cardiac and USG engines' types, geometry, guards and decisions
+//     (engine/cardiac, engine/usg) link no model runtime: their models
+//     run through engine/infer's Session, and a loader beside each
+//     (engine/cardiac/cardiacort, engine/usg/usgort) opens them in ONNX
+//     Runtime;
+//   - ui, app and the HTTP adapter do not depend on those loaders: the
+//     command line (and bench, and tests) load the engines and hand them
+//     in.
 //
 // Dependencies are transitive and exclude tests, as `go list -deps`
 // shows them. TestArrowsPointDown adds the rules on engine's own
@@ -96,10 +99,12 @@ func TestLayering(t *testing.T) {
 	if !contains(pkgs["vetlens/cli"].Deps, "vetlens/platform/store") {
 		t.Fatalf("go list gave no dependency graph: cli deps %v", pkgs["vetlens/cli"].Deps)
 	}
-	// The runtime rules name packages that must exist: the loader links
-	// ONNX Runtime, and cli links the loader.
-	if !contains(pkgs[cardiacLoader].Deps, "github.com/yalue/onnxruntime_go") || !contains(pkgs["vetlens/cli"].Deps, cardiacLoader) {
-		t.Fatalf("%s does not link ONNX Runtime, or cli does not link it: the runtime rules check nothing", cardiacLoader)
+	// The runtime rules name packages that must exist: each loader links
+	// ONNX Runtime, and cli links each loader.
+	for _, l := range runtimeLoaders {
+		if !contains(pkgs[l].Deps, "github.com/yalue/onnxruntime_go") || !contains(pkgs["vetlens/cli"].Deps, l) {
+			t.Fatalf("%s does not link ONNX Runtime, or cli does not link it: the runtime rules check nothing", l)
+		}
 	}
 	rules := []struct {
 		name      string
@@ -122,11 +127,11 @@ func TestLayering(t *testing.T) {
 			[]string{"vetlens/bench", "vetlens/internal/testmodels"}},
 		{"the engine evaluation tool does not link the command line or the GUI", func(p string) bool { return p == "vetlens/bench/evalcardiac" },
 			[]string{"vetlens/cli", "vetlens/ui", "fyne.io"}},
-		{"the cardiac engine links no model runtime", func(p string) bool { return p == cardiacEngine },
+		{"the cardiac and USG engines link no model runtime", func(p string) bool { return slices.Contains(runtimeFree, p) },
 			[]string{"vetlens/engine/ort", "github.com/yalue/onnxruntime_go"}},
-		{"ui, app and the HTTP adapter do not load the cardiac engine", func(p string) bool {
+		{"ui, app and the HTTP adapter do not load an engine", func(p string) bool {
 			return under(p, "vetlens/ui") || under(p, "vetlens/app") || p == "vetlens/platform/httpapi"
-		}, []string{cardiacLoader}},
+		}, runtimeLoaders},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
