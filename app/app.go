@@ -114,7 +114,6 @@ type Service struct {
 	pop     PoP
 
 	cardiacSlots *fairgate.Gate
-	owners       sessionOwners
 	pixels       *membudget.Budget
 	disk         *diskGuard
 }

@@ -213,20 +213,28 @@ func TestPredictScreenAware(t *testing.T) {
 	}
 }
 
-// sessionScript is a PoP pipeline whose frames follow a script: each
-// frame answers the next outcome or error.
+// sessionScript is a PoP pipeline of one session, sess-1, owned by the
+// customer who started it last, whose frames follow a script: each frame
+// answers the next outcome or error. (The registry's own rules, limits
+// and sweeping are tested on capture.Manager: app/capture/owner_test.go.)
 type sessionScript struct {
 	spyPipeline
-	outs []FrameOutcome
-	errs []error
-	n    int
+	outs  []FrameOutcome
+	errs  []error
+	n     int
+	owner string
 }
 
-func (p *sessionScript) StartSession(ctx context.Context) (Session, error) {
+func (p *sessionScript) StartSession(ctx context.Context, owner SessionOwner, maxOpen int) (Session, error) {
+	p.owner = owner.Customer
 	return Session{ID: "sess-1", Config: SessionConfig{MaxFrames: 20, SessionTTLSeconds: 300, GoodFramesNeeded: 3}}, nil
 }
 
-func (p *sessionScript) Frame(ctx context.Context, id string, frame []byte) (FrameOutcome, error) {
+func (p *sessionScript) OwnsSession(id, customer string) bool {
+	return id == "sess-1" && customer == p.owner
+}
+
+func (p *sessionScript) Frame(ctx context.Context, customer, id string, frame []byte) (FrameOutcome, error) {
 	i := p.n
 	p.n++
 	if i < len(p.errs) && p.errs[i] != nil {

@@ -39,10 +39,11 @@ func (p *spyPipeline) Rectify(ctx context.Context, img []byte, c [4][2]float64) 
 	p.seen()
 	return []byte{0xff, 0xd8}, 60, 60, nil
 }
-func (p *spyPipeline) StartSession(ctx context.Context) (Session, error) {
+func (p *spyPipeline) StartSession(ctx context.Context, owner SessionOwner, maxOpen int) (Session, error) {
 	return Session{ID: "s1", Config: SessionConfig{MaxFrames: 20}}, nil
 }
-func (p *spyPipeline) Frame(ctx context.Context, id string, frame []byte) (FrameOutcome, error) {
+func (p *spyPipeline) OwnsSession(id, customer string) bool { return true }
+func (p *spyPipeline) Frame(ctx context.Context, customer, id string, frame []byte) (FrameOutcome, error) {
 	p.seen()
 	return FrameOutcome{Status: StatusContinue, FramesProcessed: 1}, nil
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"vetlens/engine/cardiac"
 )
@@ -28,15 +30,44 @@ type PoP interface {
 	// it as JPEG with its size.
 	Rectify(ctx context.Context, img []byte, corners [4][2]float64) (jpeg []byte, width, height int, err error)
 
-	// StartSession opens a capture session. Ownership (which customer may
-	// send frames) is kept by the app, not the pipeline.
-	StartSession(ctx context.Context) (Session, error)
-	// Frame feeds one frame to a session. ErrSessionNotFound for an
-	// unknown or swept id (404); ErrSessionClosed for a frame sent after
-	// the session completed or failed (409). A session past its TTL or its
-	// max_frames answers a StatusFailed outcome (not an error). The
-	// pipeline runs the cardiac prediction itself.
-	Frame(ctx context.Context, sessionID string, frame []byte) (FrameOutcome, error)
+	// StartSession opens a capture session owned by owner, unless
+	// owner.Key already holds maxOpen open sessions (neither complete nor
+	// failed, and not past their TTL; maxOpen <= 0: no limit): then it
+	// returns a *SessionLimitError. Counting and opening are one step, so
+	// concurrent starts of one key never exceed maxOpen.
+	StartSession(ctx context.Context, owner SessionOwner, maxOpen int) (Session, error)
+	// OwnsSession reports whether sessionID is a session the pipeline
+	// still holds, started by customer.
+	OwnsSession(sessionID, customer string) bool
+	// Frame feeds one frame to customer's session. ErrSessionNotFound for
+	// an unknown or swept id, or another customer's session (404);
+	// ErrSessionClosed for a frame sent after the session completed or
+	// failed (409). A session past its TTL or its max_frames answers a
+	// StatusFailed outcome (not an error). The pipeline runs the cardiac
+	// prediction itself.
+	Frame(ctx context.Context, customer, sessionID string, frame []byte) (FrameOutcome, error)
+}
+
+// SessionOwner is who started a PoP session: only Customer may send it
+// frames, and it counts against Key's limit of open sessions.
+type SessionOwner struct {
+	// Customer is Caller.Customer.
+	Customer string
+	// Key is the API key's prefix (Caller.KeyPrefix).
+	Key string
+}
+
+// SessionLimitError is PoP.StartSession's answer when the key already
+// holds its limit of open sessions (429).
+type SessionLimitError struct {
+	// RetryAfter is the time until the key's first open session expires,
+	// at least a second.
+	RetryAfter time.Duration
+}
+
+// Error says the limit was reached and when to retry.
+func (e *SessionLimitError) Error() string {
+	return fmt.Sprintf("too many open sessions for this key; retry after %v", e.RetryAfter)
 }
 
 // Errors a PoP implementation returns (match with errors.Is).

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"sync"
-	"time"
 
 	"vetlens/api"
 	"vetlens/engine/cardiac"
@@ -64,134 +62,6 @@ func (s *Service) modelVersion() string {
 	return ""
 }
 
-// sessionOwners remembers which customer and key started each PoP
-// session, so one customer can never send frames to another's session and
-// one key cannot hold more than Config.MaxOpenSessionsPerKey open
-// sessions. Entries are dropped ownerRetention after the session started
-// (sweep, run in the background by RunSessionSweeper and at each start).
-type sessionOwners struct {
-	mu      sync.Mutex
-	m       map[string]ownerEntry
-	pending map[string]int // key prefix -> starts in progress
-}
-
-type ownerEntry struct {
-	customer, key string
-	started       time.Time
-	// expires is when the session's TTL ends: from then on it no longer
-	// counts as open (the pipeline fails it at its next frame).
-	expires time.Time
-	// closed: the session completed or failed.
-	closed bool
-}
-
-// ownerRetention outlives any session (TTL 300 s plus the pipeline's
-// retention of finished sessions).
-const ownerRetention = time.Hour
-
-// openLocked counts key's open sessions (o.mu held): neither closed nor
-// past their TTL, and starts in progress.
-func (o *sessionOwners) openLocked(key string, now time.Time) (n int, next time.Time) {
-	for _, e := range o.m {
-		if e.key == key && !e.closed && now.Before(e.expires) {
-			n++
-			if next.IsZero() || e.expires.Before(next) {
-				next = e.expires
-			}
-		}
-	}
-	return n + o.pending[key], next
-}
-
-// reserve takes a slot for a new session of key when it has fewer than
-// limit open; retryAfter says when the first open one expires otherwise.
-func (o *sessionOwners) reserve(key string, limit int, now time.Time) (ok bool, retryAfter time.Duration) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.sweepLocked(now)
-	n, next := o.openLocked(key, now)
-	if n >= limit {
-		return false, max(next.Sub(now), time.Second)
-	}
-	if o.pending == nil {
-		o.pending = map[string]int{}
-	}
-	o.pending[key]++
-	return true, 0
-}
-
-// add records a started session in place of its reservation (id "" when
-// the start failed: the reservation is only given back).
-func (o *sessionOwners) add(id string, c Caller, now time.Time, ttl time.Duration) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.pending[c.KeyPrefix]--; o.pending[c.KeyPrefix] <= 0 {
-		delete(o.pending, c.KeyPrefix)
-	}
-	if id == "" {
-		return
-	}
-	if o.m == nil {
-		o.m = map[string]ownerEntry{}
-	}
-	o.m[id] = ownerEntry{customer: c.Customer, key: c.KeyPrefix, started: now, expires: now.Add(ttl)}
-}
-
-// close marks a session finished: it no longer counts as open.
-func (o *sessionOwners) close(id string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if e, ok := o.m[id]; ok {
-		e.closed = true
-		o.m[id] = e
-	}
-}
-
-func (o *sessionOwners) owns(id, customer string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	e, ok := o.m[id]
-	return ok && e.customer == customer
-}
-
-// sweep drops entries older than ownerRetention.
-func (o *sessionOwners) sweep(now time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.sweepLocked(now)
-}
-
-func (o *sessionOwners) sweepLocked(now time.Time) {
-	for k, e := range o.m {
-		if now.Sub(e.started) > ownerRetention {
-			delete(o.m, k)
-		}
-	}
-}
-
-// len is the number of sessions remembered.
-func (o *sessionOwners) len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.m)
-}
-
-// RunSessionSweeper drops the PoP session records past their retention
-// every interval until ctx ends (starts sweep too; this bounds the memory
-// of keys that stop starting sessions).
-func (s *Service) RunSessionSweeper(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.owners.sweep(s.clock.Now())
-		}
-	}
-}
-
 // checkImageHeader refuses, from the header alone, what is not a JPEG or
 // PNG (400) or exceeds imageproc's pixel limits (413), for the endpoints
 // that pass raw bytes to the PoP pipeline; it returns the header.
@@ -232,16 +102,14 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 	if err := s.CheckWritable(); err != nil {
 		return nil, err
 	}
-	if ok, retry := s.owners.reserve(c.KeyPrefix, s.cfg.MaxOpenSessionsPerKey, s.clock.Now()); !ok {
-		return nil, &Error{Kind: KindTooMany, RetryAfter: retry,
+	sess, err := s.pop.StartSession(ctx, SessionOwner{Customer: c.Customer, Key: c.KeyPrefix}, s.cfg.MaxOpenSessionsPerKey)
+	if lim := (*SessionLimitError)(nil); errors.As(err, &lim) {
+		return nil, &Error{Kind: KindTooMany, RetryAfter: lim.RetryAfter,
 			Msg: fmt.Sprintf("too many open PoP sessions for this API key (limit %d); finish one or let it expire", s.cfg.MaxOpenSessionsPerKey)}
 	}
-	sess, err := s.pop.StartSession(ctx)
 	if err != nil {
-		s.owners.add("", c, s.clock.Now(), 0)
 		return nil, fmt.Errorf("start session: %w", err)
 	}
-	s.owners.add(sess.ID, c, s.clock.Now(), time.Duration(sess.Config.SessionTTLSeconds)*time.Second)
 	h := s.CardiacHealth()
 	return &SessionStart{
 		SessionID: sess.ID, SessionStatus: StatusReady, PopPipelineEnabled: true,
@@ -289,7 +157,7 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if _, err := checkImageHeader(frame); err != nil {
 		return nil, out, err
 	}
-	if !s.owners.owns(sessionID, c.Customer) {
+	if !s.pop.OwnsSession(sessionID, c.Customer) {
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
 	}
 	if err := s.CheckWritable(); err != nil {
@@ -299,20 +167,15 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if err != nil {
 		return nil, out, err
 	}
-	out, err = s.pop.Frame(ctx, sessionID, frame)
+	out, err = s.pop.Frame(ctx, c.Customer, sessionID, frame)
 	release()
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
-		s.owners.close(sessionID)
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: err}
 	case errors.Is(err, ErrSessionClosed):
-		s.owners.close(sessionID)
 		return nil, out, &Error{Kind: KindConflict, Msg: "session already completed or failed; start a new one", Err: err}
 	case err != nil:
 		return nil, out, popErr("session frame", err)
-	}
-	if out.Status == StatusComplete || out.Status == StatusFailed {
-		s.owners.close(sessionID)
 	}
 	body, err := NewFrameBody(sessionID, out, s.modelVersion())
 	if err != nil {

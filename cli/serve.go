@@ -209,7 +209,6 @@ func openServices(ctx context.Context, c serveConfig, log *slog.Logger) (svc *ap
 		closeAll()
 		return nil, nil, nil, err
 	}
-	go svc.RunSessionSweeper(ctx, time.Minute)
 	return svc, ls, closeAll, nil
 }
 

@@ -106,41 +106,35 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 	return b, w, h, nil
 }
 
-// StartSession opens a capture session.
-func (s *Service) StartSession(ctx context.Context) (app.Session, error) {
+// StartSession opens a capture session owned by owner, within maxOpen
+// open sessions of its key (Manager.Start).
+func (s *Service) StartSession(ctx context.Context, owner app.SessionOwner, maxOpen int) (app.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return app.Session{}, err
 	}
-	o, err := s.m.Start()
-	if err != nil {
-		return app.Session{}, err
-	}
-	cfg := s.m.Config()
-	return app.Session{ID: o.SessionID, Config: app.SessionConfig{
-		MaxFrames: cfg.MaxFrames, MaxConsecutiveFailures: cfg.MaxConsecutiveFailures, SessionTTLSeconds: cfg.TTLSeconds,
-		GoodFramesNeeded: cfg.GoodFramesNeeded,
-	}}, nil
+	return s.m.Start(owner, maxOpen)
 }
 
-// Frame feeds one frame to a session and returns its outcome with the
-// final images of a complete session. The Manager's errors are app's
+// OwnsSession reports whether id is a session held for customer.
+func (s *Service) OwnsSession(id, customer string) bool {
+	return s.m != nil && s.m.Owns(id, customer)
+}
+
+// Frame feeds one frame to customer's session and returns its outcome,
+// with the final prediction rendered on the rectified best frame when
+// the session completes. The Manager's errors are app's
 // (app.ErrSessionNotFound, app.ErrSessionClosed) already.
-func (s *Service) Frame(ctx context.Context, id string, frame []byte) (app.FrameOutcome, error) {
-	o, err := s.m.Frame(ctx, id, frame)
-	if err != nil {
-		return app.FrameOutcome{}, err
+func (s *Service) Frame(ctx context.Context, customer, id string, frame []byte) (app.FrameOutcome, error) {
+	out, err := s.m.Frame(ctx, customer, id, frame)
+	if err != nil || out.Status != app.StatusComplete {
+		return out, err
 	}
-	out := app.FrameOutcome{Status: o.Status, FrameIndex: o.FrameIndex, FramesProcessed: o.FramesProcessed,
-		GoodFrames: o.GoodFrames, Reason: o.Reason, Result: o.Frame.Result, Error: o.Error}
-	if o.Status == app.StatusComplete {
-		out.Result, out.Rectified = o.Best, o.RectifiedJPEG
-		img, _, err := imageproc.Decode(o.RectifiedJPEG)
-		if err != nil {
-			return app.FrameOutcome{}, fmt.Errorf("decode rectified best frame: %w", err)
-		}
-		if out.Rendered, err = cardiac.RenderJPEG(img, o.Best); err != nil {
-			return app.FrameOutcome{}, fmt.Errorf("render best frame: %w", err)
-		}
+	img, _, err := imageproc.Decode(out.Rectified)
+	if err != nil {
+		return app.FrameOutcome{}, fmt.Errorf("decode rectified best frame: %w", err)
+	}
+	if out.Rendered, err = cardiac.RenderJPEG(img, out.Result); err != nil {
+		return app.FrameOutcome{}, fmt.Errorf("render best frame: %w", err)
 	}
 	return out, nil
 }

@@ -115,37 +115,6 @@ func (f FrameResult) Code() cardiac.Code {
 	return f.Result.Code
 }
 
-// Outcome is the answer to one frame (or to Start: status ready).
-type Outcome struct {
-	SessionID string
-	Status    string
-	// FrameIndex is the 0-based index of this frame in the session; for
-	// complete, the index of the best frame.
-	FrameIndex int
-	// FramesProcessed counts the session's frames so far, this one included.
-	FramesProcessed int
-	// GoodFrames is the number of good frames held; GoodFramesNeeded the
-	// number needed.
-	GoodFrames, GoodFramesNeeded int
-	// Reason is the continue text: "N of M good frames" and, when the
-	// frame was not good, why.
-	Reason string
-	// Frame is this frame's result (continue and complete).
-	Frame FrameResult
-	// Best is the best frame's cardiac result (complete only).
-	Best *cardiac.Result
-	// RectifiedJPEG is the best frame's rectified image (complete only).
-	RectifiedJPEG []byte
-	// Error is app.ErrMaxFrames or app.ErrTimeout (failed only).
-	Error string
-}
-
-// Billable reports whether the outcome is a billable completion (a valid
-// VHS, result codes 1-4). The manager never bills; the caller does.
-func (o Outcome) Billable() bool {
-	return o.Status == app.StatusComplete && o.Best != nil && o.Best.Code.HasVHS()
-}
-
 type goodFrame struct {
 	index int
 	vhs   float64
@@ -159,6 +128,7 @@ type session struct {
 	seen     map[[32]byte]bool // SHA-256 of every frame's bytes
 	pictures map[[32]byte]bool // pop.FrameHash of every decoded frame
 	id       string
+	owner    app.SessionOwner
 	created  time.Time
 	status   string
 	frames   int // frames accepted for processing
@@ -168,7 +138,9 @@ type session struct {
 	finished time.Time
 }
 
-// Manager holds the live sessions. It is safe for concurrent use: many
+// Manager holds the live sessions: the one registry of PoP capture
+// sessions, with each session's owner (app.SessionOwner), its state and
+// the per-key limit of open sessions. It is safe for concurrent use: many
 // sessions at once, and several frames of one session at once (each
 // frame's analysis runs in parallel; the session's state is updated under
 // its lock).
@@ -194,6 +166,13 @@ func NewManager(cfg Config, p Predictor, a Analyzer, now func() time.Time) *Mana
 // Config returns the manager's configuration.
 func (m *Manager) Config() Config { return m.cfg }
 
+// Session is the configuration as app reports it (the spec's
+// session_config and GoodFramesNeeded).
+func (c Config) Session() app.SessionConfig {
+	return app.SessionConfig{MaxFrames: c.MaxFrames, MaxConsecutiveFailures: c.MaxConsecutiveFailures,
+		SessionTTLSeconds: c.TTLSeconds, GoodFramesNeeded: c.GoodFramesNeeded}
+}
+
 // newID returns a random (version 4) UUID: 122 random bits from
 // crypto/rand, in the canonical 36-character form.
 func newID() (string, error) {
@@ -204,18 +183,55 @@ func newID() (string, error) {
 	return id.String(), nil
 }
 
-// Start opens a session (status ready) and sweeps expired ones.
-func (m *Manager) Start() (Outcome, error) {
-	m.Sweep()
+// Start opens a session (status ready) owned by owner and sweeps the
+// expired ones. When owner.Key already holds maxOpen open sessions
+// (neither complete nor failed, and not past the TTL) it opens none and
+// returns an *app.SessionLimitError whose RetryAfter is the time until
+// the first of them expires (at least a second); maxOpen <= 0 is no
+// limit. The count and the insertion are one step under the manager's
+// lock.
+func (m *Manager) Start(owner app.SessionOwner, maxOpen int) (app.Session, error) {
 	id, err := newID()
 	if err != nil {
-		return Outcome{}, err
+		return app.Session{}, err
 	}
-	s := &session{id: id, created: m.now(), status: app.StatusReady}
+	now := m.now()
 	m.mu.Lock()
-	m.sessions[id] = s
-	m.mu.Unlock()
-	return Outcome{SessionID: id, Status: app.StatusReady, GoodFramesNeeded: m.cfg.GoodFramesNeeded}, nil
+	defer m.mu.Unlock()
+	m.sweepLocked(now)
+	if maxOpen > 0 {
+		if n, next := m.openLocked(owner.Key, now); n >= maxOpen {
+			return app.Session{}, &app.SessionLimitError{RetryAfter: max(next.Sub(now), time.Second)}
+		}
+	}
+	m.sessions[id] = &session{id: id, owner: owner, created: now, status: app.StatusReady}
+	return app.Session{ID: id, Config: m.cfg.Session()}, nil
+}
+
+// openLocked counts key's open sessions (m.mu held) and returns when the
+// first of them expires.
+func (m *Manager) openLocked(key string, now time.Time) (n int, next time.Time) {
+	for _, s := range m.sessions {
+		if s.owner.Key != key {
+			continue
+		}
+		s.mu.Lock()
+		closed := s.status == app.StatusComplete || s.status == app.StatusFailed
+		s.mu.Unlock()
+		if expires := s.created.Add(m.ttl()); !closed && now.Before(expires) {
+			n++
+			if next.IsZero() || expires.Before(next) {
+				next = expires
+			}
+		}
+	}
+	return n, next
+}
+
+// Owns reports whether id is a session held for customer.
+func (m *Manager) Owns(id, customer string) bool {
+	_, err := m.get(id, customer)
+	return err == nil
 }
 
 // Len is the number of sessions held in memory.
@@ -233,6 +249,10 @@ func (m *Manager) Sweep() {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweepLocked(now)
+}
+
+func (m *Manager) sweepLocked(now time.Time) {
 	for id, s := range m.sessions {
 		s.mu.Lock()
 		expired := now.Sub(s.created) > m.ttl()+m.cfg.Retention
@@ -244,44 +264,54 @@ func (m *Manager) Sweep() {
 	}
 }
 
-// RunSweeper sweeps every interval until ctx ends.
+// RunSweeper sweeps every interval until ctx ends: this bounds the memory
+// of sessions whose clients went away (Start sweeps too).
 func (m *Manager) RunSweeper(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	m.runSweeper(ctx, t.C)
+}
+
+// runSweeper sweeps at each tick until ctx ends.
+func (m *Manager) runSweeper(ctx context.Context, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 			m.Sweep()
 		}
 	}
 }
 
-func (m *Manager) get(id string) (*session, error) {
+// get returns customer's session id; another customer's is not found.
+func (m *Manager) get(id, customer string) (*session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
-	if !ok {
+	if !ok || s.owner.Customer != customer {
 		return nil, app.ErrSessionNotFound
 	}
 	return s, nil
 }
 
-// Frame processes one encoded frame (JPEG or PNG) of session id. Errors:
-// app.ErrSessionNotFound, app.ErrSessionClosed, or a failure to run the models
+// Frame processes one encoded frame (JPEG or PNG) of customer's session
+// id. Errors: app.ErrSessionNotFound (also for another customer's
+// session), app.ErrSessionClosed, or a failure to run the models
 // (wrapped). A frame that cannot be decoded or shows no screen is not an
-// error: it is a frame that is not good.
-func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, error) {
-	s, err := m.get(id)
+// error: it is a frame that is not good. The outcome's Result is this
+// frame's result (continue) or the best frame's (complete, with the best
+// frame's rectified JPEG in Rectified; Rendered is left to the caller).
+func (m *Manager) Frame(ctx context.Context, customer, id string, b []byte) (app.FrameOutcome, error) {
+	s, err := m.get(id, customer)
 	if err != nil {
-		return Outcome{}, err
+		return app.FrameOutcome{}, err
 	}
 	// Reserve this frame's index, or answer timeout / closed.
 	s.mu.Lock()
 	if s.status == app.StatusComplete || s.status == app.StatusFailed {
 		s.mu.Unlock()
-		return Outcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
+		return app.FrameOutcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
 	}
 	now := m.now()
 	if now.Sub(s.created) > m.ttl() {
@@ -293,7 +323,7 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 		// Earlier frames still in flight will decide; this one is over
 		// the limit.
 		s.mu.Unlock()
-		return Outcome{}, fmt.Errorf("session %s: frame over max_frames while others are processed: %w", id, app.ErrSessionClosed)
+		return app.FrameOutcome{}, fmt.Errorf("session %s: frame over max_frames while others are processed: %w", id, app.ErrSessionClosed)
 	}
 	index := s.frames
 	s.frames++
@@ -322,14 +352,14 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 			m.fail(s, app.ErrMaxFrames, index, m.now())
 		}
 		s.mu.Unlock()
-		return Outcome{}, err
+		return app.FrameOutcome{}, err
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done++
 	if s.status == app.StatusComplete || s.status == app.StatusFailed {
-		return Outcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
+		return app.FrameOutcome{}, fmt.Errorf("session %s: %w", id, app.ErrSessionClosed)
 	}
 	now = m.now()
 	if now.Sub(s.created) > m.ttl() {
@@ -345,14 +375,13 @@ func (m *Manager) Frame(ctx context.Context, id string, b []byte) (Outcome, erro
 			fr.Problem += fmt.Sprintf("; %d frames in a row not good: earlier good frames discarded", s.failRun)
 		}
 	}
-	out := Outcome{SessionID: id, FrameIndex: index, FramesProcessed: s.done, GoodFrames: len(s.good),
-		GoodFramesNeeded: m.cfg.GoodFramesNeeded, Frame: fr}
+	out := app.FrameOutcome{FrameIndex: index, FramesProcessed: s.done, GoodFrames: len(s.good), Result: fr.Result}
 	if best, ok := m.agree(s.good); ok {
 		s.status, s.finished = app.StatusComplete, now
 		out.Status = app.StatusComplete
 		out.FrameIndex = best.index
-		out.Best = best.res
-		out.RectifiedJPEG = best.jpeg
+		out.Result = best.res
+		out.Rectified = best.jpeg
 		return out, nil
 	}
 	if s.done >= m.cfg.MaxFrames {
@@ -387,10 +416,10 @@ func (s *session) seenPicture(h [32]byte) bool {
 }
 
 // fail moves s to failed; s.mu is held.
-func (m *Manager) fail(s *session, reason string, index int, now time.Time) Outcome {
+func (m *Manager) fail(s *session, reason string, index int, now time.Time) app.FrameOutcome {
 	s.status, s.finished = app.StatusFailed, now
-	return Outcome{SessionID: s.id, Status: app.StatusFailed, FrameIndex: index, FramesProcessed: s.done,
-		GoodFrames: len(s.good), GoodFramesNeeded: m.cfg.GoodFramesNeeded, Error: reason}
+	return app.FrameOutcome{Status: app.StatusFailed, FrameIndex: index, FramesProcessed: s.done,
+		GoodFrames: len(s.good), Error: reason}
 }
 
 // agree looks for GoodFramesNeeded good frames whose VHS lie within

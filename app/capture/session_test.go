@@ -186,6 +186,15 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// owner starts the tests' sessions.
+var owner = app.SessionOwner{Customer: "clinic", Key: "k1"}
+
+// billable reports whether out is a billable completion (a valid VHS,
+// result codes 1-4), as app meters it.
+func billable(out app.FrameOutcome) bool {
+	return out.Status == app.StatusComplete && out.Result != nil && out.Result.Code.HasVHS()
+}
+
 func newTestManager() (*Manager, *clock, *fakePredictor) {
 	c := &clock{t: time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)}
 	p := &fakePredictor{}
@@ -248,8 +257,8 @@ func TestSessionRows(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, p := newTestManager()
-			st, err := m.Start()
-			if id, perr := uuid.Parse(st.SessionID); err != nil || st.Status != app.StatusReady || perr != nil || id.Version() != 4 || len(st.SessionID) != 36 {
+			st, err := m.Start(owner, 0)
+			if id, perr := uuid.Parse(st.ID); err != nil || st.Config != DefaultConfig().Session() || perr != nil || id.Version() != 4 || len(st.ID) != 36 {
 				t.Fatalf("start: %+v, %v", st, err)
 			}
 			defer func() {
@@ -258,7 +267,7 @@ func TestSessionRows(t *testing.T) {
 				}
 			}()
 			for i, s := range tc.steps {
-				out, err := m.Frame(context.Background(), st.SessionID, frameBytes(s.frame))
+				out, err := m.Frame(context.Background(), owner.Customer, st.ID, frameBytes(s.frame))
 				if err != nil {
 					t.Fatalf("frame %d: %v", i, err)
 				}
@@ -270,10 +279,10 @@ func TestSessionRows(t *testing.T) {
 					t.Fatalf("frame %d: reason %q, want %q", i, out.Reason, s.reason)
 				}
 				if s.status == app.StatusComplete {
-					if out.Best == nil || !out.Billable() || !bytes.HasPrefix(out.RectifiedJPEG, []byte("jpeg:good")) {
+					if out.Result == nil || !billable(out) || !bytes.HasPrefix(out.Rectified, []byte("jpeg:good")) {
 						t.Fatalf("complete without best result or image: %+v", out)
 					}
-				} else if out.Billable() {
+				} else if billable(out) {
 					t.Fatalf("frame %d billable while %s", i, out.Status)
 				}
 			}
@@ -283,25 +292,25 @@ func TestSessionRows(t *testing.T) {
 
 func TestClosedAndUnknown(t *testing.T) {
 	m, _, _ := newTestManager()
-	if _, err := m.Frame(context.Background(), "nope", []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
+	if _, err := m.Frame(context.Background(), owner.Customer, "nope", []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	for _, f := range []string{"good:10:0.001", "good:10:0.0011", "good:10:0.0012"} {
-		if _, err := m.Frame(context.Background(), st.SessionID, []byte(f)); err != nil {
+		if _, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte(f)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.0013")); !errors.Is(err, app.ErrSessionClosed) {
+	if _, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("good:10:0.0013")); !errors.Is(err, app.ErrSessionClosed) {
 		t.Fatalf("frame after complete: %v", err)
 	}
 }
 
 func TestMaxFrames(t *testing.T) {
 	m, _, _ := newTestManager()
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	for i := range 20 {
-		out, err := m.Frame(context.Background(), st.SessionID, []byte("bad"))
+		out, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("bad"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,26 +321,26 @@ func TestMaxFrames(t *testing.T) {
 		if out.Status != want {
 			t.Fatalf("frame %d: %s, want %s", i, out.Status, want)
 		}
-		if i == 19 && (out.Error != app.ErrMaxFrames || out.Billable() || out.FrameIndex != 19) {
+		if i == 19 && (out.Error != app.ErrMaxFrames || billable(out) || out.FrameIndex != 19) {
 			t.Fatalf("failed outcome: %+v", out)
 		}
 	}
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("bad")); !errors.Is(err, app.ErrSessionClosed) {
+	if _, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("bad")); !errors.Is(err, app.ErrSessionClosed) {
 		t.Fatalf("frame 21: %v", err)
 	}
 }
 
 func TestTTLAndSweep(t *testing.T) {
 	m, c, p := newTestManager()
-	st, _ := m.Start()
-	other, _ := m.Start()
+	st, _ := m.Start(owner, 0)
+	other, _ := m.Start(owner, 0)
 	c.add(299 * time.Second)
-	if out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001")); err != nil || out.Status != app.StatusContinue {
+	if out, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("good:10:0.001")); err != nil || out.Status != app.StatusContinue {
 		t.Fatalf("at 299 s: %+v %v", out, err)
 	}
 	c.add(2 * time.Second)
 	calls := p.calls.Load()
-	out, err := m.Frame(context.Background(), st.SessionID, []byte("good:10:0.001"))
+	out, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("good:10:0.001"))
 	if err != nil || out.Status != app.StatusFailed || out.Error != app.ErrTimeout {
 		t.Fatalf("at 301 s: %+v %v", out, err)
 	}
@@ -346,8 +355,8 @@ func TestTTLAndSweep(t *testing.T) {
 	if m.Len() != 0 {
 		t.Fatalf("after sweep: %d sessions held", m.Len())
 	}
-	for _, id := range []string{st.SessionID, other.SessionID} {
-		if _, err := m.Frame(context.Background(), id, []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
+	for _, id := range []string{st.ID, other.ID} {
+		if _, err := m.Frame(context.Background(), owner.Customer, id, []byte("bad")); !errors.Is(err, app.ErrSessionNotFound) {
 			t.Fatalf("swept session: %v", err)
 		}
 	}
@@ -355,16 +364,16 @@ func TestTTLAndSweep(t *testing.T) {
 
 func TestConsecutiveFailuresDiscardGoodFrames(t *testing.T) {
 	m, _, _ := newTestManager()
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	frames := []string{"good:10:0.001", "good:10:0.0011"}
 	for range m.Config().MaxConsecutiveFailures {
 		frames = append(frames, "bad")
 	}
 	frames = append(frames, "good:10:0.0012")
-	var out Outcome
+	var out app.FrameOutcome
 	for _, f := range frames {
 		var err error
-		if out, err = m.Frame(context.Background(), st.SessionID, []byte(f)); err != nil {
+		if out, err = m.Frame(context.Background(), owner.Customer, st.ID, []byte(f)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -375,8 +384,8 @@ func TestConsecutiveFailuresDiscardGoodFrames(t *testing.T) {
 
 func TestModelErrorIsReturned(t *testing.T) {
 	m, _, _ := newTestManager()
-	st, _ := m.Start()
-	if _, err := m.Frame(context.Background(), st.SessionID, []byte("fail")); err == nil || !strings.Contains(err.Error(), "model failure") {
+	st, _ := m.Start(owner, 0)
+	if _, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte("fail")); err == nil || !strings.Contains(err.Error(), "model failure") {
 		t.Fatalf("model failure: %v", err)
 	}
 }
@@ -390,13 +399,13 @@ func TestConcurrentSessions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := m.Start()
+			st, err := m.Start(owner, 0)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			for _, f := range []string{"bad", "good:10:0.002", "blur", "good:10.1:0.001", "good:9.9:0.003"} {
-				out, err := m.Frame(context.Background(), st.SessionID, []byte(f))
+				out, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte(f))
 				if err != nil {
 					t.Error(err)
 					return
@@ -415,14 +424,14 @@ func TestConcurrentSessions(t *testing.T) {
 
 func TestConcurrentFramesOneSession(t *testing.T) {
 	m, _, _ := newTestManager()
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	var wg sync.WaitGroup
 	var complete, closed, cont atomic.Int64
 	for i := range 30 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := m.Frame(context.Background(), st.SessionID, []byte(fmt.Sprintf("good:10:%g", 0.002+float64(i)*1e-5)))
+			out, err := m.Frame(context.Background(), owner.Customer, st.ID, []byte(fmt.Sprintf("good:10:%g", 0.002+float64(i)*1e-5)))
 			switch {
 			case errors.Is(err, app.ErrSessionClosed):
 				closed.Add(1)
@@ -453,11 +462,11 @@ func TestUniqueIDs(t *testing.T) {
 	seen := map[string]bool{}
 	var ones [128]int
 	for range n {
-		st, err := m.Start()
+		st, err := m.Start(owner, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := st.SessionID
+		id := st.ID
 		u, err := uuid.Parse(id)
 		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || len(id) != 36 || id != strings.ToLower(id) {
 			t.Fatalf("session id %q is not a canonical random UUID: %v", id, err)
@@ -517,13 +526,13 @@ func TestBadFramesRealPipeline(t *testing.T) {
 	}
 	p := &fakePredictor{}
 	m := NewManager(DefaultConfig(), p, PoP{}, nil)
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	for name, b := range frames {
-		out, err := m.Frame(context.Background(), st.SessionID, b)
+		out, err := m.Frame(context.Background(), owner.Customer, st.ID, b)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if out.Status != app.StatusContinue || out.GoodFrames != 0 || out.Frame.Good {
+		if out.Status != app.StatusContinue || out.GoodFrames != 0 || out.Result != nil {
 			t.Fatalf("%s: %+v", name, out)
 		}
 	}
@@ -543,9 +552,9 @@ func TestAppendedBytesRealPipeline(t *testing.T) {
 	}
 	p := &fakePredictor{}
 	m := NewManager(DefaultConfig(), p, PoP{}, nil)
-	st, _ := m.Start()
+	st, _ := m.Start(owner, 0)
 	for i, extra := range []string{"", "x", "xx"} {
-		out, err := m.Frame(context.Background(), st.SessionID, append(append([]byte{}, jpg...), extra...))
+		out, err := m.Frame(context.Background(), owner.Customer, st.ID, append(append([]byte{}, jpg...), extra...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 		frames := seqs[k]
 		sort.Slice(frames, func(i, j int) bool { return frames[i].Frame < frames[j].Frame })
 		mgr := capture.NewManager(capture.DefaultConfig(), m.eng, m.an, nil)
-		st, err := mgr.Start()
+		st, err := mgr.Start(app.SessionOwner{}, 0)
 		if err != nil {
 			return err
 		}
@@ -95,15 +95,15 @@ func (m *measurer) sessions(ctx context.Context, dir string, seqs map[string][]i
 			if err != nil {
 				return err
 			}
-			out, err := mgr.Frame(ctx, st.SessionID, b)
+			out, err := mgr.Frame(ctx, "", st.ID, b)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.File, err)
 			}
 			last = fmt.Sprintf("%s %s after %d frames", out.Status, out.Error, i+1)
 			if out.Status == app.StatusComplete {
 				done = i + 1
-				if out.Best.VHS != nil {
-					best = *out.Best.VHS
+				if out.Result.VHS != nil {
+					best = *out.Result.VHS
 				}
 				break
 			}

@@ -334,9 +334,11 @@ func TestAttackPoPAppendedBytes(t *testing.T) {
 
 // TestAttackOpenSessions: one key cannot pile up PoP sessions: past
 // MaxOpenSessionsPerKey, starting another is 429 with Retry-After, while
-// another customer's key still starts them.
+// another customer's key still starts them (the real session registry,
+// capture.Manager, keeps the limit).
 func TestAttackOpenSessions(t *testing.T) {
-	a := newAPI(t, apiOpts{pop: &fakePoP{sessions: map[string]*fakeSession{}}})
+	mgr := capture.NewManager(capture.DefaultConfig(), fakeCardiac{}, capture.PoP{}, time.Now)
+	a := newAPI(t, apiOpts{pop: capture.NewService(mgr, fakeCardiac{}, capture.PoP{})})
 	for i := range app.DefaultMaxOpenSessionsPerKey {
 		if resp, b := a.do("POST", "/v3/pop-session/start", a.key, `{}`); resp.StatusCode != 200 {
 			t.Fatalf("session %d: %d %s", i, resp.StatusCode, b)

@@ -67,7 +67,9 @@ func (f fakeCardiac) Predict(ctx context.Context, img image.Image, o cardiac.Pre
 // level 99; a session completes on the third frame whose gray level is 1
 // (a good frame), fails after max_frames (4) frames, and answers
 // ErrSessionClosed afterwards. A frame of gray level 5 sees no screen (nil
-// result).
+// result). A session's frames come from the customer who started it
+// (another's session is unknown); it keeps no limit of open sessions
+// (the real capture.Manager does: TestAttackOpenSessions).
 type fakePoP struct {
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
@@ -79,6 +81,7 @@ type fakePoP struct {
 }
 
 type fakeSession struct {
+	customer     string
 	frames, good int
 	done         bool
 }
@@ -107,19 +110,25 @@ func (p *fakePoP) DetectCorners(ctx context.Context, b []byte) ([4][2]float64, i
 func (p *fakePoP) Rectify(ctx context.Context, b []byte, c [4][2]float64) ([]byte, int, int, error) {
 	return []byte{0xff, 0xd8, 0xff}, 40, 30, nil
 }
-func (p *fakePoP) StartSession(ctx context.Context) (app.Session, error) {
+func (p *fakePoP) StartSession(ctx context.Context, owner app.SessionOwner, maxOpen int) (app.Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
 	id := fmt.Sprintf("sess-%d", p.n)
-	p.sessions[id] = &fakeSession{}
+	p.sessions[id] = &fakeSession{customer: owner.Customer}
 	return app.Session{ID: id, Config: app.SessionConfig{MaxFrames: 4, MaxConsecutiveFailures: 3, SessionTTLSeconds: 300}}, nil
 }
-func (p *fakePoP) Frame(ctx context.Context, id string, b []byte) (app.FrameOutcome, error) {
+func (p *fakePoP) OwnsSession(id, customer string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s, ok := p.sessions[id]
-	if !ok {
+	return ok && s.customer == customer
+}
+func (p *fakePoP) Frame(ctx context.Context, customer, id string, b []byte) (app.FrameOutcome, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.sessions[id]
+	if !ok || s.customer != customer {
 		return app.FrameOutcome{}, app.ErrSessionNotFound
 	}
 	if s.done {
