@@ -211,3 +211,20 @@ func TestSweeperBoundsMemory(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestCornersOnlyServiceHoldsNoSessions: the corners-only service
+// (`vetlens corners` and `preprocess` build it without a manager) refuses
+// sessions with the PoP-unavailable error instead of crashing.
+func TestCornersOnlyServiceHoldsNoSessions(t *testing.T) {
+	s := NewService(nil, nil, PoP{})
+	ctx := context.Background()
+	if _, err := s.StartSession(ctx, app.SessionOwner{Customer: "c", Key: "k"}, 3); !errors.Is(err, app.ErrPoPUnavailable) {
+		t.Fatalf("StartSession: %v, want ErrPoPUnavailable", err)
+	}
+	if _, err := s.Frame(ctx, "c", "id", nil); !errors.Is(err, app.ErrSessionNotFound) {
+		t.Fatalf("Frame: %v, want ErrSessionNotFound", err)
+	}
+	if s.OwnsSession("id", "c") {
+		t.Fatal("OwnsSession: true for a service without sessions")
+	}
+}

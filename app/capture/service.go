@@ -112,6 +112,9 @@ func (s *Service) StartSession(ctx context.Context, owner app.SessionOwner, maxO
 	if err := ctx.Err(); err != nil {
 		return app.Session{}, err
 	}
+	if s.m == nil {
+		return app.Session{}, app.ErrPoPUnavailable // a corners-only service
+	}
 	return s.m.Start(owner, maxOpen)
 }
 
@@ -125,6 +128,9 @@ func (s *Service) OwnsSession(id, customer string) bool {
 // the session completes. The Manager's errors are app's
 // (app.ErrSessionNotFound, app.ErrSessionClosed) already.
 func (s *Service) Frame(ctx context.Context, customer, id string, frame []byte) (app.FrameOutcome, error) {
+	if s.m == nil {
+		return app.FrameOutcome{}, app.ErrSessionNotFound // a corners-only service holds none
+	}
 	out, err := s.m.Frame(ctx, customer, id, frame)
 	if err != nil || out.Status != app.StatusComplete {
 		return out, err
