@@ -121,7 +121,7 @@ func TestPopModelsMatchExportReference(t *testing.T) {
 		for _, e := range m.ByRole(role) {
 			n++
 			t.Run(e.File, func(t *testing.T) {
-				diff, err := modelref.Replay(t.Context(), m, e)
+				diff, err := modelref.Replay(t.Context(), ort.Opener(ort.Options{}), m, e)
 				if err != nil {
 					t.Fatal(err)
 				}
