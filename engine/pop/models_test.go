@@ -49,6 +49,20 @@ func testModelsDir(t testing.TB) string {
 	return dir
 }
 
+// LoadORT is poport.Load, which the model-backed tests load the models
+// with. Package pop's own tests cannot import poport (it imports pop), so
+// hook_test.go, an external test file in the same test binary, sets it
+// when the binary starts, before any test runs.
+var LoadORT func(dir string) (*Models, error)
+
+// loadORT is LoadORT, or an error where hook_test.go did not set it.
+func loadORT(dir string) (*Models, error) {
+	if LoadORT == nil {
+		return nil, errors.New("pop tests: LoadORT not set (hook_test.go sets it to poport.Load)")
+	}
+	return LoadORT(dir)
+}
+
 // testModels loads the shipped PoP models once per test binary; any
 // failure but "no PoP models" (missing ONNX Runtime, bad checksum) fails.
 func testModels(t testing.TB) *Models {
@@ -59,7 +73,7 @@ func testModels(t testing.TB) *Models {
 			modelsErr = err
 			return
 		}
-		modelsVal, modelsErr = LoadModels(dir)
+		modelsVal, modelsErr = loadORT(dir)
 	})
 	if modelsErr != nil {
 		t.Fatal(modelsErr)
@@ -98,7 +112,7 @@ func TestLoadModelsErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tc.setup(dir)
-			if m, err := LoadModels(dir); err == nil {
+			if m, err := loadORT(dir); err == nil {
 				m.Close()
 				t.Fatal("loaded")
 			}
