@@ -14,6 +14,7 @@ import (
 
 	"gocv.io/x/gocv"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
 	"vetlens/engine/ort"
@@ -117,6 +118,46 @@ func TestLoadModelsErrors(t *testing.T) {
 				t.Fatal("loaded")
 			}
 		})
+	}
+}
+
+// closeCounter is a session that runs nothing and counts its Close calls.
+type closeCounter struct{ closes *int }
+
+func (closeCounter) Name() string { return "fake" }
+func (closeCounter) Run(context.Context, ...infer.Tensor) ([]infer.Tensor, error) {
+	return nil, errors.New("runs nothing")
+}
+func (c closeCounter) Close() error { *c.closes++; return nil }
+
+// TestLoadModelsWithClosesWhatItOpened: LoadModelsWith opens the five
+// models with the opener it is given; when the runtime refuses one, the
+// load fails and closes exactly the sessions already opened, and a
+// loaded family closes all five.
+func TestLoadModelsWithClosesWhatItOpened(t *testing.T) {
+	dir := testModelsDir(t)
+	for refuse := range ExpectedModels + 1 {
+		opened, closes := 0, 0
+		m, err := LoadModelsWith(dir, func(path string, in, out []string) (infer.Session, error) {
+			if opened == refuse {
+				return nil, errors.New("refused")
+			}
+			opened++
+			return closeCounter{&closes}, nil
+		})
+		if refuse < ExpectedModels {
+			if err == nil || closes != refuse {
+				t.Errorf("runtime refusing model %d: err %v, %d of %d sessions closed", refuse, err, closes, refuse)
+			}
+			continue
+		}
+		if err != nil || m.Count() != ExpectedModels {
+			t.Fatalf("all opened: err %v, %d models", err, m.Count())
+		}
+		m.Close()
+		if closes != ExpectedModels {
+			t.Errorf("Close closed %d sessions, want %d", closes, ExpectedModels)
+		}
 	}
 }
 
