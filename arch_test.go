@@ -50,11 +50,14 @@ func listPackages(t *testing.T) map[string]goPackage {
 	return pkgs
 }
 
-// The engines that run their models through engine/infer, and the
-// loaders that open those models in ONNX Runtime.
+// The engines that run their models through engine/infer (and the
+// export-reference replay, which opens models with an infer.Opener it is
+// given), the loaders that open those models in ONNX Runtime, and the
+// runtime itself.
 var (
-	runtimeFree    = []string{"vetlens/engine/cardiac", "vetlens/engine/usg"}
-	runtimeLoaders = []string{"vetlens/engine/cardiac/cardiacort", "vetlens/engine/usg/usgort"}
+	runtimeFree    = []string{"vetlens/engine/cardiac", "vetlens/engine/usg", "vetlens/engine/pop", "vetlens/engine/modelref"}
+	runtimeLoaders = []string{"vetlens/engine/cardiac/cardiacort", "vetlens/engine/usg/usgort", "vetlens/engine/pop/poport"}
+	modelRuntime   = []string{"vetlens/engine/ort", "github.com/yalue/onnxruntime_go"}
 )
 
 // under reports whether path is pkg or one of its subpackages.
@@ -80,14 +83,17 @@ const apperr = "vetlens/app/apperr"
 //   - the product binary (package main) links no bench tooling (the
 //     screenshot driver and its XWD decoder live in bench/screenshots);
 //   - bench/evalcardiac does not link cli, ui or Fyne;
-//   - the cardiac and USG engines' types, geometry, guards and decisions
-//     (engine/cardiac, engine/usg) link no model runtime: their models
-//     run through engine/infer's Session, and a loader beside each
-//     (engine/cardiac/cardiacort, engine/usg/usgort) opens them in ONNX
-//     Runtime;
-//   - ui, app and the HTTP adapter do not depend on those loaders: the
-//     command line (and bench, and tests) load the engines and hand them
-//     in.
+//   - the engines' types, geometry, guards and decisions (engine/cardiac,
+//     engine/usg, engine/pop) and the export-reference replay
+//     (engine/modelref) link no model runtime: their models run through
+//     engine/infer's Session, and a loader beside each
+//     (engine/cardiac/cardiacort, engine/usg/usgort, engine/pop/poport)
+//     opens them in ONNX Runtime;
+//   - ui, app (and its subpackages) and the HTTP adapter link no model
+//     runtime at all: neither those loaders nor engine/ort nor
+//     onnxruntime_go. The command line (and bench, and tests) load the
+//     engines and hand them in, with an infer.Opener where app opens a
+//     model itself (app/learn's reference check).
 //
 // Dependencies are transitive and exclude tests, as `go list -deps`
 // shows them. TestArrowsPointDown adds the rules on engine's own
@@ -101,6 +107,11 @@ func TestLayering(t *testing.T) {
 	}
 	// The runtime rules name packages that must exist: each loader links
 	// ONNX Runtime, and cli links each loader.
+	for _, p := range runtimeFree {
+		if _, ok := pkgs[p]; !ok {
+			t.Fatalf("no package %s: the runtime rules check nothing", p)
+		}
+	}
 	for _, l := range runtimeLoaders {
 		if !contains(pkgs[l].Deps, "github.com/yalue/onnxruntime_go") || !contains(pkgs["vetlens/cli"].Deps, l) {
 			t.Fatalf("%s does not link ONNX Runtime, or cli does not link it: the runtime rules check nothing", l)
@@ -127,11 +138,11 @@ func TestLayering(t *testing.T) {
 			[]string{"vetlens/bench", "vetlens/internal/testmodels"}},
 		{"the engine evaluation tool does not link the command line or the GUI", func(p string) bool { return p == "vetlens/bench/evalcardiac" },
 			[]string{"vetlens/cli", "vetlens/ui", "fyne.io"}},
-		{"the cardiac and USG engines link no model runtime", func(p string) bool { return slices.Contains(runtimeFree, p) },
-			[]string{"vetlens/engine/ort", "github.com/yalue/onnxruntime_go"}},
-		{"ui, app and the HTTP adapter do not load an engine", func(p string) bool {
+		{"the engines and the reference replay link no model runtime", func(p string) bool { return slices.Contains(runtimeFree, p) },
+			modelRuntime},
+		{"ui, app and the HTTP adapter link no model runtime", func(p string) bool {
 			return under(p, "vetlens/ui") || under(p, "vetlens/app") || p == "vetlens/platform/httpapi"
-		}, runtimeLoaders},
+		}, slices.Concat(runtimeLoaders, modelRuntime)},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {

@@ -80,7 +80,7 @@ func openLearn(ctx context.Context, c learnConfig) (*learn.Service, func(), erro
 		python = config.Python.FromEnv()
 	}
 	svc, err := learn.New(learn.Config{Layout: layout, Shipped: c.models, Registry: reg, Phantoms: c.phantoms,
-		Models:  learn.EngineModels{Options: cardiac.DefaultOptions(), Load: cardiacort.Load},
+		Models:  learn.EngineModels{Options: cardiac.DefaultOptions(), Load: cardiacort.Load, Runtime: ort.Opener(ort.Options{})},
 		Trainer: trainer.Python{Python: python, Dir: trainDir(c.trainDir, c.models), Log: c.log}})
 	if err != nil {
 		closeAll()

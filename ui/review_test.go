@@ -20,7 +20,7 @@ import (
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiactest"
-	"vetlens/engine/pop"
+	"vetlens/engine/pop/poport"
 )
 
 // phantom1 is the first simulator test phantom's file.
@@ -423,7 +423,7 @@ func TestLabelBoxAvoidsOverlap(t *testing.T) {
 func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 	photo := filepath.Join("..", "engine", "pop", "testdata", "variety", "vscreen_0000.jpg")
 	learned := func(c *cardiac.Engine) app.PoP {
-		m, err := pop.LoadModels(filepath.Join("..", "models"))
+		m, err := poport.Load(filepath.Join("..", "models"))
 		if err != nil {
 			t.Fatal(err)
 		}

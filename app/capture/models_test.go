@@ -12,6 +12,7 @@ import (
 	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/engine/pop/poport"
 	"vetlens/internal/config"
 )
 
@@ -29,7 +30,7 @@ func shippedPoPModels(tb testing.TB) *pop.Models {
 	if err := ort.Init("", config.ORTLibraryCandidates()...); err != nil {
 		tb.Fatal(err)
 	}
-	m, err := pop.LoadModels(dir)
+	m, err := poport.Load(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}

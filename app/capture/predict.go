@@ -32,8 +32,9 @@ type Analyzer interface {
 }
 
 // PoP is the engine/pop pipeline as an Analyzer: the learned screen
-// finder when Models is set (pop.LoadModels), the classical geometry
-// otherwise.
+// finder when Models is set (loaded by the command line with
+// engine/pop/poport.Load, so app links no model runtime), the classical
+// geometry otherwise.
 type PoP struct {
 	// Models is the loaded PoP model family; nil runs the classical
 	// pipeline.

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"vetlens/engine/cardiac"
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
 )
@@ -20,6 +21,11 @@ type EngineModels struct {
 	// product cardiacort.Load (ONNX Runtime, which must be initialised),
 	// given by the command line, so app does not import the loader.
 	Load func(dir string, o cardiac.Options) (*cardiac.Engine, error)
+	// Runtime opens a model for the export-reference check
+	// (VerifyReference): in the product ort.Opener with default options
+	// (ONNX Runtime, which must be initialised), given by the command
+	// line, so app links no model runtime.
+	Runtime infer.Opener
 }
 
 // Open loads the cardiac models in dir.
@@ -38,9 +44,12 @@ func (m EngineModels) Open(dir string) (Measurer, error) {
 }
 
 // VerifyReference replays the export reference of every landmark model
-// in dir (modelref) and fails when one differs by more than
-// modelref.Tolerance.
-func (EngineModels) VerifyReference(ctx context.Context, dir string) (float64, error) {
+// in dir (modelref, on sessions that Runtime opens) and fails when one
+// differs by more than modelref.Tolerance.
+func (m EngineModels) VerifyReference(ctx context.Context, dir string) (float64, error) {
+	if m.Runtime == nil {
+		return 0, errors.New("learn: EngineModels has no Runtime")
+	}
 	man, err := manifest.Load(dir)
 	if err != nil {
 		return 0, err
@@ -51,7 +60,7 @@ func (EngineModels) VerifyReference(ctx context.Context, dir string) (float64, e
 	}
 	var worst float64
 	for _, e := range ls {
-		diff, err := modelref.Replay(ctx, man, e)
+		diff, err := modelref.Replay(ctx, m.Runtime, man, e)
 		if err != nil {
 			return 0, fmt.Errorf("reference check: %w", err)
 		}

@@ -19,7 +19,7 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/engine/ort"
-	"vetlens/engine/pop"
+	"vetlens/engine/pop/poport"
 	"vetlens/internal/config"
 )
 
@@ -39,7 +39,7 @@ func run(models, popModels, ortLib string, verbose bool, globs []string) error {
 	if err := ort.Init(ortLib, config.ORTLibraryCandidates()...); err != nil {
 		return err
 	}
-	pm, err := pop.LoadModels(popModels)
+	pm, err := poport.Load(popModels)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	"vetlens/engine/imageproc"
 	"vetlens/engine/ort"
 	"vetlens/engine/pop"
+	"vetlens/engine/pop/poport"
 	"vetlens/internal/config"
 )
 
@@ -80,7 +81,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "evalpop:", err)
 			os.Exit(1)
 		}
-		pm, err := pop.LoadModels(*popModels)
+		pm, err := poport.Load(*popModels)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "evalpop:", err)
 			os.Exit(1)

@@ -6,6 +6,7 @@ import (
 
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
+	"vetlens/engine/ort"
 )
 
 // TestModelsMatchExportReference replays, for every shipped cardiac model,
@@ -22,7 +23,7 @@ func TestModelsMatchExportReference(t *testing.T) {
 	}
 	for _, e := range slices.Concat(m.ByRole(RoleValidity), m.ByRole(RoleLandmark), m.ByRole(RoleRefine)) {
 		t.Run(e.File, func(t *testing.T) {
-			diff, err := modelref.Replay(t.Context(), m, e)
+			diff, err := modelref.Replay(t.Context(), ort.Opener(ort.Options{}), m, e)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,10 @@
 // Package modelref replays the export reference of a shipped model: the
 // input the trainer saved at export (models/reference/NAME.json: model,
-// input .f32 file, input_shape, outputs by name) through ONNX Runtime, for
-// the tests that check Go and PyTorch agree on every model.
+// input .f32 file, input_shape, outputs by name) through the runtime the
+// caller opens the model with (infer.Opener; ONNX Runtime in the product,
+// ort.Opener), for the tests that check Go and PyTorch agree on every
+// model and for app/learn's check of a trained candidate. It links no
+// model runtime itself.
 package modelref
 
 import (
@@ -13,18 +16,19 @@ import (
 	"os"
 	"path/filepath"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
 )
 
 // Tolerance is the largest accepted |ONNX Runtime in Go - PyTorch at
 // export| for any output value (toolchain notes measured 3e-7).
 const Tolerance = 1e-4
 
-// Replay runs model e's export reference through ONNX Runtime (which must
-// be initialised) and returns, per output name, the largest absolute
+// Replay runs model e's export reference through a session that open
+// loads (for ONNX Runtime, ort.Opener with default options; the runtime
+// must be initialised) and returns, per output name, the largest absolute
 // difference from PyTorch's values.
-func Replay(ctx context.Context, m *manifest.Manifest, e manifest.Model) (map[string]float64, error) {
+func Replay(ctx context.Context, open infer.Opener, m *manifest.Manifest, e manifest.Model) (map[string]float64, error) {
 	name := e.File[:len(e.File)-len(filepath.Ext(e.File))]
 	b, err := os.ReadFile(filepath.Join(m.Dir, "reference", name+".json"))
 	if err != nil {
@@ -57,12 +61,12 @@ func Replay(ctx context.Context, m *manifest.Manifest, e manifest.Model) (map[st
 	for i := range x {
 		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
-	s, err := ort.NewSession(m.Path(e), e.Inputs, e.Outputs, ort.Options{})
+	s, err := open(m.Path(e), e.Inputs, e.Outputs)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	outs, err := s.Run(ctx, ort.Tensor{Shape: ref.InputShape, Data: x})
+	outs, err := s.Run(ctx, infer.Tensor{Shape: ref.InputShape, Data: x})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,8 @@ import (
 
 	"gocv.io/x/gocv"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
-	"vetlens/engine/ort"
 )
 
 // The PoP model family (models/manifest.json, family "pop"; docs/pop.md,
@@ -102,13 +102,15 @@ const (
 // Models is the loaded PoP model family. Its methods are safe for
 // concurrent use.
 type Models struct {
-	cornersA, cornersB, presence, viewport, quality *ort.Session
+	cornersA, cornersB, presence, viewport, quality infer.Session
 	version                                         string
 }
 
-// LoadModels loads the five PoP models listed in dir/manifest.json after
-// verifying their checksums. ONNX Runtime must be initialised (ort.Init).
-func LoadModels(dir string) (*Models, error) {
+// LoadModelsWith loads the five PoP models listed in dir/manifest.json
+// after verifying their checksums, opening each with open. The product
+// opens them in ONNX Runtime through engine/pop/poport.Load; package pop
+// itself links no model runtime.
+func LoadModelsWith(dir string, open infer.Opener) (*Models, error) {
 	m, err := manifest.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("pop models: %w", err)
@@ -120,7 +122,7 @@ func LoadModels(dir string) (*Models, error) {
 	out := &Models{version: fam.ModelVersion}
 	slots := []struct {
 		role string
-		s    **ort.Session
+		s    *infer.Session
 	}{{RoleCornersA, &out.cornersA}, {RoleCornersB, &out.cornersB}, {RolePresence, &out.presence}, {RoleViewport, &out.viewport}, {RoleQuality, &out.quality}}
 	for _, sl := range slots {
 		es := m.ByRole(sl.role)
@@ -132,7 +134,7 @@ func LoadModels(dir string) (*Models, error) {
 			out.Close()
 			return nil, fmt.Errorf("pop models: %w", err)
 		}
-		s, err := ort.NewSession(m.Path(es[0]), es[0].Inputs, es[0].Outputs, ort.Options{IntraOpThreads: 1})
+		s, err := open(m.Path(es[0]), es[0].Inputs, es[0].Outputs)
 		if err != nil {
 			out.Close()
 			return nil, fmt.Errorf("pop models: %w", err)
@@ -148,7 +150,7 @@ func (m *Models) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, s := range []*ort.Session{m.cornersA, m.cornersB, m.presence, m.viewport, m.quality} {
+	for _, s := range []infer.Session{m.cornersA, m.cornersB, m.presence, m.viewport, m.quality} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -162,7 +164,7 @@ func (m *Models) Count() int {
 		return 0
 	}
 	n := 0
-	for _, s := range []*ort.Session{m.cornersA, m.cornersB, m.presence, m.viewport, m.quality} {
+	for _, s := range []infer.Session{m.cornersA, m.cornersB, m.presence, m.viewport, m.quality} {
 		if s != nil {
 			n++
 		}
@@ -220,7 +222,7 @@ func workCopy(frame gocv.Mat) gocv.Mat {
 // frameTensor is the corner and presence models' input: the working copy
 // stretched to frameSide x frameSide (area averaging, as in training),
 // RGB over 255, channel-major.
-func frameTensor(work gocv.Mat) ort.Tensor {
+func frameTensor(work gocv.Mat) infer.Tensor {
 	b := gocv.NewMat()
 	defer b.Close()
 	gocv.Resize(work, &b, image.Point{frameSide, frameSide}, 0, 0, gocv.InterpolationArea)
@@ -233,16 +235,16 @@ func frameTensor(work gocv.Mat) ort.Tensor {
 		x[n+i] = float32(px[3*i+1]) / 255
 		x[2*n+i] = float32(px[3*i]) / 255
 	}
-	return ort.Tensor{Shape: []int64{1, 3, frameSide, frameSide}, Data: x}
+	return infer.Tensor{Shape: []int64{1, 3, frameSide, frameSide}, Data: x}
 }
 
 // cropTensor rectifies quad q of the working copy (work pixels) to a grey
 // cropSide square, the viewport and quality models' input.
-func cropTensor(work gocv.Mat, q Quad) (ort.Tensor, error) {
+func cropTensor(work gocv.Mat, q Quad) (infer.Tensor, error) {
 	r, err := Rectify(work, q, cropSide, cropSide)
 	defer r.Close()
 	if err != nil {
-		return ort.Tensor{}, err
+		return infer.Tensor{}, err
 	}
 	g := gocv.NewMat()
 	defer g.Close()
@@ -252,7 +254,7 @@ func cropTensor(work gocv.Mat, q Quad) (ort.Tensor, error) {
 	for i, v := range px {
 		x[i] = float32(v) / 255
 	}
-	return ort.Tensor{Shape: []int64{1, 1, cropSide, cropSide}, Data: x}, nil
+	return infer.Tensor{Shape: []int64{1, 1, cropSide, cropSide}, Data: x}, nil
 }
 
 // points converts n model points (shares) into a slice of Points scaled

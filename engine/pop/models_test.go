@@ -14,6 +14,7 @@ import (
 
 	"gocv.io/x/gocv"
 
+	"vetlens/engine/infer"
 	"vetlens/engine/manifest"
 	"vetlens/engine/modelref"
 	"vetlens/engine/ort"
@@ -49,6 +50,20 @@ func testModelsDir(t testing.TB) string {
 	return dir
 }
 
+// LoadORT is poport.Load, which the model-backed tests load the models
+// with. Package pop's own tests cannot import poport (it imports pop), so
+// hook_test.go, an external test file in the same test binary, sets it
+// when the binary starts, before any test runs.
+var LoadORT func(dir string) (*Models, error)
+
+// loadORT is LoadORT, or an error where hook_test.go did not set it.
+func loadORT(dir string) (*Models, error) {
+	if LoadORT == nil {
+		return nil, errors.New("pop tests: LoadORT not set (hook_test.go sets it to poport.Load)")
+	}
+	return LoadORT(dir)
+}
+
 // testModels loads the shipped PoP models once per test binary; any
 // failure but "no PoP models" (missing ONNX Runtime, bad checksum) fails.
 func testModels(t testing.TB) *Models {
@@ -59,7 +74,7 @@ func testModels(t testing.TB) *Models {
 			modelsErr = err
 			return
 		}
-		modelsVal, modelsErr = LoadModels(dir)
+		modelsVal, modelsErr = loadORT(dir)
 	})
 	if modelsErr != nil {
 		t.Fatal(modelsErr)
@@ -98,11 +113,51 @@ func TestLoadModelsErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tc.setup(dir)
-			if m, err := LoadModels(dir); err == nil {
+			if m, err := loadORT(dir); err == nil {
 				m.Close()
 				t.Fatal("loaded")
 			}
 		})
+	}
+}
+
+// closeCounter is a session that runs nothing and counts its Close calls.
+type closeCounter struct{ closes *int }
+
+func (closeCounter) Name() string { return "fake" }
+func (closeCounter) Run(context.Context, ...infer.Tensor) ([]infer.Tensor, error) {
+	return nil, errors.New("runs nothing")
+}
+func (c closeCounter) Close() error { *c.closes++; return nil }
+
+// TestLoadModelsWithClosesWhatItOpened: LoadModelsWith opens the five
+// models with the opener it is given; when the runtime refuses one, the
+// load fails and closes exactly the sessions already opened, and a
+// loaded family closes all five.
+func TestLoadModelsWithClosesWhatItOpened(t *testing.T) {
+	dir := testModelsDir(t)
+	for refuse := range ExpectedModels + 1 {
+		opened, closes := 0, 0
+		m, err := LoadModelsWith(dir, func(path string, in, out []string) (infer.Session, error) {
+			if opened == refuse {
+				return nil, errors.New("refused")
+			}
+			opened++
+			return closeCounter{&closes}, nil
+		})
+		if refuse < ExpectedModels {
+			if err == nil || closes != refuse {
+				t.Errorf("runtime refusing model %d: err %v, %d of %d sessions closed", refuse, err, closes, refuse)
+			}
+			continue
+		}
+		if err != nil || m.Count() != ExpectedModels {
+			t.Fatalf("all opened: err %v, %d models", err, m.Count())
+		}
+		m.Close()
+		if closes != ExpectedModels {
+			t.Errorf("Close closed %d sessions, want %d", closes, ExpectedModels)
+		}
 	}
 }
 
@@ -121,7 +176,7 @@ func TestPopModelsMatchExportReference(t *testing.T) {
 		for _, e := range m.ByRole(role) {
 			n++
 			t.Run(e.File, func(t *testing.T) {
-				diff, err := modelref.Replay(t.Context(), m, e)
+				diff, err := modelref.Replay(t.Context(), ort.Opener(ort.Options{}), m, e)
 				if err != nil {
 					t.Fatal(err)
 				}

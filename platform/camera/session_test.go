@@ -10,7 +10,7 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/app/live"
-	"vetlens/engine/pop"
+	"vetlens/engine/pop/poport"
 	"vetlens/internal/testmodels"
 )
 
@@ -121,8 +121,8 @@ func BenchmarkPreviewDuringSessions(b *testing.B) {
 // sessions or (the reference) the preview and outline alone; fps > 0
 // plays the video and allows the preview and outline at that rate.
 func benchmarkPreview(b *testing.B, sessions bool, fps float64) {
-	testmodels.Cardiac(b) // initialises ONNX Runtime, which pop.LoadModels needs
-	models, err := pop.LoadModels(testmodels.Dir())
+	testmodels.Cardiac(b) // initialises ONNX Runtime, which poport.Load needs
+	models, err := poport.Load(testmodels.Dir())
 	if err != nil {
 		b.Fatal(err)
 	}
