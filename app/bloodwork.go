@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"vetlens/app/repo"
@@ -51,7 +50,7 @@ func BloodworkNames() [usg.NumFeatures]string {
 // BloodworkForm is the desktop's bloodwork screening form.
 type BloodworkForm struct {
 	// PatientID is the patient ("" none: not logged under a patient).
-	PatientID string
+	PatientID PatientID
 	// Values are the numbers as entered, in model order.
 	Values [usg.NumFeatures]float64
 	// CreatinineUnit is UnitMgDL (default) or UnitUmolL.
@@ -159,7 +158,7 @@ func PrepareBloodwork(f BloodworkForm) (*usg.Request, []Correction, error) {
 	for _, c := range out {
 		req.Warnings = append(req.Warnings, c.Text)
 	}
-	req.UUID = strings.TrimSpace(f.PatientID)
+	req.UUID = f.PatientID.String()
 	return req, out, nil
 }
 
@@ -190,10 +189,7 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 	if s.usg == nil {
 		return out, ErrUSGUnavailable
 	}
-	id, err := ParsePatientID(strings.TrimSpace(f.PatientID))
-	if err != nil {
-		return out, err
-	}
+	id := f.PatientID
 	req, corr, err := PrepareBloodwork(f)
 	if err != nil {
 		return out, err

@@ -46,12 +46,6 @@ func ParsePatientID(s string) (PatientID, error) {
 	return PatientID(s), nil
 }
 
-// CheckPatientID reports whether ParsePatientID accepts id (its error).
-func CheckPatientID(id string) error {
-	_, err := ParsePatientID(id)
-	return err
-}
-
 // CheckUUID validates a cardiac request's uuid by the same rule as
 // ParsePatientID (KindInvalid, the message naming the uuid).
 func CheckUUID(uuid string) error {
@@ -87,7 +81,7 @@ type Measurement struct {
 	// ModelVersion is the cardiac model version.
 	ModelVersion string
 	// PatientID is the patient id the measurement was metered for ("" none).
-	PatientID string
+	PatientID PatientID
 	// Billing is how the measurement was metered (DesktopCustomer).
 	Billing Billing
 	// DICOM holds the tags, pixel spacing and encoding of a DICOM input;
@@ -100,7 +94,7 @@ type Measurement struct {
 	// KeepPatient is the patient the clinician chose to file this
 	// measurement under although its DICOM patient tags name another
 	// (the mismatch acknowledged: StudyMismatch); "" when not asked.
-	KeepPatient string
+	KeepPatient PatientID
 	// Captured is set for the result of a capture session: unlike a file
 	// it cannot be opened again, so leaving it unsaved loses it
 	// (UnsavedWork).
@@ -130,7 +124,7 @@ func UnsavedWork(m *Measurement, kind MeasurementKind, changed, saved bool) stri
 
 // EntryRef names one stored history entry.
 type EntryRef struct {
-	PatientID string
+	PatientID PatientID
 	Customer  string
 	Seq       uint64
 	// Kind is the entry's kind.
@@ -166,17 +160,14 @@ type PoPMeasurer interface {
 // MeasureDesktop measures one radiograph opened at the desktop (JPEG, PNG
 // or DICOM bytes, told by content), correcting a photograph of a screen
 // first when the PoP pipeline is loaded (a DICOM file is measured as it
-// is; its tags come back in Measurement.DICOM, and its Patient ID is the
-// measurement's patient when patientID is empty). It is metered like an API single call of the
-// desktop customer (patientID gives the 24 h recheck grace) but not
-// recorded: SaveMeasurement records it after the clinician's review.
-func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte) (*Measurement, error) {
+// is; its tags come back in Measurement.DICOM, and its Patient ID, when
+// ParsePatientID accepts it, is the measurement's patient when patientID
+// is empty). It is metered like an API single call of the desktop
+// customer (patientID gives the 24 h recheck grace) but not recorded:
+// SaveMeasurement records it after the clinician's review.
+func (s *Service) MeasureDesktop(ctx context.Context, patientID PatientID, b []byte) (*Measurement, error) {
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
-	}
-	patientID = strings.TrimSpace(patientID)
-	if err := CheckPatientID(patientID); err != nil {
-		return nil, err
 	}
 	if err := s.ensureDesktop(ctx); err != nil {
 		return nil, err
@@ -193,8 +184,12 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 			return nil, err
 		}
 		res, img, dicom = r, d.Gray, newDICOMImage(d)
-		if id := strings.TrimSpace(dicom.Tags.PatientID); patientID == "" && id != "" && CheckPatientID(id) == nil {
-			patientID = id // the file's own patient when none was given
+		if patientID == "" {
+			// The file's own patient when none was given: the tag is read
+			// here, so it is parsed here; an id the rule refuses is left out.
+			if id, err := ParsePatientID(strings.TrimSpace(dicom.Tags.PatientID)); err == nil {
+				patientID = id
+			}
 		}
 	} else if pm, ok := s.pop.(PoPMeasurer); ok {
 		_, release, err := s.reservePoP(ctx, b)
@@ -228,7 +223,7 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID string, b []byte
 			return nil, fmt.Errorf("measure: %w", err)
 		}
 	}
-	bill := s.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID})
+	bill := s.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID.String()})
 	return &Measurement{Result: res, Image: img, ModelVersion: s.cardiac.ModelVersion(), PatientID: patientID, Billing: bill, DICOM: dicom}, nil
 }
 
@@ -261,7 +256,7 @@ func isFiniteValue(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) 
 // SaveRequest asks to record a reviewed measurement in a patient's history.
 type SaveRequest struct {
 	// PatientID is required.
-	PatientID string
+	PatientID PatientID
 	// Measurement is the model's measurement (MeasureDesktop or a
 	// completed DesktopSession); for a hand placement, the image it was
 	// placed on and the model's result for it, whatever its code.
@@ -331,10 +326,7 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // and landmarks) writes nothing and reports a repeat: one save per change.
 func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
 	var e repo.HistoryEntry
-	id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
-	if err != nil {
-		return Saved{Entry: e}, err
-	}
+	id := req.PatientID
 	if id == "" {
 		return Saved{Entry: e}, errf(KindInvalid, "a patient ID is required to save")
 	}
@@ -423,7 +415,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 		}
 	}
 	if b := m.Base; b != nil {
-		if b.PatientID != id.String() {
+		if b.PatientID != id {
 			return Saved{Entry: e}, errf(KindInvalid, "this measurement was reopened from patient %s; open patient %s to correct it", b.PatientID, b.PatientID)
 		}
 		e.Supersedes = b.Seq
@@ -493,11 +485,7 @@ type PatientRecord struct {
 }
 
 // Patient returns the record of one patient id.
-func (s *Service) Patient(ctx context.Context, patientID string) (*PatientRecord, error) {
-	id, err := ParsePatientID(strings.TrimSpace(patientID))
-	if err != nil {
-		return nil, err
-	}
+func (s *Service) Patient(ctx context.Context, id PatientID) (*PatientRecord, error) {
 	if id == "" {
 		return nil, errf(KindInvalid, "a patient ID is required")
 	}
@@ -566,7 +554,7 @@ func (s *Service) Patients(ctx context.Context, query string, limit int) ([]Pati
 type DesktopSession struct {
 	svc       *Service
 	id        string
-	patientID string
+	patientID PatientID
 	// Config is the session's limits.
 	Config SessionConfig
 
@@ -578,11 +566,7 @@ type DesktopSession struct {
 
 // StartDesktopSession opens a PoP capture session for the desktop; a
 // completed session is metered at the session rate for patientID.
-func (s *Service) StartDesktopSession(ctx context.Context, patientID string) (*DesktopSession, error) {
-	patientID = strings.TrimSpace(patientID)
-	if err := CheckPatientID(patientID); err != nil {
-		return nil, err
-	}
+func (s *Service) StartDesktopSession(ctx context.Context, patientID PatientID) (*DesktopSession, error) {
 	if err := s.CheckWritable(); err != nil {
 		return nil, err
 	}
@@ -608,7 +592,7 @@ func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, 
 			return d.measureFile(ctx, jpeg)
 		}
 	}
-	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID, sessionDesktop)
+	body, out, err := d.svc.sessionFrame(ctx, DesktopCaller(), d.id, jpeg, d.patientID.String(), sessionDesktop)
 	if err != nil {
 		return out, err
 	}
@@ -716,11 +700,7 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	}
 	p := d.Patient
 	if p.ID == "" {
-		id, err := ParsePatientID(strings.TrimSpace(req.PatientID))
-		if err != nil {
-			return report.Report{}, err
-		}
-		p.ID = id
+		p.ID = req.PatientID
 	}
 	if mm := StudyMismatch(m, p); mm != nil {
 		return report.Report{}, errf(KindInvalid, "the file's patient tags contradict patient %s (%s): switch to the file's patient, or keep %s with the mismatch acknowledged",
@@ -728,7 +708,7 @@ func DesktopReport(req SaveRequest, date time.Time, d ReportDetails) (report.Rep
 	}
 	ref := ReferenceForPatient(p)
 	rep := report.Report{
-		Clinic: d.Clinic, PatientID: strings.TrimSpace(req.PatientID), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
+		Clinic: d.Clinic, PatientID: req.PatientID.String(), Date: date, Image: img, VHS: v.VHS, VLAS: v.VLAS,
 		Kind:         kind.Label(),
 		Result:       "Model result: " + r.Code.Description(),
 		Findings:     []string{HeartSize(v.VHS, ref).Line, LeftAtrium(v.VLAS, ref).Line},

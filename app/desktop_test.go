@@ -71,14 +71,18 @@ func TestSaveMeasurement(t *testing.T) {
 	noLm := &Measurement{Result: &cardiac.Result{Width: 40, Height: 30, Code: cardiac.CodeNoLandmarks}, Image: image.NewGray(image.Rect(0, 0, 400, 300))}
 
 	for _, tc := range []struct {
-		name      string
-		req       SaveRequest
+		name string
+		req  SaveRequest
+		// typed, when set, is the patient field as the clinician typed
+		// it: parsed as the boundary parses it (trimmed, ParsePatientID)
+		// into req.PatientID, a refusal there being the save's error.
+		typed     string
 		wantErr   string
 		vhs, vlas float64
 		kind      MeasurementKind
 		modelVHS  *float64 // beside clinician values
 	}{
-		{name: "model values", req: SaveRequest{PatientID: " Rex ", Measurement: m}, vhs: 10, vlas: 2, kind: MeasurementModel},
+		{name: "model values", req: SaveRequest{Measurement: m}, typed: " Rex ", vhs: 10, vlas: 2, kind: MeasurementModel},
 		{name: "model values, kind given", req: SaveRequest{PatientID: "Rex", Measurement: m, Kind: MeasurementModel}, vhs: 10, vlas: 2, kind: MeasurementModel},
 		{name: "edited, kind implied", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
 		{name: "edited", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementEdited}, vhs: 11, vlas: 2, kind: MeasurementEdited, modelVHS: res.VHS},
@@ -94,9 +98,9 @@ func TestSaveMeasurement(t *testing.T) {
 		{name: "manual collapsed span", req: SaveRequest{PatientID: "Rex", Measurement: noLm, Landmarks: &collapsed, Kind: MeasurementManual}, wantErr: "manual landmarks give no VHS"},
 		{name: "model kind with landmarks", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: MeasurementModel}, wantErr: "send kind edited or manual"},
 		{name: "unknown kind", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &moved, Kind: "guessed"}, wantErr: `unknown measurement kind "guessed"`},
-		{name: "no patient", req: SaveRequest{PatientID: "  ", Measurement: m}, wantErr: "patient ID is required"},
-		{name: "control char", req: SaveRequest{PatientID: "Re\tx", Measurement: m}, wantErr: "control characters"},
-		{name: "too long", req: SaveRequest{PatientID: strings.Repeat("x", 129), Measurement: m}, wantErr: "at most 128"},
+		{name: "no patient", req: SaveRequest{Measurement: m}, typed: "  ", wantErr: "patient ID is required"},
+		{name: "control char", req: SaveRequest{Measurement: m}, typed: "Re\tx", wantErr: "control characters"},
+		{name: "too long", req: SaveRequest{Measurement: m}, typed: strings.Repeat("x", 129), wantErr: "at most 128"},
 		{name: "nothing measured", req: SaveRequest{PatientID: "Rex"}, wantErr: "nothing measured"},
 		{name: "outside", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &outside}, wantErr: "VLAS lies outside"},
 		{name: "nan", req: SaveRequest{PatientID: "Rex", Measurement: m, Landmarks: &nan}, wantErr: "outside the image"},
@@ -107,7 +111,16 @@ func TestSaveMeasurement(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := newTestService(t, t0)
-			saved, err := s.SaveMeasurement(ctx, tc.req)
+			var (
+				saved Saved
+				err   error
+			)
+			if tc.typed != "" {
+				tc.req.PatientID, err = ParsePatientID(strings.TrimSpace(tc.typed))
+			}
+			if err == nil {
+				saved, err = s.SaveMeasurement(ctx, tc.req)
+			}
 			e := saved.Entry
 			rec, rerr := s.Patient(ctx, "Rex")
 			if rerr != nil {
@@ -199,7 +212,7 @@ func TestManualSaveIsNotBilled(t *testing.T) {
 	_, l := landmarkResult()
 	for i, tc := range []struct {
 		code      int
-		patient   string
+		patient   PatientID
 		reason    string
 		wantUsage int
 	}{
@@ -236,7 +249,7 @@ func TestMeasureDesktopMetersWithoutRecording(t *testing.T) {
 	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	for i, tc := range []struct {
 		code    int
-		patient string
+		patient PatientID
 		reason  string
 		usage   int
 	}{
@@ -261,7 +274,9 @@ func TestMeasureDesktopMetersWithoutRecording(t *testing.T) {
 	if _, err := s.MeasureDesktop(ctx, "", []byte("not an image")); KindOf(err) != KindInvalid {
 		t.Fatalf("bad bytes: %v", err)
 	}
-	if _, err := s.MeasureDesktop(ctx, "a\x00b", codeImage(t, 1)); KindOf(err) != KindInvalid {
+	// A bad patient id is refused where it is read (ParsePatientID), so
+	// it never reaches MeasureDesktop.
+	if _, err := ParsePatientID("a\x00b"); KindOf(err) != KindInvalid {
 		t.Fatalf("bad patient id: %v", err)
 	}
 	if _, _, err := s.CreateKey(ctx, DesktopCustomer, TierPaygo); KindOf(err) != KindInvalid {
@@ -332,7 +347,7 @@ func TestDesktopReport(t *testing.T) {
 		}
 		return rep
 	}
-	plain := mustReport(SaveRequest{Measurement: m, PatientID: " Rex "}, ReportDetails{})
+	plain := mustReport(SaveRequest{Measurement: m, PatientID: "Rex"}, ReportDetails{})
 	if plain.PatientID != "Rex" || *plain.VHS != 10 || plain.Clinician || plain.Kind != "Model measurement" || plain.Confidence != "optimal" ||
 		!strings.Contains(plain.Reading, "within the dog range") || plain.Image.Bounds().Dx() != 400 ||
 		plain.Findings[0] != "Heart size: normal (VHS 10.0; dog range 8.7-10.7)" || !strings.Contains(plain.VHSRange, "Buchanan") ||
@@ -413,7 +428,8 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	read := func(name string) []byte { return set.Get(t, name).Bytes(t) }
 	for _, tc := range []struct {
-		fixture, patient, wantPatient string
+		fixture              string
+		patient, wantPatient PatientID
 	}{
 		{"mono1-16bit", "", dicomtest.PatientID},
 		{"jpeg-baseline", "Bella", "Bella"},

@@ -86,11 +86,7 @@ func (s *Service) findEntry(ctx context.Context, customer string, patientID Pati
 // after a correction stores a new entry that supersedes this one (both
 // are kept). Entries from API clients and entries saved before images
 // were kept cannot be reopened (KindNotFound, saying why).
-func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer string, seq uint64) (*Measurement, error) {
-	id, err := ParsePatientID(strings.TrimSpace(patientID))
-	if err != nil {
-		return nil, err
-	}
+func (s *Service) ReopenMeasurement(ctx context.Context, id PatientID, customer string, seq uint64) (*Measurement, error) {
 	e, err := s.findEntry(ctx, customer, id, seq)
 	if err != nil {
 		return nil, err
@@ -128,14 +124,14 @@ func (s *Service) ReopenMeasurement(ctx context.Context, patientID, customer str
 		r.VHS, r.VLAS = e.ModelVHS, e.ModelVLAS
 	}
 	m := &Measurement{
-		Result: r, Image: img, ModelVersion: e.ModelVersion, PatientID: id.String(),
-		Base: &EntryRef{PatientID: id.String(), Customer: customer, Seq: seq, Kind: kind, Time: e.Time},
+		Result: r, Image: img, ModelVersion: e.ModelVersion, PatientID: id,
+		Base: &EntryRef{PatientID: id, Customer: customer, Seq: seq, Kind: kind, Time: e.Time},
 	}
 	if st := e.Study; st != nil {
 		m.DICOM = &DICOMImage{Tags: DICOMTags{StudyInstanceUID: st.InstanceUID, PatientID: st.PatientID, PatientNameDICOM: st.PatientName, AccessionNumber: st.Accession}}
 		m.DICOM.Tags.StudyDate, _ = time.Parse("20060102", st.Date)
 		if st.PatientID != "" && st.PatientID != id.String() {
-			m.KeepPatient = id.String() // filed here with the mismatch acknowledged when saved
+			m.KeepPatient = id // filed here with the mismatch acknowledged when saved
 		}
 	}
 	return m, nil
@@ -148,11 +144,7 @@ const MinHideReasonLen = 3
 // and trends by hiding it with the clinician's reason; the entry itself
 // and an audit event (who, when, why) are kept. An entry already hidden
 // is KindConflict.
-func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq uint64, reason string) (repo.HistoryEntry, error) {
-	id, err := ParsePatientID(strings.TrimSpace(patientID))
-	if err != nil {
-		return repo.HistoryEntry{}, err
-	}
+func (s *Service) HideEntry(ctx context.Context, id PatientID, customer string, seq uint64, reason string) (repo.HistoryEntry, error) {
 	reason = strings.Join(strings.Fields(reason), " ")
 	if len([]rune(reason)) < MinHideReasonLen {
 		return repo.HistoryEntry{}, errf(KindInvalid, "give a reason for removing the measurement (at least %d characters)", MinHideReasonLen)
@@ -180,11 +172,7 @@ func (s *Service) HideEntry(ctx context.Context, patientID, customer string, seq
 // HideScreening removes a bloodwork screening from the patient's view by
 // hiding it with the clinician's reason; the log entry (and its billing)
 // and an audit event are kept. Already hidden is KindConflict.
-func (s *Service) HideScreening(ctx context.Context, patientID string, seq uint64, reason string) (repo.USGLogEntry, error) {
-	id, err := ParsePatientID(strings.TrimSpace(patientID))
-	if err != nil {
-		return repo.USGLogEntry{}, err
-	}
+func (s *Service) HideScreening(ctx context.Context, id PatientID, seq uint64, reason string) (repo.USGLogEntry, error) {
 	reason = strings.Join(strings.Fields(reason), " ")
 	if len([]rune(reason)) < MinHideReasonLen {
 		return repo.USGLogEntry{}, errf(KindInvalid, "give a reason for removing the screening (at least %d characters)", MinHideReasonLen)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,10 +316,16 @@ func TestDesktopSession(t *testing.T) {
 	}}
 	p.svc = s
 	s.pop = p
-	if _, err := s.StartDesktopSession(ctx, "bad\nid"); KindOf(err) != KindInvalid {
+	// The patient field is parsed where it is read: a bad id is refused
+	// there, and the id is trimmed there.
+	if _, err := ParsePatientID("bad\nid"); KindOf(err) != KindInvalid {
 		t.Fatalf("bad patient id: %v", err)
 	}
-	d, err := s.StartDesktopSession(ctx, "  rex  ")
+	id, err := ParsePatientID(strings.TrimSpace("  rex  "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.StartDesktopSession(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

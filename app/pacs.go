@@ -189,7 +189,7 @@ type PACSBatch struct {
 // saved (its kind, landmarks and values, dated when it was saved), with
 // the patient's record and the clinic's letterhead: the batch from the
 // Patients tab.
-func (s *Service) ReportsToPACS(ctx context.Context, patientID, outbox string, clinic report.Clinic) (PACSBatch, error) {
+func (s *Service) ReportsToPACS(ctx context.Context, patientID PatientID, outbox string, clinic report.Clinic) (PACSBatch, error) {
 	var out PACSBatch
 	rec, err := s.Patient(ctx, patientID)
 	if err != nil {
@@ -203,11 +203,11 @@ func (s *Service) ReportsToPACS(ctx context.Context, patientID, outbox string, c
 			out.NoStudy++
 			continue
 		}
-		m, err := s.ReopenMeasurement(ctx, rec.PatientID.String(), e.Customer, e.Seq)
+		m, err := s.ReopenMeasurement(ctx, rec.PatientID, e.Customer, e.Seq)
 		if err != nil {
 			return out, fmt.Errorf("reports to PACS: %w", err)
 		}
-		req := SaveRequest{PatientID: rec.PatientID.String(), Measurement: m, Kind: e.Kind}
+		req := SaveRequest{PatientID: rec.PatientID, Measurement: m, Kind: e.Kind}
 		if e.Kind.Clinician() {
 			lm := m.Result.Landmarks
 			req.Landmarks = &lm

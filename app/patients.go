@@ -100,15 +100,11 @@ func contains(list []string, s string) bool {
 // PatientDetails returns the record of a patient id; found is false (and
 // the record holds only the id) for an id with history but no record,
 // as older data directories have.
-func (s *Service) PatientDetails(ctx context.Context, patientID string) (p repo.Patient, found bool, err error) {
-	id, err := ParsePatientID(strings.TrimSpace(patientID))
-	if err != nil {
-		return p, false, err
-	}
+func (s *Service) PatientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
 	return s.patientDetails(ctx, id)
 }
 
-// patientDetails is PatientDetails for a parsed id.
+// patientDetails is PatientDetails, called within app.
 func (s *Service) patientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
 	if id == "" {
 		return p, false, errf(KindInvalid, "a patient ID is required")
@@ -455,7 +451,12 @@ func (s *Service) PrefillPatient(ctx context.Context, t PatientTags) (Prefill, e
 		out.Ignored = append(out.Ignored, fmt.Sprintf("weight %g kg (above %g kg)", *w, maxPatientWeightK))
 		in.WeightKg = nil
 	}
-	rec, found, err := s.PatientDetails(ctx, in.ID.String())
+	// The tags are read here, so their id is parsed here.
+	id, err := ParsePatientID(in.ID.String())
+	if err != nil {
+		return out, err
+	}
+	rec, found, err := s.patientDetails(ctx, id)
 	if err != nil {
 		return out, err
 	}

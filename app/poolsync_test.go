@@ -83,7 +83,7 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 		vhs  float64
 	}
 	want := map[string]saved{} // image SHA-256 -> what the clinician saved
-	save := func(patient string, m *Measurement, lm cardiac.Landmarks, kind MeasurementKind) Saved {
+	save := func(patient PatientID, m *Measurement, lm cardiac.Landmarks, kind MeasurementKind) Saved {
 		t.Helper()
 		clk.Add(time.Minute)
 		sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: patient, Measurement: m, Landmarks: &lm, Kind: kind})

@@ -14,7 +14,7 @@ import (
 // (Measurement.KeepPatient) before it is saved or reported.
 type PatientMismatch struct {
 	// PatientID is the patient the study would be filed under.
-	PatientID string
+	PatientID PatientID
 	// File is the file's patient as its tags give it (PatientFromTags);
 	// File.ID is "" when the file carries no Patient ID.
 	File repo.Patient
@@ -55,7 +55,7 @@ func StudyMismatch(m *Measurement, rec repo.Patient) *PatientMismatch {
 		return nil
 	}
 	file := PatientFromTags(m.DICOM.Tags.PatientTags())
-	if m.KeepPatient != "" && m.KeepPatient == id {
+	if m.KeepPatient != "" && m.KeepPatient.String() == id {
 		return nil
 	}
 	var diff []string
@@ -75,7 +75,7 @@ func StudyMismatch(m *Measurement, rec repo.Patient) *PatientMismatch {
 	if len(diff) == 0 {
 		return nil
 	}
-	return &PatientMismatch{PatientID: id, File: file, Differences: diff}
+	return &PatientMismatch{PatientID: rec.ID, File: file, Differences: diff}
 }
 
 // FileRoute is what opening a measured file does with the current
@@ -147,10 +147,7 @@ func (s *Service) auditKeptPatient(ctx context.Context, m *Measurement, e repo.H
 	if m == nil || m.KeepPatient == "" || m.DICOM == nil {
 		return nil
 	}
-	kept, err := ParsePatientID(m.KeepPatient)
-	if err != nil {
-		return err
-	}
+	kept := m.KeepPatient
 	plain := *m
 	plain.KeepPatient = ""
 	mm := StudyMismatch(&plain, repo.Patient{ID: kept})
@@ -158,7 +155,7 @@ func (s *Service) auditKeptPatient(ctx context.Context, m *Measurement, e repo.H
 		return nil
 	}
 	ev := repo.AuditEvent{Time: e.Time, PatientID: kept, Action: "patient_mismatch_kept", Customer: DesktopCustomer, Entry: e.Seq,
-		Detail: "filed under " + m.KeepPatient + " with the mismatch acknowledged: " + strings.Join(mm.Differences, "; ")}
+		Detail: "filed under " + kept.String() + " with the mismatch acknowledged: " + strings.Join(mm.Differences, "; ")}
 	if _, err := s.repos.Audit.Append(ctx, ev); err != nil {
 		return fmt.Errorf("audit the kept patient: %w", err)
 	}

@@ -140,7 +140,7 @@ func validateNumber(s string) error {
 // form reads the entries and units (the numbers are checked here; the
 // service checks the rest).
 func (b *bloodwork) form() (app.BloodworkForm, error) {
-	f := app.BloodworkForm{PatientID: b.u.PatientID(), CreatinineUnit: b.creatUnit.Selected, LymphocyteUnit: b.lymphUnit.Selected, KeepAsEntered: b.keep}
+	f := app.BloodworkForm{CreatinineUnit: b.creatUnit.Selected, LymphocyteUnit: b.lymphUnit.Selected, KeepAsEntered: b.keep}
 	names := app.BloodworkNames()
 	for i, e := range b.entries {
 		if err := validateNumber(e.Text); err != nil {
@@ -206,7 +206,7 @@ func (b *bloodwork) submit() {
 		b.fail(app.ErrUSGUnavailable.Error())
 		return
 	}
-	if err := app.CheckPatientID(f.PatientID); err != nil {
+	if f.PatientID, err = b.u.patientID(); err != nil {
 		b.fail("Check the patient ID: " + err.Error())
 		return
 	}

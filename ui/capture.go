@@ -137,7 +137,11 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	}
 	var sess *app.DesktopSession
 	if session {
-		if sess, err = u.svc.StartDesktopSession(ctx, u.PatientID()); err != nil {
+		var id app.PatientID
+		if id, err = u.patientID(); err == nil {
+			sess, err = u.svc.StartDesktopSession(ctx, id)
+		}
+		if err != nil {
 			cancel()
 			src.Close()
 			return fmt.Errorf("start capture session: %w", err)

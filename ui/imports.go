@@ -74,7 +74,7 @@ func importRow(it importq.Item) string {
 	case it.State == importq.Done && it.Measurement != nil && it.Measurement.Result != nil:
 		m := it.Measurement
 		if m.PatientID != "" {
-			row += ", patient " + m.PatientID
+			row += ", patient " + m.PatientID.String()
 		}
 		res := m.Result
 		switch {

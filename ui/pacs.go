@@ -132,7 +132,7 @@ func (u *UI) SendOutbox() {
 // measurements in effect made on a DICOM study into the PACS outbox
 // (app.Service.ReportsToPACS, the batch from the Patients tab) and sends
 // the outbox when a node is set; the Patients tab says what happened.
-func (u *UI) SendPatientReports(id string) {
+func (u *UI) SendPatientReports(id app.PatientID) {
 	p := u.patients
 	outbox := u.pref(PrefPACSOutbox, "")
 	if outbox == "" {

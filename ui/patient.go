@@ -87,10 +87,22 @@ func newPatientBar(u *UI) *patientBar {
 	return b
 }
 
-// form is the record as the fields show it (not checked: its ID is the
-// field's text, which SavePatient parses, app.NormalizePatient).
+// form is the record as the fields show it: details, with its ID parsed
+// from the patient field (u.patientID; SavePatient checks the rest,
+// app.NormalizePatient).
 func (b *patientBar) form() (repo.Patient, error) {
-	p := repo.Patient{ID: app.PatientID(b.u.PatientID()), Name: b.name.Text, Species: b.species.Selected, Breed: b.breed.Text, Sex: b.sex.Selected,
+	p, err := b.details()
+	if err != nil {
+		return p, err
+	}
+	p.ID, err = b.u.patientID()
+	return p, err
+}
+
+// details is the record as the fields show it, without its ID: a weight
+// that is a number, the rest as typed.
+func (b *patientBar) details() (repo.Patient, error) {
+	p := repo.Patient{Name: b.name.Text, Species: b.species.Selected, Breed: b.breed.Text, Sex: b.sex.Selected,
 		BirthDate: strings.TrimSpace(b.birth.Text), Owner: b.owner.Text}
 	if w := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(b.weight.Text), "kg")); w != "" {
 		v, err := strconv.ParseFloat(strings.ReplaceAll(w, ",", "."), 64)
@@ -158,16 +170,17 @@ func (b *patientBar) idChanged(id string) {
 		// to that patient, or discard the work.
 		b.u.confirmDiscard("change the patient to "+patientName(id), func() {}, func() {
 			b.current = prev
-			b.u.SetPatientID(prev)
+			b.u.patient.SetText(prev) // the text as it was
 		})
 	}
 	b.current = id
 	var p repo.Patient
 	found := false
-	if id != "" && app.CheckPatientID(id) == nil {
+	pid, perr := app.ParsePatientID(id)
+	if id != "" && perr == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 		var err error
-		p, found, err = b.u.svc.PatientDetails(ctx, id)
+		p, found, err = b.u.svc.PatientDetails(ctx, pid)
 		cancel()
 		if err != nil {
 			b.status.SetText("Could not read the patient: " + err.Error())
@@ -186,7 +199,7 @@ func (b *patientBar) idChanged(id string) {
 	if id != "" && !found {
 		b.status.SetText("New patient: fill in the details and press Save patient.")
 	}
-	if id != "" && app.CheckPatientID(id) == nil {
+	if id != "" && perr == nil {
 		b.u.setPref(PrefLastPatient, id) // kept across restarts
 	}
 	if id == "" {
@@ -229,12 +242,15 @@ func (u *UI) SavePatient() error {
 }
 
 // Patient is the patient bar's record as shown (the stored record with
-// any unsaved edits; only the id when the fields do not parse).
+// any unsaved edits; only the id when the details do not parse). Its ID
+// is "" while the patient field holds no valid id.
 func (u *UI) Patient() repo.Patient {
-	p, err := u.bar.form()
+	id, _ := u.patientID()
+	p, err := u.bar.details()
 	if err != nil {
-		return repo.Patient{ID: app.PatientID(u.PatientID())}
+		return repo.Patient{ID: id}
 	}
+	p.ID = id
 	return p
 }
 
@@ -257,7 +273,7 @@ func (u *UI) PrefillPatient(tags app.PatientTags) (app.Prefill, error) {
 	if err != nil {
 		return res, fmt.Errorf("patient from the image: %w", err)
 	}
-	u.SetPatientID(res.Patient.ID.String()) // loads the stored record
+	u.SetPatientID(res.Patient.ID) // loads the stored record
 	var notes []string
 	switch {
 	case res.Created:

@@ -64,12 +64,20 @@ func newPatientsTab(u *UI) *patientsTab {
 	}
 	p.toPACS = widget.NewButton("Send this patient's reports to the PACS", func() {
 		if p.record != nil {
-			u.SendPatientReports(p.record.PatientID.String())
+			u.SendPatientReports(p.record.PatientID)
 		}
 	})
 	p.query.SetPlaceHolder("find by name or ID (part will do)")
 	p.query.OnChanged = func(string) { p.refreshSearch() }
-	p.query.OnSubmitted = func(s string) { p.u.OpenPatient(strings.TrimSpace(s)) }
+	p.query.OnSubmitted = func(s string) {
+		// The search field is typed text: parsed here, refused here.
+		id, err := app.ParsePatientID(strings.TrimSpace(s))
+		if err != nil {
+			p.status.SetText("Could not open the patient: " + err.Error())
+			return
+		}
+		p.u.OpenPatient(id)
+	}
 	// The list keeps a readable width however long the record's lines.
 	left := withMinWidth(patientsListWidth, container.NewBorder(container.NewVBox(p.query, widget.NewLabel("Patients")), nil, nil, nil, container.NewVScroll(p.matches)))
 	// Scrolling both ways, so a long line scrolls instead of squeezing
@@ -110,7 +118,7 @@ func (p *patientsTab) refreshSearch() {
 	}
 	for _, m := range found {
 		id := m.Patient.ID
-		objs = append(objs, widget.NewButton(m.Label(), func() { p.u.OpenPatient(id.String()) }))
+		objs = append(objs, widget.NewButton(m.Label(), func() { p.u.OpenPatient(id) }))
 	}
 	p.matches.Objects = objs
 	p.matches.Refresh()
@@ -121,8 +129,8 @@ func (p *patientsTab) refreshSearch() {
 // every save at once, whether or not it is selected. With no patient it
 // says so.
 func (p *patientsTab) follow() {
-	id := p.u.PatientID()
-	if id == "" || app.CheckPatientID(id) != nil {
+	id, err := p.u.patientID()
+	if id == "" || err != nil {
 		p.clear()
 		return
 	}
@@ -155,7 +163,7 @@ func (p *patientsTab) relayout() {
 // or breed range (current versions only), every cardiac measurement with
 // its versions and removals, the bloodwork screenings with the values
 // entered, and the audit trail.
-func (p *patientsTab) Open(id string) {
+func (p *patientsTab) Open(id app.PatientID) {
 	ctx, cancel := p.ctx()
 	defer cancel()
 	rec, err := p.u.svc.Patient(ctx, id)
@@ -205,7 +213,7 @@ func (p *patientsTab) Open(id string) {
 	vhs, vlas := trendPoints(rec.Trend())
 	rows := []fyne.CanvasObject{}
 	for _, e := range rec.Cardiac {
-		rows = append(rows, p.cardiacRow(rec.PatientID.String(), e))
+		rows = append(rows, p.cardiacRow(rec.PatientID, e))
 	}
 	if len(rows) == 0 {
 		rows = append(rows, widget.NewLabel("No cardiac measurements."))
@@ -220,7 +228,7 @@ func (p *patientsTab) Open(id string) {
 	p.cardiac.Refresh()
 	urows := []fyne.CanvasObject{}
 	for _, v := range rec.USG {
-		urows = append(urows, p.usgRow(rec.PatientID.String(), v))
+		urows = append(urows, p.usgRow(rec.PatientID, v))
 	}
 	if len(urows) == 0 {
 		urows = append(urows, widget.NewLabel("No bloodwork screenings."))
@@ -303,7 +311,7 @@ func detailsLine(rec *app.PatientRecord) string {
 // cardiacRow is one measurement: date, values, kind and source, its
 // version state (corrected, a correction, removed), and Open (reopen on
 // Review to correct it) and Remove buttons where they apply.
-func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObject {
+func (p *patientsTab) cardiacRow(id app.PatientID, e app.CardiacEntry) fyne.CanvasObject {
 	line := fmt.Sprintf("%s   VHS %s   VLAS %s   %s   from %s", e.Time.Local().Format("2006-01-02 15:04"), fmtValue(e.VHS), fmtValue(e.VLAS), kindNote(e), sourceName(e.Customer))
 	switch {
 	case e.Hidden != nil:
@@ -334,13 +342,13 @@ func (p *patientsTab) cardiacRow(id string, e app.CardiacEntry) fyne.CanvasObjec
 
 // askRemove asks for the reason and removes (hides) the entry, what
 // naming it.
-func (p *patientsTab) askRemove(id, customer string, seq uint64, what string) {
+func (p *patientsTab) askRemove(id app.PatientID, customer string, seq uint64, what string) {
 	p.askReason(id, what, func(reason string) error { return p.u.RemoveMeasurement(id, customer, seq, reason) })
 }
 
 // askReason asks why patient id's entry what is to be removed, in a
 // reason field of a few lines, then calls remove with the reason.
-func (p *patientsTab) askReason(id, what string, remove func(reason string) error) {
+func (p *patientsTab) askReason(id app.PatientID, what string, remove func(reason string) error) {
 	w := p.u.opts.Window
 	if w == nil {
 		return
@@ -349,7 +357,7 @@ func (p *patientsTab) askReason(id, what string, remove func(reason string) erro
 	reason.Wrapping = fyne.TextWrapWord
 	reason.SetMinRowsVisible(3)
 	reason.SetPlaceHolder("why, e.g. wrong patient, duplicate, unusable image")
-	d := dialog.NewForm("Remove from "+id+"'s history?", "Remove", "Cancel",
+	d := dialog.NewForm("Remove from "+id.String()+"'s history?", "Remove", "Cancel",
 		[]*widget.FormItem{
 			widget.NewFormItem("", newValueLabel("Remove "+what+"? It stays in the store, marked removed with the reason, and leaves the trend.")),
 			widget.NewFormItem("Reason", reason),
@@ -366,7 +374,7 @@ func (p *patientsTab) askReason(id, what string, remove func(reason string) erro
 }
 
 // usgRow is one screening with Remove... (hide it with a reason).
-func (p *patientsTab) usgRow(id string, v app.USGVisit) fyne.CanvasObject {
+func (p *patientsTab) usgRow(id app.PatientID, v app.USGVisit) fyne.CanvasObject {
 	label := newValueLabel(usgLine(v))
 	if v.Hidden != nil {
 		return label
@@ -410,7 +418,7 @@ func usgLine(v app.USGVisit) string {
 
 // RemoveMeasurement hides a cardiac measurement with a reason (kept in
 // the audit trail) and shows the patient again.
-func (u *UI) RemoveMeasurement(id, customer string, seq uint64, reason string) error {
+func (u *UI) RemoveMeasurement(id app.PatientID, customer string, seq uint64, reason string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	if _, err := u.svc.HideEntry(ctx, id, customer, seq, reason); err != nil {
@@ -422,7 +430,7 @@ func (u *UI) RemoveMeasurement(id, customer string, seq uint64, reason string) e
 
 // RemoveScreening hides a bloodwork screening with a reason (kept in the
 // audit trail) and shows the patient again.
-func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
+func (u *UI) RemoveScreening(id app.PatientID, seq uint64, reason string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	if _, err := u.svc.HideScreening(ctx, id, seq, reason); err != nil {
@@ -436,7 +444,7 @@ func (u *UI) RemoveScreening(id string, seq uint64, reason string) error {
 // its image and landmarks, for the patient it belongs to, to correct it.
 // While Review holds unsaved work it asks first (confirmDiscard); an
 // error after the question is shown in a dialog.
-func (u *UI) ReopenMeasurement(id, customer string, seq uint64) error {
+func (u *UI) ReopenMeasurement(id app.PatientID, customer string, seq uint64) error {
 	if u.UnsavedWork() != "" && u.opts.Window != nil {
 		u.confirmDiscard("open another measurement", func() {
 			if err := u.reopenMeasurement(id, customer, seq); err != nil {
@@ -449,14 +457,14 @@ func (u *UI) ReopenMeasurement(id, customer string, seq uint64) error {
 }
 
 // reopenMeasurement is ReopenMeasurement once nothing unsaved is left.
-func (u *UI) reopenMeasurement(id, customer string, seq uint64) error {
+func (u *UI) reopenMeasurement(id app.PatientID, customer string, seq uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
 	m, err := u.svc.ReopenMeasurement(ctx, id, customer, seq)
 	if err != nil {
 		return fmt.Errorf("open measurement: %w", err)
 	}
-	if u.PatientID() != id {
+	if u.PatientID() != id.String() {
 		u.SetPatientID(id)
 	}
 	u.ShowMeasurement(m, fmt.Sprintf("Measurement of %s, %s", id, m.Base.Time.Local().Format("2006-01-02 15:04")))
@@ -486,17 +494,17 @@ func sourceName(customer string) string {
 // the current patient.
 //
 // Changing the patient while Review holds unsaved work asks first.
-func (u *UI) OpenPatient(id string) {
+func (u *UI) OpenPatient(id app.PatientID) {
 	open := func() {
-		if u.PatientID() != id {
+		if u.PatientID() != id.String() {
 			u.SetPatientID(id)
 		}
 		u.patients.Open(id)
 		u.SelectTab("Patients")
 	}
-	if u.PatientID() == id {
+	if u.PatientID() == id.String() {
 		open()
 		return
 	}
-	u.confirmDiscard("open patient "+patientName(id), open, nil)
+	u.confirmDiscard("open patient "+patientName(id.String()), open, nil)
 }

@@ -138,7 +138,11 @@ func (u *UI) reviewReport() (report.Report, error) {
 	if err != nil {
 		return report.Report{}, err
 	}
-	return app.DesktopReport(u.saveRequest(), date, app.ReportDetails{Patient: u.Patient(), Clinic: clinic})
+	req, err := u.saveRequest()
+	if err != nil {
+		return report.Report{}, err
+	}
+	return app.DesktopReport(req, date, app.ReportDetails{Patient: u.Patient(), Clinic: clinic})
 }
 
 // ExportReport writes the one-page PDF report of the Review tab's

@@ -201,8 +201,8 @@ func (u *UI) OpenFile(path string) error {
 	if u.svc.Cardiac() == nil {
 		return fmt.Errorf("open radiograph: %w", app.ErrCardiacUnavailable)
 	}
-	patient := u.PatientID()
-	if err := app.CheckPatientID(patient); err != nil {
+	patient, err := u.patientID()
+	if err != nil {
 		return fmt.Errorf("open radiograph: %w", err)
 	}
 	r := u.review
@@ -668,11 +668,12 @@ func (r *review) saveToHistory() {
 }
 
 // saveRequest is what the Review tab would save for the patient field's
-// patient.
-func (u *UI) saveRequest() app.SaveRequest {
+// patient; the error is the field's (u.patientID).
+func (u *UI) saveRequest() (app.SaveRequest, error) {
 	r := u.review
-	return app.SaveRequest{PatientID: u.PatientID(), Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked,
-		Confirmed: r.confirmed}
+	id, err := u.patientID()
+	return app.SaveRequest{PatientID: id, Measurement: r.m, Landmarks: r.clinicianLandmarks(), Kind: r.kind, ConfirmedRadiograph: r.confirm.Checked,
+		Confirmed: r.confirmed}, err
 }
 
 // SaveReview saves the Review tab's measurement (model, edited or placed
@@ -686,7 +687,11 @@ func (u *UI) SaveReview() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	saved, err := u.svc.SaveMeasurement(ctx, u.saveRequest())
+	req, err := u.saveRequest()
+	if err != nil {
+		return fmt.Errorf("save to patient history: %w", err)
+	}
+	saved, err := u.svc.SaveMeasurement(ctx, req)
 	if err != nil {
 		return fmt.Errorf("save to patient history: %w", err)
 	}
@@ -709,7 +714,7 @@ func (u *UI) SaveReview() error {
 	if e.Supersedes != 0 {
 		text += " The earlier version is kept, marked as corrected."
 		// A further correction corrects this version: the chain stays linked.
-		r.m.Base = &app.EntryRef{PatientID: u.PatientID(), Customer: app.DesktopCustomer, Seq: e.Seq, Kind: app.EntryKind(e), Time: e.Time}
+		r.m.Base = &app.EntryRef{PatientID: req.PatientID, Customer: app.DesktopCustomer, Seq: e.Seq, Kind: app.EntryKind(e), Time: e.Time}
 	}
 	r.status.SetText(text)
 	r.update()
@@ -850,7 +855,7 @@ func (r *review) showMismatch() bool {
 		r.switchPatient.SetText("Switch to the file's patient (the file has no patient ID: type it above)")
 		r.switchPatient.Disable()
 	}
-	r.keepPatient.SetText("Keep " + mm.PatientID + " (I checked: this study is " + mm.PatientID + "'s)")
+	r.keepPatient.SetText("Keep " + mm.PatientID.String() + " (I checked: this study is " + mm.PatientID.String() + "'s)")
 	r.mismatch.Show()
 	return true
 }
@@ -886,7 +891,7 @@ func (u *UI) KeepLoadedPatient() error {
 		return fmt.Errorf("keep patient: nothing to acknowledge")
 	}
 	r.m.KeepPatient = mm.PatientID
-	r.status.SetText("Kept patient " + mm.PatientID + " although the file says otherwise (" + strings.Join(mm.Differences, "; ") + "); saving records the acknowledgement in the audit trail.")
+	r.status.SetText("Kept patient " + mm.PatientID.String() + " although the file says otherwise (" + strings.Join(mm.Differences, "; ") + "); saving records the acknowledgement in the audit trail.")
 	r.update()
 	return nil
 }

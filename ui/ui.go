@@ -154,7 +154,7 @@ func New(svc *app.Service, opts Options) *UI {
 	u := &UI{svc: svc, opts: opts, patient: widget.NewEntry(), start: newValueLabel(startHere)}
 	u.start.TextStyle = fyne.TextStyle{Bold: true}
 	u.patient.SetPlaceHolder("patient ID")
-	u.patient.Validator = func(s string) error { return app.CheckPatientID(s) }
+	u.patient.Validator = func(s string) error { _, err := app.ParsePatientID(s); return err }
 	u.bar = newPatientBar(u)
 	u.review = newReview(u)
 	u.capture = newCaptureTab(u)
@@ -174,8 +174,8 @@ func New(svc *app.Service, opts Options) *UI {
 	)
 	u.tabs.SetTabLocation(container.TabLocationTop)
 	u.patient.OnChanged = u.bar.idChanged
-	if last := u.pref(PrefLastPatient, ""); last != "" && app.CheckPatientID(last) == nil {
-		u.patient.SetText(last) // the last patient, kept across restarts
+	if last, err := app.ParsePatientID(u.pref(PrefLastPatient, "")); last != "" && err == nil {
+		u.SetPatientID(last) // the last patient, kept across restarts
 	}
 	if opts.Window != nil {
 		opts.Window.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { u.Dropped(uris) })
@@ -259,11 +259,18 @@ func (u *UI) SelectTab(name string) {
 	}
 }
 
-// PatientID is the patient field's trimmed text.
+// PatientID is the patient field's trimmed text, as typed: for showing
+// and comparing. Use cases take the parsed id (patientID).
 func (u *UI) PatientID() string { return strings.TrimSpace(u.patient.Text) }
 
+// patientID parses the patient field (trimmed, app.ParsePatientID): the
+// one place every screen reads the current patient for a use case. ""
+// is no patient; the error is ParsePatientID's, shown where the screen
+// shows its errors.
+func (u *UI) patientID() (app.PatientID, error) { return app.ParsePatientID(u.PatientID()) }
+
 // SetPatientID fills the patient field.
-func (u *UI) SetPatientID(id string) { u.patient.SetText(id) }
+func (u *UI) SetPatientID(id app.PatientID) { u.patient.SetText(id.String()) }
 
 // pref reads a string preference (def when unset or without preferences).
 func (u *UI) pref(key, def string) string {

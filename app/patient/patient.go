@@ -18,7 +18,9 @@ package patient
 // refused), so a data directory written before it can hold ids the rule
 // now refuses, and reading them back must still return their records.
 // Code outside the stores converts a string only through
-// app.ParsePatientID.
+// app.ParsePatientID, with one exception: app.PatientFromTags carries a
+// DICOM file's Patient ID as written, for comparing with the loaded
+// patient, and app.NormalizePatient parses it before it is stored.
 type ID string
 
 // String returns the id as it was typed or stored.

@@ -78,7 +78,7 @@ func screenshotMismatch(ctx context.Context, u *ui.UI, w fyne.Window, path, dir 
 	var err error
 	before := u.ReviewMeasurement()
 	fyne.DoAndWait(func() {
-		u.SetPatientID(screenshotDog.PatientID)
+		u.SetPatientID(screenshotDogID)
 		u.SelectTab("Review")
 		err = u.OpenFile(path)
 	})
@@ -125,8 +125,8 @@ func screenshotOutbox(ctx context.Context, u *ui.UI, w fyne.Window, dir string, 
 			return
 		}
 		fyne.CurrentApp().Preferences().SetString(ui.PrefPACSOutbox, outbox)
-		u.OpenPatient(screenshotDog.PatientID)
-		u.SendPatientReports(screenshotDog.PatientID)
+		u.OpenPatient(screenshotDogID)
+		u.SendPatientReports(screenshotDogID)
 		status = u.ShowPACSSettings()
 	})
 	if err != nil {

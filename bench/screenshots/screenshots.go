@@ -23,8 +23,12 @@ import (
 // The screenshot run's patients, as an X-ray system's DICOM tags would
 // give them (the desktop prefills its patient record from such tags): a
 // dog for the radiograph, a cat for the bloodwork (feline only).
+// screenshotDogID is the dog's id, a constant the identifier rule
+// accepts, for the calls that take a patient id.
+const screenshotDogID = "DEMO-0001"
+
 var (
-	screenshotDog = app.PatientTags{PatientID: "DEMO-0001", Name: "Demo^Rex", Species: "Canine", Breed: "Boxer", Sex: "M",
+	screenshotDog = app.PatientTags{PatientID: screenshotDogID, Name: "Demo^Rex", Species: "Canine", Breed: "Boxer", Sex: "M",
 		Neutered: "ALTERED", BirthDate: "20210115", WeightKg: 31.5, ResponsiblePerson: "Demo^Jane"}
 	screenshotCat = app.PatientTags{PatientID: "DEMO-0002", Name: "Demo^Tom", Species: "Feline", Breed: "Domestic Shorthair", Sex: "M",
 		Neutered: "ALTERED", BirthDate: "20140301", WeightKg: 4.6, ResponsiblePerson: "Demo^Jane"}
@@ -111,7 +115,7 @@ func screenshotRun(ctx context.Context, u *ui.UI, w fyne.Window, spec, dir strin
 		}
 		fyne.DoAndWait(func() {
 			if name == "Patients" {
-				u.OpenPatient(screenshotDog.PatientID)
+				u.OpenPatient(screenshotDogID)
 			}
 			u.SelectTab(name)
 		})
