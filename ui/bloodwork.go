@@ -16,7 +16,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
-	"vetlens/engine/usg"
 )
 
 // shapBarWidth is the width of the largest SHAP bar.
@@ -34,7 +33,7 @@ type bloodwork struct {
 	u       *UI
 	content fyne.CanvasObject
 
-	entries                [usg.NumFeatures]*widget.Entry
+	entries                [app.NumBloodworkValues]*widget.Entry
 	creatUnit, lymphUnit   *widget.Select
 	predict                *widget.Button
 	errLabel, result, tier *widget.Label
@@ -45,14 +44,14 @@ type bloodwork struct {
 	detailsBox             *widget.Accordion
 	// keep marks values whose automatic correction was undone, keepText
 	// the text they were undone for (editing the value re-arms it).
-	keep        [usg.NumFeatures]bool
-	keepText    [usg.NumFeatures]string
+	keep        [app.NumBloodworkValues]bool
+	keepText    [app.NumBloodworkValues]string
 	lastShown   string // the form's key when its result was shown
 	previewText string
 	// entered holds, per value, the text as typed before the form showed
 	// its automatic correction in the field ("" none); rewriting is set
 	// while the form rewrites a field itself.
-	entered   [usg.NumFeatures]string
+	entered   [app.NumBloodworkValues]string
 	rewriting bool
 	// autoAge is the age the form filled in from the patient's birth
 	// date ("" none); a value typed over it is kept.
@@ -185,7 +184,7 @@ func (b *bloodwork) clearResult() {
 	b.shap.Objects = nil
 	b.shap.Refresh()
 	b.lastShown = ""
-	b.entered = [usg.NumFeatures]string{}
+	b.entered = [app.NumBloodworkValues]string{}
 }
 
 // fail shows an error and clears the result.
@@ -290,7 +289,7 @@ func (b *bloodwork) UndoCorrection(i int) {
 
 // show displays a USG result: plain words first, the statistics in
 // Details.
-func (b *bloodwork) show(r *usg.Result) {
+func (b *bloodwork) show(r *app.USGResult) {
 	word := "adequate"
 	if r.ProbabilityImpaired >= 0.5 {
 		word = "likely impaired"
@@ -312,7 +311,7 @@ func (b *bloodwork) show(r *usg.Result) {
 
 // shapBars is one row per feature: label, a bar proportional to |SHAP|
 // (coloured by direction) and the value.
-func shapBars(fs []usg.FeatureShap) []fyne.CanvasObject {
+func shapBars(fs []app.FeatureShap) []fyne.CanvasObject {
 	maxAbs := 0.0
 	for _, f := range fs {
 		maxAbs = math.Max(maxAbs, math.Abs(f.Shap))
@@ -340,14 +339,14 @@ func shapBars(fs []usg.FeatureShap) []fyne.CanvasObject {
 
 // SubmitBloodwork fills the form with values (in the form's order and
 // selected units) and submits it, as a clinician would.
-func (u *UI) SubmitBloodwork(values [usg.NumFeatures]string) {
+func (u *UI) SubmitBloodwork(values [app.NumBloodworkValues]string) {
 	u.FillBloodwork(values)
 	u.blood.submit()
 }
 
 // FillBloodwork fills the form with values (in the form's order and
 // selected units) without submitting.
-func (u *UI) FillBloodwork(values [usg.NumFeatures]string) {
+func (u *UI) FillBloodwork(values [app.NumBloodworkValues]string) {
 	for i, e := range u.blood.entries {
 		e.SetText(values[i])
 	}
@@ -374,7 +373,7 @@ func (b *bloodwork) previewCorrections() {
 		b.previewText = ""
 		return
 	}
-	f.KeepAsEntered = [usg.NumFeatures]bool{}
+	f.KeepAsEntered = [app.NumBloodworkValues]bool{}
 	_, cs, err := app.PrepareBloodwork(f)
 	var lines []string
 	if err == nil {

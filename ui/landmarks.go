@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"vetlens/engine/cardiac"
+	"vetlens/app"
 )
 
 // pickRadius is how close (in widget units) a drag or tap must be to a
@@ -40,12 +40,12 @@ var (
 // LandmarkLabel is landmark i's name as drawn beside it (Carina, Apex,
 // Cranial, Caudal, VLAS, T4 (A), T9 (B)).
 func LandmarkLabel(i int) string {
-	names := [cardiac.NumLandmarks]string{
-		cardiac.HeartTop: "Carina", cardiac.HeartBottom: "Apex",
-		cardiac.HeartRight: "Cranial", cardiac.HeartLeft: "Caudal",
-		cardiac.VLASPoint: "VLAS", cardiac.VertebraA: "T4 (A)", cardiac.VertebraB: "T9 (B)",
+	names := [app.NumLandmarks]string{
+		app.HeartTop: "Carina", app.HeartBottom: "Apex",
+		app.HeartRight: "Cranial", app.HeartLeft: "Caudal",
+		app.VLASPoint: "VLAS", app.VertebraA: "T4 (A)", app.VertebraB: "T9 (B)",
 	}
-	if i < 0 || i >= cardiac.NumLandmarks {
+	if i < 0 || i >= app.NumLandmarks {
 		return ""
 	}
 	return names[i]
@@ -55,7 +55,7 @@ func LandmarkLabel(i int) string {
 // how many are set (landmarks 0 to Placed-1, in the class order) and
 // whether hand placement is under way.
 type EditState struct {
-	Landmarks cardiac.Landmarks
+	Landmarks app.Landmarks
 	Placed    int
 	Placing   bool
 }
@@ -97,11 +97,11 @@ func NewLandmarkView() *LandmarkView {
 
 // SetImage shows img with landmarks lm; show is false when the model
 // found none (only the image is drawn). Hand placement stops.
-func (v *LandmarkView) SetImage(img image.Image, lm cardiac.Landmarks, show bool) {
+func (v *LandmarkView) SetImage(img image.Image, lm app.Landmarks, show bool) {
 	v.img, v.dragIdx, v.sel = img, -1, -1
 	v.st = EditState{Landmarks: lm}
 	if show {
-		v.st.Placed = cardiac.NumLandmarks
+		v.st.Placed = app.NumLandmarks
 	}
 	v.Refresh()
 }
@@ -123,8 +123,8 @@ func (v *LandmarkView) State() EditState { return v.st }
 
 // Restore puts back an edit state (undo, reset); it calls no callback.
 func (v *LandmarkView) Restore(s EditState) {
-	s.Placed = min(max(s.Placed, 0), cardiac.NumLandmarks)
-	s.Placing = s.Placing && s.Placed < cardiac.NumLandmarks
+	s.Placed = min(max(s.Placed, 0), app.NumLandmarks)
+	s.Placing = s.Placing && s.Placed < app.NumLandmarks
 	v.st, v.dragIdx = s, -1
 	if v.sel >= s.Placed {
 		v.sel = -1
@@ -134,14 +134,14 @@ func (v *LandmarkView) Restore(s EditState) {
 
 // Landmarks returns the current landmarks in image pixels (those not yet
 // placed are zero).
-func (v *LandmarkView) Landmarks() cardiac.Landmarks { return v.st.Landmarks }
+func (v *LandmarkView) Landmarks() app.Landmarks { return v.st.Landmarks }
 
 // Placed is how many landmarks are set (7 when complete, 0 when the
 // model found none and none was placed by hand).
 func (v *LandmarkView) Placed() int { return v.st.Placed }
 
 // Complete reports whether all 7 landmarks are set.
-func (v *LandmarkView) Complete() bool { return v.st.Placed == cardiac.NumLandmarks }
+func (v *LandmarkView) Complete() bool { return v.st.Placed == app.NumLandmarks }
 
 // Placing reports whether hand placement is under way.
 func (v *LandmarkView) Placing() bool { return v.st.Placing }
@@ -172,7 +172,7 @@ func (v *LandmarkView) WidgetPos(i int) fyne.Position { return v.PointPos(v.st.L
 
 // PointPos maps a point in image pixels to widget coordinates at the
 // current size.
-func (v *LandmarkView) PointPos(p cardiac.Point) fyne.Position {
+func (v *LandmarkView) PointPos(p app.Point) fyne.Position {
 	s, ox, oy := v.fit(v.Size())
 	return fyne.NewPos(ox+float32(p.X)*s, oy+float32(p.Y)*s)
 }
@@ -192,19 +192,13 @@ func (v *LandmarkView) fit(size fyne.Size) (scale, ox, oy float32) {
 }
 
 // toImage maps a widget position to image pixels, clamped to the image.
-func (v *LandmarkView) toImage(p fyne.Position) cardiac.Point {
+func (v *LandmarkView) toImage(p fyne.Position) app.Point {
 	s, ox, oy := v.fit(v.Size())
-	return v.clamp(cardiac.Point{X: float64((p.X - ox) / s), Y: float64((p.Y - oy) / s)})
+	return v.clamp(app.Point{X: float64((p.X - ox) / s), Y: float64((p.Y - oy) / s)})
 }
 
-// clamp keeps p inside the image.
-func (v *LandmarkView) clamp(p cardiac.Point) cardiac.Point {
-	b := v.img.Bounds()
-	return cardiac.Point{
-		X: math.Min(math.Max(p.X, 0), float64(b.Dx())),
-		Y: math.Min(math.Max(p.Y, 0), float64(b.Dy())),
-	}
-}
+// clamp keeps p inside the image (app.ClampPoint).
+func (v *LandmarkView) clamp(p app.Point) app.Point { return app.ClampPoint(p, v.img.Bounds()) }
 
 // nearest is the set landmark nearest to p within pickRadius, or -1.
 func (v *LandmarkView) nearest(p fyne.Position) int {
@@ -252,7 +246,7 @@ func (v *LandmarkView) Tapped(e *fyne.PointEvent) {
 		i := v.st.Placed
 		v.st.Landmarks[i] = v.toImage(e.Position)
 		v.st.Placed++
-		v.st.Placing = v.st.Placed < cardiac.NumLandmarks
+		v.st.Placing = v.st.Placed < app.NumLandmarks
 		v.sel = i
 		v.changed()
 		return
@@ -288,7 +282,7 @@ func (v *LandmarkView) Nudge(dx, dy float64) bool {
 		return false
 	}
 	p := v.st.Landmarks[v.sel]
-	q := v.clamp(cardiac.Point{X: p.X + dx, Y: p.Y + dy})
+	q := v.clamp(app.Point{X: p.X + dx, Y: p.Y + dy})
 	if q == p {
 		return false
 	}
@@ -396,9 +390,9 @@ type landmarkRenderer struct {
 	img                      *canvas.Image
 	long, short, vlas, ruler *canvas.Line
 	ticks                    [7]*canvas.Line
-	dots                     [cardiac.NumLandmarks]*canvas.Circle
-	labelBacks               [cardiac.NumLandmarks]*canvas.Rectangle
-	labels                   [cardiac.NumLandmarks]*canvas.Text
+	dots                     [app.NumLandmarks]*canvas.Circle
+	labelBacks               [app.NumLandmarks]*canvas.Rectangle
+	labels                   [app.NumLandmarks]*canvas.Text
 }
 
 func (r *landmarkRenderer) Objects() []fyne.CanvasObject {
@@ -442,12 +436,12 @@ func (r *landmarkRenderer) Layout(size fyne.Size) {
 			l.Position1, l.Position2 = p(a), p(b)
 		}
 	}
-	line(r.long, cardiac.HeartTop, cardiac.HeartBottom)
-	line(r.short, cardiac.HeartRight, cardiac.HeartLeft)
-	line(r.vlas, cardiac.HeartTop, cardiac.VLASPoint)
-	line(r.ruler, cardiac.VertebraA, cardiac.VertebraB)
-	ruler := set(cardiac.VertebraA) && set(cardiac.VertebraB)
-	a, b := p(cardiac.VertebraA), p(cardiac.VertebraB)
+	line(r.long, app.HeartTop, app.HeartBottom)
+	line(r.short, app.HeartRight, app.HeartLeft)
+	line(r.vlas, app.HeartTop, app.VLASPoint)
+	line(r.ruler, app.VertebraA, app.VertebraB)
+	ruler := set(app.VertebraA) && set(app.VertebraB)
+	a, b := p(app.VertebraA), p(app.VertebraB)
 	dx, dy := b.X-a.X, b.Y-a.Y
 	d := float32(math.Hypot(float64(dx), float64(dy)))
 	for i, t := range r.ticks {

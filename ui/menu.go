@@ -191,15 +191,16 @@ func (u *UI) AboutText() string {
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(name + " " + version))
+	models := u.svc.Models()
 	b.WriteString("\n\nCardiac models (VHS, VLAS): ")
-	if c := u.svc.Cardiac(); c != nil {
-		b.WriteString(c.ModelVersion())
+	if models.CardiacLoaded {
+		b.WriteString(models.CardiacVersion)
 	} else {
 		b.WriteString("not loaded")
 	}
 	b.WriteString("\nUSG model (feline bloodwork): ")
-	if e := u.svc.USG(); e != nil {
-		b.WriteString(e.Version().ModelVersion)
+	if models.USGLoaded {
+		b.WriteString(models.USGVersion)
 	} else {
 		b.WriteString("not loaded")
 	}

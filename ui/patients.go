@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
-	"vetlens/engine/usg"
 )
 
 // maxPatientMatches bounds the search list.
@@ -399,7 +398,7 @@ func usgLine(v app.USGVisit) string {
 		}
 	} else {
 		names, units := app.BloodworkNames(), app.BloodworkUnits(app.UnitMgDL, app.UnitPerUL)
-		for i, k := range usg.Features() {
+		for i, k := range app.BloodworkKeys() {
 			if x, ok := v.Features[k]; ok {
 				vals = append(vals, fmt.Sprintf("%s %s %s", names[i], strconv.FormatFloat(x, 'f', -1, 64), units[i]))
 			}

@@ -14,7 +14,6 @@ import (
 
 	"vetlens/app"
 	"vetlens/app/report"
-	"vetlens/engine/cardiac"
 )
 
 // Preference keys of the clinic's letterhead on reports.
@@ -128,7 +127,7 @@ func (u *UI) reviewReport() (report.Report, error) {
 		return report.Report{}, fmt.Errorf("nothing measured")
 	}
 	if r.kind.Clinician() && !r.view.Complete() {
-		return report.Report{}, fmt.Errorf("place all %d landmarks first (%d placed)", cardiac.NumLandmarks, r.view.Placed())
+		return report.Report{}, fmt.Errorf("place all %d landmarks first (%d placed)", app.NumLandmarks, r.view.Placed())
 	}
 	date := r.savedAt
 	if date.IsZero() {

@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"vetlens/app"
-	"vetlens/engine/cardiac"
 )
 
 // review is the Review tab: one radiograph (rectified when it was a
@@ -244,13 +243,13 @@ func (r *review) show(m *app.Measurement) {
 	r.baseKind = r.kind
 	r.view.SetImage(m.Image, res.Landmarks, m.HasModelLandmarks())
 	text := res.Code.Description() + "."
-	if res.Guard != cardiac.GuardNone {
+	if res.Guard != app.GuardNone {
 		text = strings.TrimSuffix(text, ".") + ": " + res.Guard.Description() + "."
 		if res.GuardDetail != "" {
 			text = strings.TrimSuffix(text, ".") + " (" + res.GuardDetail + ")."
 		}
 	}
-	if res.PopDetected && res.Code != cardiac.CodePoPFailed {
+	if res.PopDetected && res.Code != app.CodePoPFailed {
 		text += " A photograph of a screen: the perspective was corrected before measuring."
 	}
 	if res.LevelledDeg != 0 {
@@ -277,16 +276,16 @@ func (r *review) show(m *app.Measurement) {
 // placementStep is the instruction for placing landmark i by hand: its
 // number in the click order, its name and where it belongs.
 func placementStep(i int) string {
-	where := [cardiac.NumLandmarks]string{
-		cardiac.HeartTop:    "Carina (heart_top): where the trachea ends above the heart base; the top of the long axis.",
-		cardiac.HeartBottom: "Apex (heart_bottom): the tip of the heart, the far end of the long axis from the carina.",
-		cardiac.HeartRight:  "Cranial end of the short axis (heart_right): the cranial heart border on the widest short axis, perpendicular to the long axis.",
-		cardiac.HeartLeft:   "Caudal end of the short axis (heart_left): the caudal heart border on that same line, perpendicular to the long axis.",
-		cardiac.VLASPoint:   "VLAS: the caudal border of the left atrium where it meets the caudal vena cava.",
-		cardiac.VertebraA:   "Vertebra A: midpoint of T4's cranial endplate.",
-		cardiac.VertebraB:   "Vertebra B: midpoint of T9's caudal endplate (six vertebrae on from A).",
+	where := [app.NumLandmarks]string{
+		app.HeartTop:    "Carina (heart_top): where the trachea ends above the heart base; the top of the long axis.",
+		app.HeartBottom: "Apex (heart_bottom): the tip of the heart, the far end of the long axis from the carina.",
+		app.HeartRight:  "Cranial end of the short axis (heart_right): the cranial heart border on the widest short axis, perpendicular to the long axis.",
+		app.HeartLeft:   "Caudal end of the short axis (heart_left): the caudal heart border on that same line, perpendicular to the long axis.",
+		app.VLASPoint:   "VLAS: the caudal border of the left atrium where it meets the caudal vena cava.",
+		app.VertebraA:   "Vertebra A: midpoint of T4's cranial endplate.",
+		app.VertebraB:   "Vertebra B: midpoint of T9's caudal endplate (six vertebrae on from A).",
 	}
-	return fmt.Sprintf("%d/%d %s", i+1, cardiac.NumLandmarks, where[i])
+	return fmt.Sprintf("%d/%d %s", i+1, app.NumLandmarks, where[i])
 }
 
 // editKeys is the short help on moving landmarks.
@@ -312,7 +311,7 @@ func (r *review) update() {
 		r.kindText.SetText("")
 	case !complete:
 		v = app.Values{}
-		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), cardiac.NumLandmarks))
+		r.kindText.SetText(fmt.Sprintf("PLACING BY HAND: %d of %d landmarks placed; the values follow when all are placed.", r.view.Placed(), app.NumLandmarks))
 	case doubt != nil && !doubt.VLASOnly:
 		v = app.Values{} // no verdict from doubted points
 		r.kindText.SetText(doubt.Text())
@@ -423,7 +422,7 @@ func (u *UI) UnsavedWork() string {
 func (r *review) clear() {
 	r.m, r.history, r.savedAs, r.moved, r.confirmed, r.modelText = nil, nil, "", false, app.Settled{}, ""
 	r.kind, r.baseKind = app.MeasurementModel, app.MeasurementModel
-	r.view.SetImage(nil, cardiac.Landmarks{}, false)
+	r.view.SetImage(nil, app.Landmarks{}, false)
 	r.file.SetText("No radiograph open. Open a file here, or run a capture session.")
 	for _, l := range []*widget.Label{r.dicom, r.reading, r.conf, r.kindText, r.state, r.status, r.guide, r.details, r.rangeText} {
 		l.SetText("")
@@ -490,7 +489,7 @@ func (r *review) setDetails(v app.Values, span *app.SpanCheck) {
 	switch {
 	case r.kind.Clinician() || res.Rejected:
 		r.conf.SetText("")
-	case res.Confidence == cardiac.ConfidenceReview:
+	case res.Confidence == app.ConfidenceReview:
 		text := "The model is unsure of these landmarks: check them before relying on the values."
 		if span != nil && span.OffSix() {
 			text += " " + span.Warning()
@@ -622,7 +621,7 @@ func (r *review) resetToModel() {
 		return
 	}
 	r.pushUndo()
-	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: cardiac.NumLandmarks})
+	r.view.Restore(EditState{Landmarks: r.m.Result.Landmarks, Placed: app.NumLandmarks})
 	r.kind, r.moved, r.confirmed = r.baseKind, false, app.Settled{}
 	r.view.requestFocus()
 	r.update()
@@ -630,7 +629,7 @@ func (r *review) resetToModel() {
 
 // clinicianLandmarks are the landmarks in effect when they are the
 // clinician's and complete; nil for the model's.
-func (r *review) clinicianLandmarks() *cardiac.Landmarks {
+func (r *review) clinicianLandmarks() *app.Landmarks {
 	if !r.kind.Clinician() || !r.view.Complete() {
 		return nil
 	}
@@ -683,7 +682,7 @@ func (u *UI) saveRequest() (app.SaveRequest, error) {
 func (u *UI) SaveReview() error {
 	r := u.review
 	if r.kind.Clinician() && !r.view.Complete() {
-		return fmt.Errorf("save to patient history: place all %d landmarks first (%d placed)", cardiac.NumLandmarks, r.view.Placed())
+		return fmt.Errorf("save to patient history: place all %d landmarks first (%d placed)", app.NumLandmarks, r.view.Placed())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
@@ -711,10 +710,10 @@ func (u *UI) SaveReview() error {
 		what = "landmarks placed by hand (manual)"
 	}
 	text := fmt.Sprintf("Saved to the history of %s: VHS %s, %s.", u.PatientID(), fmtValue(e.VHS), what)
-	if e.Supersedes != 0 {
+	if base := saved.CorrectionBase(req.PatientID); base != nil {
 		text += " The earlier version is kept, marked as corrected."
 		// A further correction corrects this version: the chain stays linked.
-		r.m.Base = &app.EntryRef{PatientID: req.PatientID, Customer: app.DesktopCustomer, Seq: e.Seq, Kind: app.EntryKind(e), Time: e.Time}
+		r.m.Base = base
 	}
 	r.status.SetText(text)
 	r.update()
