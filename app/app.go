@@ -112,6 +112,10 @@ type Service struct {
 	cardiac CardiacEngine
 	usg     USGEngine
 	pop     PoP
+	// popPredict and popMeasure are the screen-aware single prediction
+	// and desktop measurement (Deps.PoPPredictor, Deps.PoPMeasurer).
+	popPredict PoPPredictor
+	popMeasure PoPMeasurer
 
 	cardiacSlots *fairgate.Gate
 	pixels       *membudget.Budget
@@ -127,6 +131,14 @@ type Deps struct {
 	Cardiac CardiacEngine
 	USG     USGEngine
 	PoP     PoP // nil: PoP pipeline not loaded (endpoints answer 503)
+	// PoPPredictor measures one image for the single predictions
+	// (PredictSingle, PredictLocal), correcting a photograph of a screen
+	// first; nil: the image is decoded and measured as it is.
+	PoPPredictor PoPPredictor
+	// PoPMeasurer measures one image for the desktop (MeasureDesktop),
+	// correcting a photograph of a screen first and returning the image
+	// the positions refer to; nil: the image is measured as it is.
+	PoPMeasurer PoPMeasurer
 	// Disk reads the store's free space (diskfree.Dir{data dir} for
 	// bbolt); nil: no free-space guard (a remote store).
 	Disk DiskSpace
@@ -165,6 +177,7 @@ func New(d Deps, cfg Config) (*Service, error) {
 		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
 	}
 	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
+		popPredict: d.PoPPredictor, popMeasure: d.PoPMeasurer,
 		cardiacSlots: fairgate.New(cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait}),
 		disk:         &diskGuard{probe: d.Disk, clock: d.Clock}}, nil

@@ -151,11 +151,11 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
 }
 
-// measureSingle measures one image: through the PoP pipeline when it can
-// correct screen photos, else decoded and measured as it is.
+// measureSingle measures one image: through Deps.PoPPredictor when one is
+// wired, else decoded and measured as it is.
 func (s *Service) measureSingle(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	if pp, ok := s.pop.(PoPPredictor); ok {
-		return s.predictScreenAware(ctx, pp, b, o)
+	if s.popPredict != nil {
+		return s.predictScreenAware(ctx, s.popPredict, b, o)
 	}
 	extra := int64(0)
 	if o.Render {
@@ -173,10 +173,10 @@ func (s *Service) measureSingle(ctx context.Context, b []byte, o cardiac.Predict
 	return res, nil
 }
 
-// PoPPredictor is implemented by a PoP pipeline that measures one image,
+// PoPPredictor is the port of a PoP pipeline that measures one image,
 // correcting it first when it is a photograph of a screen (pop_detected;
 // result code 7 when the correction fails). Single predictions use it
-// when the loaded pipeline has it.
+// when Deps.PoPPredictor is set (cli wires capture.Service).
 type PoPPredictor interface {
 	Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error)
 }

@@ -150,16 +150,17 @@ func (m *Measurement) size() (w, h int) {
 	return m.Result.Width, m.Result.Height
 }
 
-// PoPMeasurer is implemented by a PoP pipeline that measures one image
+// PoPMeasurer is the port of a PoP pipeline that measures one image
 // screen-aware (as PoPPredictor) and also returns the image the result's
-// positions refer to. The desktop uses it to show a corrected screen photo.
+// positions refer to. The desktop uses it, when Deps.PoPMeasurer is set,
+// to show a corrected screen photo.
 type PoPMeasurer interface {
 	Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error)
 }
 
 // MeasureDesktop measures one radiograph opened at the desktop (JPEG, PNG
 // or DICOM bytes, told by content), correcting a photograph of a screen
-// first when the PoP pipeline is loaded (a DICOM file is measured as it
+// first when the PoP pipeline is wired (Deps.PoPMeasurer; a DICOM file is measured as it
 // is; its tags come back in Measurement.DICOM, and its Patient ID, when
 // ParsePatientID accepts it, is the measurement's patient when patientID
 // is empty). It is metered like an API single call of the desktop
@@ -191,7 +192,7 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID PatientID, b []b
 				patientID = id
 			}
 		}
-	} else if pm, ok := s.pop.(PoPMeasurer); ok {
+	} else if pm := s.popMeasure; pm != nil {
 		_, release, err := s.reservePoP(ctx, b)
 		if err != nil {
 			return nil, err

@@ -170,7 +170,7 @@ func TestPredictScreenAware(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			p := &scripted{code: tc.code, err: tc.err}
 			p.svc = s
-			s.pop = p
+			s.pop, s.popPredict = p, p
 			c := newCaller(t, s, "clinic", TierPaygo)
 			img := tc.img
 			if img == nil {
@@ -201,7 +201,7 @@ func TestPredictScreenAware(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	p := &scripted{code: 1}
 	p.svc = s
-	s.pop = p
+	s.pop, s.popPredict = p, p
 	taken, err := s.cardiacSlots.Acquire(ctx, "busy") // the one slot is taken
 	if err != nil {
 		t.Fatal(err)

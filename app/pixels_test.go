@@ -48,7 +48,7 @@ func (p *spyPipeline) Frame(ctx context.Context, customer, id string, frame []by
 	return FrameOutcome{Status: StatusContinue, FramesProcessed: 1}, nil
 }
 
-// screenAware makes the spy a PoPPredictor and PoPMeasurer too.
+// screenAware is the spy as a PoPPredictor and PoPMeasurer too.
 type screenAware struct{ *spyPipeline }
 
 func (p screenAware) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
@@ -115,7 +115,7 @@ func TestPixelBudgetEveryUseCase(t *testing.T) {
 			spy := &spyPipeline{svc: s}
 			s.cardiac, s.pop = spy, spy
 			if tc.screenAware {
-				s.pop = screenAware{spy}
+				s.popPredict, s.popMeasure = screenAware{spy}, screenAware{spy}
 			}
 			c := newCaller(t, s, "clinic", TierPaygo)
 			if err := tc.run(s, c); err != nil {

@@ -122,7 +122,10 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 			closers = append(closers, an.Models.Close)
 			mgr := capture.NewManager(capture.DefaultConfig(), e, an, time.Now)
 			go mgr.RunSweeper(ctx, 30*time.Second)
-			d.PoP = capture.NewService(mgr, e, an)
+			pipeline := capture.NewService(mgr, e, an)
+			// The pipeline is also the screen-aware single prediction
+			// and desktop measurement (app's explicit PoP ports).
+			d.PoP, d.PoPPredictor, d.PoPMeasurer = pipeline, pipeline, pipeline
 			return d, closeAll, nil
 		}
 	}
@@ -136,6 +139,8 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 			an = loadPoP(models, func(error) {})
 			closers = append(closers, an.Models.Close)
 		}
+		// No PoPPredictor or PoPMeasurer: there is no cardiac engine to
+		// measure with.
 		d.PoP = capture.NewService(nil, nil, an)
 	}
 	return d, closeAll, nil

@@ -25,7 +25,7 @@ var testVideo = filepath.Join("..", "platform", "camera", "testdata", "screen_se
 // real camera adapter.
 func newCaptureUI(t *testing.T) (*UI, chan struct{}) {
 	t.Helper()
-	pipeline := func(c *cardiac.Engine) app.PoP {
+	pipeline := func(c *cardiac.Engine) *capture.Service {
 		return capture.NewService(capture.NewManager(capture.DefaultConfig(), c, capture.PoP{}, time.Now), c, capture.PoP{})
 	}
 	open := func(spec string) (live.Source, error) { return camera.Open(spec, camera.Loop()) }

@@ -422,7 +422,7 @@ func TestLabelBoxAvoidsOverlap(t *testing.T) {
 // the landmarks stay on the rectified image for review.
 func TestReviewSaysWhyAScreenPhotoHasNoNumber(t *testing.T) {
 	photo := filepath.Join("..", "engine", "pop", "testdata", "variety", "vscreen_0000.jpg")
-	learned := func(c *cardiac.Engine) app.PoP {
+	learned := func(c *cardiac.Engine) *capture.Service {
 		m, err := poport.Load(filepath.Join("..", "models"))
 		if err != nil {
 			t.Fatal(err)

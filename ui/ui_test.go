@@ -22,6 +22,7 @@ import (
 	"golang.org/x/image/font/sfnt"
 
 	"vetlens/app"
+	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
 	"vetlens/internal/testmodels"
@@ -65,9 +66,10 @@ func newTestUI(t *testing.T, withModels bool) (*UI, fyne.Window, chan struct{}) 
 	return newTestUIWith(t, withModels, nil, Options{})
 }
 
-// newTestUIWith is newTestUI with the PoP pipeline pop (nil: none) and
-// options opts; withModels or a pipeline loads the real engines.
-func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) app.PoP, opts Options) (*UI, fyne.Window, chan struct{}) {
+// newTestUIWith is newTestUI with the PoP pipeline pop (nil: none; it is
+// also the screen-aware predictor and measurer) and options opts;
+// withModels or a pipeline loads the real engines.
+func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) *capture.Service, opts Options) (*UI, fyne.Window, chan struct{}) {
 	t.Helper()
 	test.NewTempApp(t)
 	st, err := store.Open(t.TempDir(), time.Second)
@@ -80,7 +82,8 @@ func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) app.
 		c, u := realEngines(t)
 		deps.Cardiac, deps.USG = c, u
 		if pop != nil {
-			deps.PoP = pop(c)
+			p := pop(c)
+			deps.PoP, deps.PoPPredictor, deps.PoPMeasurer = p, p, p
 		}
 	}
 	svc, err := app.New(deps, app.DefaultConfig())

@@ -75,7 +75,7 @@ func TestAttackCornersRSS(t *testing.T) {
 	}
 	const slack = 96 << 20 // request bodies, TLS buffers, goroutines, allocator rounding
 	mgr := capture.NewManager(capture.DefaultConfig(), nil, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{pop: capture.NewService(mgr, nil, capture.PoP{}), appCfg: func(c *app.Config) {
+	a := newAPI(t, apiOpts{pipeline: capture.NewService(mgr, nil, capture.PoP{}), appCfg: func(c *app.Config) {
 		c.PixelBudget, c.PixelWait = budget, 60*time.Second
 	}})
 	body := `{"image":"` + b64(screenPNG(t, w, h)) + `"}`

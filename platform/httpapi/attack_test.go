@@ -296,7 +296,7 @@ func (alwaysGood) Predict(ctx context.Context, img image.Image, o cardiac.Predic
 func TestAttackPoPAppendedBytes(t *testing.T) {
 	eng := alwaysGood{}
 	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	a := newAPI(t, apiOpts{cardiac: eng, pipeline: capture.NewService(mgr, eng, capture.PoP{})})
 	frame := func(name, extra string) string {
 		return b64(append(fileBytes(t, filepath.Join(screens, name)), extra...))
 	}
@@ -338,7 +338,7 @@ func TestAttackPoPAppendedBytes(t *testing.T) {
 // capture.Manager, keeps the limit).
 func TestAttackOpenSessions(t *testing.T) {
 	mgr := capture.NewManager(capture.DefaultConfig(), fakeCardiac{}, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{pop: capture.NewService(mgr, fakeCardiac{}, capture.PoP{})})
+	a := newAPI(t, apiOpts{pipeline: capture.NewService(mgr, fakeCardiac{}, capture.PoP{})})
 	for i := range app.DefaultMaxOpenSessionsPerKey {
 		if resp, b := a.do("POST", "/v3/pop-session/start", a.key, `{}`); resp.StatusCode != 200 {
 			t.Fatalf("session %d: %d %s", i, resp.StatusCode, b)

@@ -25,7 +25,7 @@ func TestV3PredictDICOM(t *testing.T) {
 		opts apiOpts
 	}{
 		{"decoded", apiOpts{cardiac: eng}},
-		{"PoP pipeline", apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})}},
+		{"PoP pipeline", apiOpts{cardiac: eng, pipeline: capture.NewService(mgr, eng, capture.PoP{})}},
 	} {
 		t.Run(pipeline.name, func(t *testing.T) {
 			a := newAPI(t, pipeline.opts)

@@ -56,7 +56,7 @@ func corruptPNGs(t *testing.T, n int) [][]byte {
 // Run with -tags matprofile (make test-leaks does).
 func TestCornersCorruptPNGNoMatLeak(t *testing.T) {
 	mgr := capture.NewManager(capture.DefaultConfig(), fakeCardiac{}, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}, pop: capture.NewService(mgr, fakeCardiac{}, capture.PoP{})})
+	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}, pipeline: capture.NewService(mgr, fakeCardiac{}, capture.PoP{})})
 	addr := serveReal(t, a)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, // the test's own certificate

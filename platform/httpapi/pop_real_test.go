@@ -25,7 +25,7 @@ var screens = filepath.Join("..", "..", "engine", "pop", "testdata")
 func TestPoPEndpointsRealPipeline(t *testing.T) {
 	eng := testmodels.Cardiac(t)
 	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	a := newAPI(t, apiOpts{cardiac: eng, pipeline: capture.NewService(mgr, eng, capture.PoP{})})
 	screen := b64(fileBytes(t, filepath.Join(screens, "screen_0000.jpg")))
 	radiograph := b64(fileBytes(t, filepath.Join(screens, "radiograph_0000.png")))
 
@@ -125,7 +125,7 @@ func TestPoPEndpointsRealPipeline(t *testing.T) {
 func TestSidewaysPhoneJPEGIsMeasuredUpright(t *testing.T) {
 	eng := testmodels.Cardiac(t)
 	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	a := newAPI(t, apiOpts{cardiac: eng, pipeline: capture.NewService(mgr, eng, capture.PoP{})})
 	up, _, err := imageproc.Decode(fileBytes(t, filepath.Join(screens, "screen_0000.jpg")))
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestSidewaysPhoneJPEGIsMeasuredUpright(t *testing.T) {
 func TestCutShortJPEGIsRefused(t *testing.T) {
 	eng := testmodels.Cardiac(t)
 	mgr := capture.NewManager(capture.DefaultConfig(), eng, capture.PoP{}, time.Now)
-	a := newAPI(t, apiOpts{cardiac: eng, pop: capture.NewService(mgr, eng, capture.PoP{})})
+	a := newAPI(t, apiOpts{cardiac: eng, pipeline: capture.NewService(mgr, eng, capture.PoP{})})
 	full := fileBytes(t, filepath.Join(screens, "screen_0000.jpg"))
 	cut := b64(full[:len(full)*2/5])
 	for _, path := range []string{"/v3/corners", "/v3/preprocess", "/v3/predict"} {

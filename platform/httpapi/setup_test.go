@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
 	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
@@ -175,7 +176,10 @@ type apiOpts struct {
 	// usg, when set, replaces the shipped USG models.
 	usg app.USGEngine
 	pop app.PoP
-	cfg Config
+	// pipeline, when set, is the real PoP pipeline: the PoP port and the
+	// screen-aware predictor and measurer (as cli wires it).
+	pipeline *capture.Service
+	cfg      Config
 	// appCfg, when set, adjusts the service's configuration.
 	appCfg func(*app.Config)
 	// disk, when set, is the free-space probe (none: no guard).
@@ -191,6 +195,9 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	deps := app.Deps{Repos: st.Repos(), USG: testmodels.USG(t), PoP: o.pop, Disk: o.disk}
 	if o.cardiac != nil {
 		deps.Cardiac = o.cardiac
+	}
+	if o.pipeline != nil {
+		deps.PoP, deps.PoPPredictor, deps.PoPMeasurer = o.pipeline, o.pipeline, o.pipeline
 	}
 	if o.usg != nil {
 		deps.USG = o.usg
