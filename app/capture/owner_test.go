@@ -32,7 +32,7 @@ func newTestApp(t *testing.T, cfg Config) (*app.Service, *Manager, *clock, *fake
 	m := NewManager(cfg, p, fakeAnalyzer{}, c.now)
 	acfg := app.DefaultConfig()
 	acfg.MaxOpenSessionsPerKey = 3
-	svc, err := app.New(app.Deps{Repos: st.Repos(), Clock: appClock{c}, PoP: NewService(m, p, fakeAnalyzer{})}, acfg)
+	svc, err := app.New(app.Deps{Repos: st.Repos(), Clock: appClock{c}, PoP: NewServiceWith(ServiceConfig{Manager: m, Predictor: p, Analyzer: fakeAnalyzer{}})}, acfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,44 +16,69 @@ import (
 // app.PoP over a session Manager, the engine/pop geometry and a cardiac
 // predictor, and it is the PoP-aware single-image predictor.
 type Service struct {
-	m    *Manager
-	pred Predictor
-	an   Analyzer
+	m       *Manager
+	pred    Predictor
+	an      Analyzer
+	corners CornerFinder
+	models  ModelInfo
 }
 
-// NewService wraps a session manager and the predictor and analyzer it
-// runs on.
-func NewService(m *Manager, p Predictor, a Analyzer) *Service {
-	return &Service{m: m, pred: p, an: a}
+// ServiceConfig is what a Service runs on, its optional ports named.
+type ServiceConfig struct {
+	// Manager runs the capture sessions; nil: corners and rectification
+	// only (StartSession answers app.ErrPoPUnavailable).
+	Manager *Manager
+	// Predictor measures the rectified images (Predict, Measure).
+	Predictor Predictor
+	// Analyzer finds and grades screens in frames.
+	Analyzer Analyzer
+	// Corners finds corners alone (DetectCorners); nil: the classical
+	// detector (PoP{}).
+	Corners CornerFinder
+	// Models reports the PoP model files loaded; nil: none (0, and the
+	// classical pipeline's pop.Version).
+	Models ModelInfo
+}
+
+// NewService wraps a session manager and the predictor it runs on, with
+// an as the analyzer, the corner finder and the model report.
+func NewService(m *Manager, p Predictor, an PoP) *Service {
+	return NewServiceWith(ServiceConfig{Manager: m, Predictor: p, Analyzer: an, Corners: an, Models: an})
+}
+
+// NewServiceWith builds a Service from its ports, for an Analyzer other
+// than PoP (a test double).
+func NewServiceWith(c ServiceConfig) *Service {
+	return &Service{m: c.Manager, pred: c.Predictor, an: c.Analyzer, corners: c.Corners, models: c.Models}
 }
 
 var _ app.PoP = (*Service)(nil)
 
-// modelInfo is what an Analyzer with model files reports (PoP does).
-type modelInfo interface {
+// ModelInfo is the port that reports an analyzer's model files (PoP does).
+type ModelInfo interface {
 	ModelsLoaded() int
 	ModelVersion() string
 }
 
-// cornerFinder is an Analyzer that also finds corners alone (PoP does);
-// others get the classical detector.
-type cornerFinder interface {
+// CornerFinder is the port that finds a screen's corners alone (PoP
+// does).
+type CornerFinder interface {
 	CornersBytes(ctx context.Context, b []byte) (pop.Corners, error)
 }
 
 // ModelsLoaded is the number of PoP model files the analyzer loaded (the
 // classical geometry pipeline loads none).
 func (s *Service) ModelsLoaded() int {
-	if mi, ok := s.an.(modelInfo); ok {
-		return mi.ModelsLoaded()
+	if s.models != nil {
+		return s.models.ModelsLoaded()
 	}
 	return 0
 }
 
 // ModelVersion is the PoP pipeline's version.
 func (s *Service) ModelVersion() string {
-	if mi, ok := s.an.(modelInfo); ok {
-		return mi.ModelVersion()
+	if s.models != nil {
+		return s.models.ModelVersion()
 	}
 	return pop.Version
 }
@@ -63,8 +88,8 @@ func (s *Service) DetectCorners(ctx context.Context, img []byte) ([4][2]float64,
 	if err := ctx.Err(); err != nil {
 		return [4][2]float64{}, 0, 0, err
 	}
-	cf, ok := s.an.(cornerFinder)
-	if !ok {
+	cf := s.corners
+	if cf == nil {
 		cf = PoP{}
 	}
 	c, err := cf.CornersBytes(ctx, img)
