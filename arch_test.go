@@ -26,27 +26,38 @@ type goPackage struct {
 // non-test dependencies, as linked into the binary).
 func listPackages(t *testing.T) map[string]goPackage {
 	t.Helper()
+	pkgs := map[string]goPackage{}
+	for _, p := range goList[goPackage](t, "-json=ImportPath,Deps,Imports,TestImports,XTestImports", "./...") {
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+// goList runs `go list` with args, which ask for JSON, and decodes each
+// package it prints as a T.
+func goList[T any](t *testing.T, args ...string) []T {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	cmd := exec.Command(gobin, "list", "-json=ImportPath,Deps,Imports,TestImports,XTestImports", "./...")
+	cmd := exec.Command(gobin, append([]string{"list"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
-	pkgs := map[string]goPackage{}
+	var pkgs []T
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
-		var p goPackage
+		var p T
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("go list output: %v", err)
 		}
-		pkgs[p.ImportPath] = p
+		pkgs = append(pkgs, p)
 	}
 	return pkgs
 }
