@@ -82,7 +82,7 @@ PGCLUSTER := internal/pgtest/pgcluster.sh
 # "Windows"), which also checks that the list is complete; the rest of the
 # tree needs cgo (GoCV, ONNX Runtime, Fyne's GLFW) and a mingw-w64
 # cross-build not made yet.
-WINDOWS_PURE_PKGS := ./internal/diskfree ./internal/filelock ./internal/adminsock ./platform/printing
+WINDOWS_PURE_PKGS := ./internal/config ./internal/diskfree ./internal/filelock ./internal/adminsock ./platform/printing
 test-go:
 	$(GO) vet ./...
 	pg=$$(mktemp -d /tmp/vetlens-pg.XXXXXX) && trap "$(PGCLUSTER) stop $$pg" EXIT && dsn=$$($(PGCLUSTER) start $$pg) && \
