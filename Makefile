@@ -232,6 +232,64 @@ test-deb-install: deb build
 	@command -v debootstrap >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap; }
 	packaging/deb/test-install.sh $(DEB) $(BIN) $(DEB_TEST_IMAGES)
 
+# ---- Windows ------------------------------------------------------------------
+# `make windows` cross-builds dist/windows/ on Debian 12 (docs/packaging.md,
+# "Windows"): vetlens.exe (mingw-w64, posix threads, cgo: GoCV, ONNX
+# Runtime, Fyne's Windows driver), the OpenCV DLLs, the mingw runtime DLLs
+# it imports (found by packaging/windows/dlls.sh from objdump's imports),
+# onnxruntime.dll from the same npm package and version as on Linux
+# (win32/x64), and the models; config.ModelsDir and ORTLibraryCandidates
+# find models/ and onnxruntime.dll beside the exe (internal/config/install.go).
+# OpenCV 4.6.0 comes from Debian's own source packages, with only the
+# modules gocv's wrapper needs, built once per machine under
+# $(WIN_WORK) (packaging/windows/build-opencv.sh). Not part of make test.
+WIN_WORK := build/windows
+WIN_OCV := $(WIN_WORK)/opencv-4.6.0/install
+WIN_DIST := dist/windows
+WIN_ORT_DLL := $(WIN_WORK)/onnxruntime-$(ORT_VERSION)/onnxruntime.dll
+WIN_APT_PKGS := gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix cmake dpkg-dev nasm protobuf-compiler \
+	libz-mingw-w64-dev bc npm
+# The OpenCV libraries the gocv package links (gocv's customenv tag: these
+# flags instead of its default Windows list, which names contrib modules).
+# flann is not linked directly; its DLL comes in as features2d's import.
+WIN_GOCV_LIBS := core imgproc imgcodecs videoio highgui objdetect features2d video dnn calib3d photo
+WIN_CC := x86_64-w64-mingw32-gcc-posix
+WIN_CXX := x86_64-w64-mingw32-g++-posix
+WIN_GOENV := GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=$(WIN_CC) CXX=$(WIN_CXX) \
+	CGO_CPPFLAGS="-I$(CURDIR)/$(WIN_OCV)/include" \
+	CGO_LDFLAGS="-L$(CURDIR)/$(WIN_OCV)/lib $(WIN_GOCV_LIBS:%=-lopencv_%460)"
+# The mingw-w64 runtime DLLs (libstdc++-6, libgcc_s_seh-1, libwinpthread-1)
+# and zlib live here; dlls.sh copies those the exe and OpenCV import.
+WIN_DLL_PATH := $(CURDIR)/$(WIN_OCV)/bin:/usr/lib/gcc/x86_64-w64-mingw32/12-posix:/usr/x86_64-w64-mingw32/lib
+
+.PHONY: deps-windows windows-opencv windows
+
+deps-windows:
+	packaging/windows/deps-apt.sh $(WIN_APT_PKGS)
+
+# OpenCV for mingw-w64 (an hour or more on 2 cores; cached: delete
+# $(WIN_WORK) to rebuild). Its steps' wall times go to $(WIN_WORK)/times.txt.
+windows-opencv: deps-windows
+	JOBS=$$(nproc) NICE='nice -n 19' packaging/windows/build-opencv.sh $(WIN_WORK)
+
+$(WIN_ORT_DLL):
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
+	tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/win32/x64/onnxruntime.dll && \
+	mkdir -p $(CURDIR)/$(dir $@) && install -m 0644 package/bin/napi-v6/win32/x64/onnxruntime.dll $(CURDIR)/$@ && \
+	rm -rf $$tmp && echo "fetched $@"
+
+windows: windows-opencv $(WIN_ORT_DLL)
+	mkdir -p $(WIN_WORK)
+	nice -n 19 env $(WIN_GOENV) $(GO) build -tags customenv -ldflags='-s -w' -o $(WIN_WORK)/vetlens.exe .
+	rm -rf $(WIN_DIST) && mkdir -p $(WIN_DIST)
+	install -m 0755 $(WIN_WORK)/vetlens.exe $(WIN_DIST)/
+	install -m 0644 $(WIN_ORT_DLL) $(WIN_DIST)/
+	tar -C $(dir $(abspath models)) -c --exclude='train/data' --exclude='train/checkpoints' --exclude='train/runs' \
+		--exclude='train/tests' --exclude='__pycache__' --exclude='*.pyc' models | tar -C $(WIN_DIST) -x
+	install -m 0644 assets/icon.png $(WIN_DIST)/vetlens.png
+	packaging/windows/dlls.sh $(WIN_DIST) $(WIN_DLL_PATH) $(WIN_DIST)/vetlens.exe
+	@du -sh $(WIN_DIST); ls $(WIN_DIST)
+
 # ---- models ---------------------------------------------------------------
 # Retrain everything from synthetic data (hours on 2 cores). With real data:
 #   make train-cardiac DOGHEART=/path/to/DogHeart   (Images/*.png + Labels/*.mat)
