@@ -1,0 +1,42 @@
+#!/bin/bash
+# dist/windows under Debian's wine (wine64 8.0), against the Linux build:
+#   packaging/windows/test-windows.sh DIST LINUX_BIN IMAGE...
+# 1. `vetlens.exe predict IMAGE...` (run from another folder, no flags: the
+#    models and onnxruntime.dll are found beside the exe) gives the Linux
+#    binary's JSON, every number within 1e-6 (the largest difference is
+#    printed);
+# 2. `vetlens.exe usg` the same, but for meta.elapsed_ms (its run time).
+# The wine prefix is a throwaway one. Debian 12's wine lacks
+# bcryptprimitives.dll, which the Go runtime needs at start; a stand-in
+# (wine/bcryptprimitives.c, test only) goes into the prefix's system32.
+set -euo pipefail
+dist=$(realpath "$1") linux=$(realpath "$2"); shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+imgs=(); for i in "$@"; do imgs+=("$(realpath "$i")"); done
+WINE=${WINE:-/usr/lib/wine/wine64}
+tmp=$(mktemp -d /tmp/vetlens-wine.XXXXXX)
+trap 'WINEPREFIX=$tmp/prefix /usr/lib/wine/wineserver -k 2>/dev/null || true; rm -rf "$tmp"' EXIT
+export WINEPREFIX=$tmp/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+t0=$(date +%s)
+"$WINE" wineboot -i >/dev/null 2>&1
+x86_64-w64-mingw32-gcc-posix -O2 -shared -static-libgcc -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+	"$here/wine/bcryptprimitives.c" -ladvapi32
+echo "wine prefix ready in $(( $(date +%s) - t0 )) s"
+mkdir "$tmp/cwd" && cd "$tmp/cwd"
+
+winimgs=(); for i in "${imgs[@]}"; do winimgs+=("Z:${i//\//\\}"); done
+"$linux" predict "${imgs[@]}" >"$tmp/predict-linux.json"
+t0=$(date +%s)
+"$WINE" "$dist/vetlens.exe" predict "${winimgs[@]}" >"$tmp/predict-wine.json" 2>"$tmp/predict-wine.err" || {
+	cat "$tmp/predict-wine.err"; exit 1; }
+echo "predict under wine: $(( $(date +%s) - t0 )) s for ${#imgs[@]} images"
+tr -d '\r' <"$tmp/predict-wine.json" >"$tmp/p" && mv "$tmp/p" "$tmp/predict-wine.json"
+echo "predict, Linux vs wine:"
+"$here/jsondiff.py" 1e-6 "$tmp/predict-linux.json" "$tmp/predict-wine.json"
+
+usg=(usg --bun 32 --creatinine 2.1 --hgb 12.5 --lymphocytes 1500 --age-months 96)
+"$linux" "${usg[@]}" >"$tmp/usg-linux.json"
+"$WINE" "$dist/vetlens.exe" "${usg[@]}" | tr -d '\r' >"$tmp/usg-wine.json"
+echo "usg, Linux vs wine (meta.elapsed_ms removed):"
+"$here/jsondiff.py" 1e-6 "$tmp/usg-linux.json" "$tmp/usg-wine.json" meta.elapsed_ms
+echo "test-windows: ok"
