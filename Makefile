@@ -248,7 +248,7 @@ WIN_OCV := $(WIN_WORK)/opencv-4.6.0/install
 WIN_DIST := dist/windows
 WIN_ORT_DLL := $(WIN_WORK)/onnxruntime-$(ORT_VERSION)/onnxruntime.dll
 WIN_APT_PKGS := gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix cmake dpkg-dev nasm protobuf-compiler \
-	libz-mingw-w64-dev bc npm
+	libz-mingw-w64-dev bc
 # The OpenCV libraries the gocv package links (gocv's customenv tag: these
 # flags instead of its default Windows list, which names contrib modules).
 # flann is not linked directly; its DLL comes in as features2d's import.
@@ -273,6 +273,7 @@ windows-opencv: deps-windows
 	JOBS=$$(nproc) NICE='nice -n 19' packaging/windows/build-opencv.sh $(WIN_WORK)
 
 $(WIN_ORT_DLL):
+	@command -v npm >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm; }
 	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
 	tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/win32/x64/onnxruntime.dll && \
 	mkdir -p $(CURDIR)/$(dir $@) && install -m 0644 package/bin/napi-v6/win32/x64/onnxruntime.dll $(CURDIR)/$@ && \

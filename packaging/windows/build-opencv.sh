@@ -89,9 +89,10 @@ dep protobuf "$SRC/protobuf-3.21.12" -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD
 	-Dprotobuf_BUILD_LIBPROTOC=OFF -Dprotobuf_BUILD_SHARED_LIBS=OFF -Dprotobuf_WITH_ZLIB=OFF
 
 # ---- OpenCV ----
+# An interrupted build resumes: configured once (build/CMakeCache.txt),
+# then make picks up the objects already compiled.
 if [ ! -e "$OCV/install/.done" ]; then
-	rm -rf "$OCV/build" "$OCV/install"
-	step opencv-configure "${CM[@]}" -S "$OCV_SRC" -B "$OCV/build" -DCMAKE_INSTALL_PREFIX="$OCV/install" \
+	[ -e "$OCV/build/CMakeCache.txt" ] || step opencv-configure "${CM[@]}" -S "$OCV_SRC" -B "$OCV/build" -DCMAKE_INSTALL_PREFIX="$OCV/install" \
 		-DBUILD_LIST=core,imgproc,imgcodecs,videoio,highgui,objdetect,features2d,flann,video,dnn,calib3d,photo \
 		-DBUILD_SHARED_LIBS=ON -DBUILD_TESTS=OFF -DBUILD_PERF_TESTS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOCS=OFF \
 		-DBUILD_opencv_apps=OFF -DBUILD_JAVA=OFF -DBUILD_opencv_python2=OFF -DBUILD_opencv_python3=OFF \
@@ -109,7 +110,7 @@ if [ ! -e "$OCV/install/.done" ]; then
 		-DWITH_OPENMP=OFF -DWITH_WIN32UI=ON -DOPENCV_ENABLE_NONFREE=OFF \
 		-DOPENCV_BIN_INSTALL_PATH=bin -DOPENCV_LIB_INSTALL_PATH=lib -DOPENCV_3P_LIB_INSTALL_PATH=lib \
 		-DOPENCV_CONFIG_INSTALL_PATH=lib/cmake/opencv4 >"$OCV/configure.log"
-	step opencv-build $NICE cmake --build "$OCV/build" -j "$JOBS" >"$OCV/build.log"
+	step opencv-build $NICE cmake --build "$OCV/build" -j "$JOBS" >>"$OCV/build.log"
 	step opencv-install cmake --install "$OCV/build" >"$OCV/install.log"
 	touch "$OCV/install/.done"
 fi

@@ -8,7 +8,8 @@ set -euo pipefail
 missing=""
 for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 update=0
-if ! apt-cache showsrc opencv 2>/dev/null | grep -q '^Package: opencv'; then
+# (the whole output read: grep -q would stop apt-cache early, and pipefail fail it)
+if ! apt-cache showsrc opencv 2>/dev/null | grep '^Package: opencv' >/dev/null; then
 	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
 		# deb822: every "Types: deb" stanza again as deb-src.
 		sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \

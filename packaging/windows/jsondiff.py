@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Compare two files of JSON lines (Linux's and wine's output) number by
+"""Compare two files of JSON values (one a line, or pretty-printed) (Linux's and wine's output) number by
 number: the same keys, lists, strings and booleans, and numbers within TOL.
 Prints the count and the largest absolute difference; exits 1 beyond TOL.
 
@@ -18,7 +18,13 @@ def walk(a,b,path,out):
     else:
         assert a==b,(path,a,b)
 tol=float(sys.argv[1])
-la=[json.loads(l) for l in open(sys.argv[2])]; lb=[json.loads(l) for l in open(sys.argv[3])]
+def docs(path):  # the JSON values in a file, one a line or pretty-printed
+    text, dec, i, out = open(path).read(), json.JSONDecoder(), 0, []
+    while True:
+        while i < len(text) and text[i].isspace(): i += 1
+        if i == len(text): return out
+        v, i = dec.raw_decode(text, i); out.append(v)
+la=docs(sys.argv[2]); lb=docs(sys.argv[3])
 assert len(la)==len(lb)
 ignore=set(sys.argv[4:])
 out=[]
