@@ -262,7 +262,7 @@ WIN_GOENV := GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=$(WIN_CC) CXX=$(WIN_CXX)
 # and zlib live here; dlls.sh copies those the exe and OpenCV import.
 WIN_DLL_PATH := $(CURDIR)/$(WIN_OCV)/bin:/usr/lib/gcc/x86_64-w64-mingw32/12-posix:/usr/x86_64-w64-mingw32/lib
 
-.PHONY: deps-windows windows-opencv windows windows-installer test-windows
+.PHONY: deps-windows windows-opencv windows windows-installer test-windows test-windows-installer
 
 deps-windows:
 	packaging/windows/deps-apt.sh $(WIN_APT_PKGS)
@@ -308,6 +308,12 @@ windows-installer: windows
 test-windows: windows build
 	@test -x /usr/lib/wine/wine64 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wine64; }
 	packaging/windows/test-windows.sh $(WIN_DIST) $(BIN) $(DEB_TEST_IMAGES)
+
+# The same and the installer: silent install, predict from Program Files,
+# silent uninstall leaves nothing (its files, Start-menu entry, key).
+test-windows-installer: windows-installer build
+	@test -x /usr/lib/wine/wine64 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wine64; }
+	INSTALLER=$(WIN_INSTALLER) packaging/windows/test-windows.sh $(WIN_DIST) $(BIN) $(DEB_TEST_IMAGES)
 
 # ---- models ---------------------------------------------------------------
 # Retrain everything from synthetic data (hours on 2 cores). With real data:

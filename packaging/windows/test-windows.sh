@@ -13,6 +13,7 @@ set -euo pipefail
 dist=$(realpath "$1") linux=$(realpath "$2"); shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 imgs=(); for i in "$@"; do imgs+=("$(realpath "$i")"); done
+[ -z "${INSTALLER:-}" ] || INSTALLER=$(realpath "$INSTALLER")
 WINE=${WINE:-/usr/lib/wine/wine64}
 tmp=$(mktemp -d /tmp/vetlens-wine.XXXXXX)
 trap 'WINEPREFIX=$tmp/prefix /usr/lib/wine/wineserver -k 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -39,4 +40,27 @@ usg=(usg --bun 32 --creatinine 2.1 --hgb 12.5 --lymphocytes 1500 --age-months 96
 "$WINE" "$dist/vetlens.exe" "${usg[@]}" | tr -d '\r' >"$tmp/usg-wine.json"
 echo "usg, Linux vs wine (meta.elapsed_ms removed):"
 "$here/jsondiff.py" 1e-6 "$tmp/usg-linux.json" "$tmp/usg-wine.json" meta.elapsed_ms
+
+# 3. With INSTALLER set (make test-windows-installer): it installs silently
+#    (/S) into Program Files\VetLens with its Start-menu entry and
+#    Apps & Features key, the installed vetlens.exe predicts the first image
+#    as above, and the uninstaller removes all three.
+if [ -n "${INSTALLER:-}" ]; then
+	"$WINE" "$INSTALLER" /S
+	pf="$WINEPREFIX/drive_c/Program Files/VetLens"
+	lnk="$WINEPREFIX/drive_c/ProgramData/Microsoft/Windows/Start Menu/Programs/VetLens.lnk"
+	key='HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall\VetLens'
+	test -f "$pf/vetlens.exe" && test -f "$pf/onnxruntime.dll" && test -f "$pf/models/manifest.json" && test -f "$lnk"
+	"$WINE" reg query "$key" >/dev/null
+	"$WINE" 'C:\Program Files\VetLens\vetlens.exe' predict "${winimgs[0]}" | tr -d '\r' >"$tmp/installed.json"
+	head -1 "$tmp/predict-linux.json" >"$tmp/first-linux.json"
+	echo "installed predict, Linux vs wine:"
+	"$here/jsondiff.py" 1e-6 "$tmp/first-linux.json" "$tmp/installed.json"
+	"$WINE" 'C:\Program Files\VetLens\uninstall.exe' /S
+	for i in $(seq 30); do [ -e "$pf" ] || break; sleep 1; done
+	if [ -e "$pf" ] || [ -e "$lnk" ] || "$WINE" reg query "$key" >/dev/null 2>&1; then
+		echo "uninstall left files or its key"; exit 1
+	fi
+	echo "installer: installed, measured, uninstalled cleanly"
+fi
 echo "test-windows: ok"
