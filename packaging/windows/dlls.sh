@@ -23,7 +23,10 @@ while [ ${#queue[@]} -gt 0 ]; do
 			[ -n "$found" ] && break
 		done
 		if [ -n "$found" ]; then
-			[ -e "$dir/$(basename "$found")" ] || install -m 0644 "$found" "$dir/"
+			# Debian's mingw runtime DLLs keep their symbols (libstdc++-6.dll
+			# 23.7 MB): stripped copies, as the exe is (-s -w).
+			[ -e "$dir/$(basename "$found")" ] || { install -m 0644 "$found" "$dir/" &&
+				x86_64-w64-mingw32-strip --strip-unneeded "$dir/$(basename "$found")"; }
 			echo "  $(basename "$found")  <- $found"
 			queue+=("$found")
 		else
