@@ -6,7 +6,8 @@
 #    binary's JSON, every number within 1e-6 (the largest difference is
 #    printed);
 # 2. `vetlens.exe usg` the same, but for meta.elapsed_ms (its run time);
-# 3. `vetlens.exe gui` shows its window under Xvfb (see below).
+# 3. `vetlens.exe serve` answers /v3/health and /v3/predict, keys create
+#    reaches it (see below); 4. `vetlens.exe gui` shows its window.
 # The wine prefix is a throwaway one. Debian 12's wine lacks
 # bcryptprimitives.dll, which the Go runtime needs at start; a stand-in
 # (wine/bcryptprimitives.c, test only) goes into the prefix's system32.
@@ -42,14 +43,18 @@ usg=(usg --bun 32 --creatinine 2.1 --hgb 12.5 --lymphocytes 1500 --age-months 96
 echo "usg, Linux vs wine (meta.elapsed_ms removed):"
 "$here/jsondiff.py" 1e-6 "$tmp/usg-linux.json" "$tmp/usg-wine.json" meta.elapsed_ms
 
-# 3. The window: `vetlens.exe gui` under Xvfb shows a VetLens window with
+# 3. serve: keys create through the admin transport, /v3/health and a real
+#    /v3/predict from Linux over loopback (wine-serve.sh).
+"$here/wine-serve.sh" "$dist" "$linux" "${imgs[0]}"
+
+# 4. The window: `vetlens.exe gui` under Xvfb shows a VetLens window with
 #    content (wine-gui.sh; the screenshot is left in $SHOT).
 SHOT=${SHOT:-/tmp/vetlens-wine-gui.png}
 # The wineserver and its desktop started above had no display: a fresh one.
 /usr/lib/wine/wineserver -k 2>/dev/null || true; /usr/lib/wine/wineserver -w 2>/dev/null || true
 xvfb-run -a -s "-screen 0 1400x1000x24" "$here/wine-gui.sh" "$dist" "$SHOT"
 
-# 4. With INSTALLER set (make test-windows-installer): it installs silently
+# 5. With INSTALLER set (make test-windows-installer): it installs silently
 #    (/S) into Program Files\VetLens with its Start-menu entry and
 #    Apps & Features key, the installed vetlens.exe predicts the first image
 #    as above, and the uninstaller removes all three.
