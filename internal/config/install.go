@@ -27,13 +27,9 @@ import (
 // ORTLibraryCandidates, and an arrow back would make a loop.
 const manifestFile = "manifest.json"
 
-// ORTLibraryFile is the ONNX Runtime library's file name: what `make deps`
-// installs and the Debian package ships (the Makefile's ORT_VERSION).
-const ORTLibraryFile = "libonnxruntime.so.1.30.0"
-
-// SystemORTDir is where `make deps` installs ORTLibraryFile, the last place
-// searched.
-const SystemORTDir = "/usr/local/lib/vetlens"
+// ORTLibraryFile, the ONNX Runtime library's file name, and SystemORTDir,
+// where `make deps` installs it (the last place searched; none on
+// Windows), are per system: ortlib_unix.go, ortlib_windows.go.
 
 // exeDir is the running executable's directory with symlinks resolved, or
 // "" when the system cannot say.
@@ -64,6 +60,9 @@ func ortCandidates(dir string) []string {
 	if dir != "" {
 		c = append(c, filepath.Join(dir, "lib", ORTLibraryFile), filepath.Join(dir, ORTLibraryFile),
 			filepath.Join(dir, "..", "lib", "vetlens", ORTLibraryFile))
+	}
+	if SystemORTDir == "" {
+		return c
 	}
 	return append(c, filepath.Join(SystemORTDir, ORTLibraryFile))
 }

@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"vetlens/app/learn"
@@ -156,16 +155,14 @@ func (p Python) stderr(tail *tailWriter) io.Writer {
 }
 
 // command builds a python command in its own process group, stopped on
-// ctx's end by SIGTERM to the group, then SIGKILL after KillAfter.
+// ctx's end (ownGroup: SIGTERM to the group on Unix), then killed after
+// KillAfter.
 func (p Python) command(ctx context.Context, script string, args ...string) *exec.Cmd {
 	if abs, err := filepath.Abs(script); err == nil {
 		script = abs
 	}
 	cmd := exec.CommandContext(ctx, p.python(), append([]string{script}, args...)...)
-	// Its own process group, so cancel reaches the trainer's workers too;
-	// SIGTERM when VetLens dies (kill -9), so no orphan goes on training.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	ownGroup(cmd) // procgroup_unix.go, procgroup_windows.go
 	cmd.WaitDelay = p.KillAfter
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 15 * time.Second
