@@ -1,3 +1,6 @@
+// The billing ledger's part of the contract: Bill, rechecks and the
+// monthly counts and charges.
+
 package storetest
 
 import (

@@ -1,3 +1,5 @@
+// The cardiac history's and the USG log's part of the contract.
+
 package storetest
 
 import (

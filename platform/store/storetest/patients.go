@@ -1,3 +1,5 @@
+// The patients' part of the contract: records, queries, ids and audit.
+
 package storetest
 
 import (
