@@ -40,17 +40,13 @@ package camera
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"image"
 	_ "image/jpeg" // header checks
 	_ "image/png"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +55,6 @@ import (
 	"gocv.io/x/gocv"
 
 	"vetlens/app/live"
-	"vetlens/engine/pop"
 	"vetlens/internal/clock"
 )
 
@@ -238,160 +233,6 @@ func sniffImage(path string) (bool, error) {
 	return bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}) || bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")), nil
 }
 
-func (s *Source) openDevice(n int) error {
-	s.kind, s.device, s.name = KindDevice, n, "device:"+strconv.Itoa(n)
-	if !deviceNodeMayExist(n) {
-		return fmt.Errorf("%w: %s (no %s%d)", ErrNoDevice, s.name, deviceNode, n)
-	}
-	c, err := gocv.VideoCaptureDeviceWithAPI(n, deviceAPI)
-	s.cap = c
-	if err != nil || !c.IsOpened() {
-		return fmt.Errorf("%w: %s cannot be opened", ErrNoDevice, s.name)
-	}
-	if !c.Read(&s.mat) || s.mat.Empty() {
-		return fmt.Errorf("%w: %s delivered no frame", ErrNoDevice, s.name)
-	}
-	s.pending = true
-	return nil
-}
-
-// deviceNodeMayExist is false where the system names its camera devices
-// (deviceNode: Linux's /dev/videoN) and device n's is missing, so that
-// probing an absent camera neither asks OpenCV (which logs a warning) nor
-// takes time.
-func deviceNodeMayExist(n int) bool {
-	if deviceNode == "" {
-		return true
-	}
-	_, err := os.Stat(deviceNode + strconv.Itoa(n))
-	return err == nil
-}
-
-func (s *Source) openVideo(path string) error {
-	s.kind = KindVideo
-	if err := s.openCapture(path); err != nil {
-		return err
-	}
-	fps := s.cap.Get(gocv.VideoCaptureFPS)
-	if math.IsNaN(fps) || fps <= 0 || fps > 1000 {
-		fps = DefaultFPS
-	}
-	s.setPace(fps)
-	return nil
-}
-
-// openCapture (re)opens the video file and reads its first frame.
-func (s *Source) openCapture(path string) error {
-	if s.cap != nil {
-		s.cap.Close()
-		s.cap = nil
-	}
-	c, err := gocv.VideoCaptureFile(path)
-	s.cap = c
-	if err != nil || !c.IsOpened() {
-		return fmt.Errorf("%w: %s: OpenCV cannot open it as a video", ErrUnreadable, path)
-	}
-	if !c.Read(&s.mat) || s.mat.Empty() {
-		return fmt.Errorf("%w: %s: no video frame could be decoded", ErrUnreadable, path)
-	}
-	s.pending = true
-	return nil
-}
-
-func (s *Source) openFolder(dir string) error {
-	s.kind = KindFolder
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("camera: read folder: %w", err)
-	}
-	for _, e := range ents {
-		switch strings.ToLower(filepath.Ext(e.Name())) {
-		case ".jpg", ".jpeg", ".png":
-			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
-				s.files = append(s.files, filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	sort.Strings(s.files)
-	if len(s.files) == 0 {
-		return fmt.Errorf("%w: %s holds no .jpg, .jpeg or .png files", ErrNoFrames, dir)
-	}
-	s.setPace(DefaultFPS)
-	// Decode the first readable image now: a folder of broken files fails
-	// here rather than at the first Next.
-	if !s.readFile() {
-		return fmt.Errorf("%w: %s (%d files skipped: %v)", ErrNoFrames, dir, len(s.skipped), errors.Join(s.skipped...))
-	}
-	s.pending = true
-	return nil
-}
-
-func (s *Source) openImage(path string) error {
-	s.kind = KindImage
-	m, err := decodeFile(path)
-	if err != nil {
-		return err
-	}
-	s.mat.Close()
-	s.mat = m
-	s.setPace(DefaultFPS)
-	return nil
-}
-
-func (s *Source) setPace(native float64) {
-	switch {
-	case s.opts.noPacing:
-		s.period = 0
-	case s.opts.fps > 0:
-		s.period = time.Duration(float64(time.Second) / s.opts.fps)
-	default:
-		s.period = time.Duration(float64(time.Second) / native)
-	}
-}
-
-// decodeFile reads a JPEG or PNG file into a BGR Mat (the caller closes
-// it), within MaxImageFileBytes and imageproc's pixel limits.
-func decodeFile(path string) (gocv.Mat, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return gocv.Mat{}, fmt.Errorf("camera: open %w", err)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxImageFileBytes+1))
-	f.Close()
-	if err != nil {
-		return gocv.Mat{}, fmt.Errorf("camera: read %s: %w", path, err)
-	}
-	if len(b) > MaxImageFileBytes {
-		return gocv.Mat{}, fmt.Errorf("%w: %s is larger than %d MiB", ErrUnreadable, path, MaxImageFileBytes>>20)
-	}
-	m, err := pop.DecodeFrame(b)
-	if err != nil {
-		m.Close() // DecodeFrame hands back a Mat to close on error too
-		return gocv.Mat{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, path, err)
-	}
-	return m, nil
-}
-
-// readFile decodes the folder's next readable file into s.mat, dropping
-// unreadable (or vanished) files from the list. False at the end of the
-// list.
-func (s *Source) readFile() bool {
-	for s.pos < len(s.files) {
-		path := s.files[s.pos]
-		m, err := decodeFile(path)
-		if err != nil {
-			s.skipped = append(s.skipped, err)
-			s.files = append(s.files[:s.pos], s.files[s.pos+1:]...)
-			continue
-		}
-		s.mat.Close()
-		s.mat = m
-		s.pos++
-		return true
-	}
-	return false
-}
-
 // Kind is what the source reads.
 func (s *Source) Kind() Kind { return s.kind }
 
@@ -403,130 +244,6 @@ func (s *Source) Skipped() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]error(nil), s.skipped...)
-}
-
-// Next returns the next frame: io.EOF at the end of a file source without
-// Loop, ErrClosed after Close, ctx's error when ctx ends while the frame
-// waits for its time.
-func (s *Source) Next(ctx context.Context) (Frame, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return Frame{}, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return Frame{}, err
-	}
-	if err := s.advance(); err != nil {
-		return Frame{}, err
-	}
-	f, err := s.convert()
-	if err != nil {
-		return Frame{}, err
-	}
-	if err := s.pace(ctx); err != nil {
-		return Frame{}, err
-	}
-	f.Index, f.Time = s.index, s.opts.clock.Now()
-	s.index++
-	return f, nil
-}
-
-// advance puts the next frame in s.mat.
-func (s *Source) advance() error {
-	if s.pending {
-		s.pending = false
-		return nil
-	}
-	switch s.kind {
-	case KindDevice:
-		if !s.cap.Read(&s.mat) || s.mat.Empty() {
-			return fmt.Errorf("camera: %s stopped delivering frames", s.name)
-		}
-	case KindVideo:
-		if s.cap.Read(&s.mat) && !s.mat.Empty() {
-			return nil
-		}
-		if !s.opts.loop {
-			return io.EOF
-		}
-		if err := s.openCapture(s.name); err != nil {
-			return fmt.Errorf("camera: loop %s: %w", s.name, err)
-		}
-		s.pending = false
-	case KindFolder:
-		if s.readFile() {
-			return nil
-		}
-		if !s.opts.loop {
-			return io.EOF
-		}
-		s.pos = 0
-		if !s.readFile() {
-			return fmt.Errorf("%w: %s (every file was skipped)", ErrNoFrames, s.name)
-		}
-	case KindImage:
-		if s.done && !s.opts.loop {
-			return io.EOF
-		}
-		s.done = true
-	}
-	return nil
-}
-
-// convert makes the frame's RGBA image and JPEG from s.mat.
-func (s *Source) convert() (Frame, error) {
-	buf, err := gocv.IMEncodeWithParams(gocv.JPEGFileExt, s.mat, []int{gocv.IMWriteJpegQuality, JPEGQuality})
-	if err != nil {
-		return Frame{}, fmt.Errorf("camera: encode frame: %w", err)
-	}
-	jpg := bytes.Clone(buf.GetBytes())
-	buf.Close()
-	if len(jpg) == 0 {
-		return Frame{}, fmt.Errorf("camera: encode frame: empty JPEG from a %dx%d frame", s.mat.Cols(), s.mat.Rows())
-	}
-	code := gocv.ColorBGRToRGBA
-	switch s.mat.Channels() {
-	case 1:
-		code = gocv.ColorGrayToBGRA // the same bytes as RGBA for grey
-	case 4:
-		code = gocv.ColorBGRAToRGBA
-	}
-	gocv.CvtColor(s.mat, &s.rgba, code)
-	data, err := s.rgba.DataPtrUint8()
-	if err != nil {
-		return Frame{}, fmt.Errorf("camera: convert frame: %w", err)
-	}
-	img := image.NewRGBA(image.Rect(0, 0, s.rgba.Cols(), s.rgba.Rows()))
-	if len(data) != len(img.Pix) {
-		return Frame{}, fmt.Errorf("camera: convert frame: %d bytes for a %dx%d RGBA image", len(data), s.rgba.Cols(), s.rgba.Rows())
-	}
-	copy(img.Pix, data)
-	return Frame{Image: img, JPEG: jpg}, nil
-}
-
-// pace waits until the frame is due. The schedule starts at the first
-// frame; when the consumer fell behind by more than a frame it restarts
-// from now instead of bursting to catch up.
-func (s *Source) pace(ctx context.Context) error {
-	if s.period == 0 || s.kind == KindDevice {
-		return nil
-	}
-	now := s.opts.clock.Now()
-	if s.next.IsZero() || now.Sub(s.next) > s.period {
-		s.next = now
-	}
-	if d := s.next.Sub(now); d > 0 {
-		t := s.opts.clock.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C():
-		}
-	}
-	s.next = s.next.Add(s.period)
-	return nil
 }
 
 // Close releases the capture and the buffers. It waits for a Next in
