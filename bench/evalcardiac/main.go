@@ -107,8 +107,9 @@ func main() {
 	section := flag.String("section", "eval", "the card's section: between <!-- NAME:begin --> and <!-- NAME:end -->")
 	route := flag.String("route", "column", "how v is measured: column (the column the image shows; shipped) or span (the models' Vertebra A-B)")
 	dump := flag.String("dump", "", "write one JSON line per image (truth, prediction, code, guard, spread, p_radiograph, vertebral period score; negatives flagged) to this file")
+	mirror := flag.Bool("mirror", false, "measure every image mirrored left to right (VHS is unchanged by a mirror; landmark errors are not meaningful); not with --card")
 	flag.Parse()
-	if *noLevel && *card != "" {
+	if (*noLevel || *mirror) && *card != "" {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --no-level measures something other than the product; not with --card")
 		os.Exit(2)
 	}
@@ -123,7 +124,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "evalcardiac: --route is column or span")
 		os.Exit(2)
 	}
-	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts, cardiac.PredictOptions{NoLevel: *noLevel}); err != nil {
+	if err := run(*data, config.ModelsDir(*models), *card, *section, *dump, *lib, opts, cardiac.PredictOptions{NoLevel: *noLevel, Mirror: *mirror}); err != nil {
 		fmt.Fprintln(os.Stderr, "evalcardiac:", err)
 		os.Exit(1)
 	}
