@@ -90,7 +90,7 @@ func (s *Server) logFail(r *http.Request, status int, err error) {
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedRequest) {
-	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
+	writeJSON(w, http.StatusOK, s.svc.Status.CardiacHealth())
 }
 
 // readCardiac reads the cardiac request body as a stream
@@ -113,7 +113,7 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		return
 	}
 	if pr.Batch {
-		body, err := s.svc.PredictBatch(ctx, req.caller, pr, nil)
+		body, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
 		if err != nil {
 			s.v3Fail(w, req.r, err)
 			return
@@ -121,7 +121,7 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
-	body, err := s.svc.PredictSingle(ctx, req.caller, pr)
+	body, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -163,7 +163,7 @@ func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *k
 			return
 		}
 	}
-	body, err := s.svc.StartSession(ctx, req.caller)
+	body, err := s.svc.Sessions.StartSession(ctx, req.caller)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -183,13 +183,13 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *k
 				return nil, err
 			}
 		}
-		return s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+		return s.svc.Sessions.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
 	})
 }
 
 func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
-		return s.svc.DetectCorners(ctx, img)
+		return s.svc.Sessions.DetectCorners(ctx, img)
 	})
 }
 
@@ -212,13 +212,13 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *keyedR
 				cs[i][j] = f
 			}
 		}
-		return s.svc.Rectify(ctx, img, cs)
+		return s.svc.Sessions.Rectify(ctx, img, cs)
 	})
 }
 
 func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
-		return s.svc.Preprocess(ctx, img)
+		return s.svc.Sessions.Preprocess(ctx, img)
 	})
 }
 
@@ -227,7 +227,7 @@ func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *key
 // app.Error of KindInvalid from fn is a 400 with its message).
 func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *keyedRequest,
 	fn func(context.Context, *imageReq, []byte) (any, error)) {
-	if s.svc.PoP() == nil {
+	if s.svc.Sessions.Pipeline() == nil {
 		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
 		return
 	}
