@@ -214,26 +214,9 @@ const (
 	KindNoSpace       = apperr.KindNoSpace       // the store's disk is below config.DiskRefuseBytes (with RetryAfter)
 )
 
-// Error is a use-case error with its Kind.
-type Error struct {
-	Kind Kind
-	Msg  string
-	Err  error
-	// RetryAfter, when set, is when the client may try again (KindBusy,
-	// KindTooMany, KindNoSpace): the transports send it as Retry-After.
-	RetryAfter time.Duration
-}
-
-// Error returns the message the client sees.
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a use-case error with its Kind (apperr.Error: the wire layer
+// builds them too, for the bodies it refuses).
+type Error = apperr.Error
 
 func errf(k Kind, format string, a ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}
