@@ -36,33 +36,13 @@ var assertionAllowed = map[string]string{
 func TestNoCapabilityAssertions(t *testing.T) {
 	pkgs := listExports(t)
 	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		p, ok := pkgs[path]
-		if !ok || p.Export == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(p.Export)
-	})
+	imp := exportImporter(fset, pkgs)
 	checked := 0
 	for _, p := range pkgs {
 		if !under(p.ImportPath, "vetlens/app") {
 			continue
 		}
-		if len(p.CgoFiles) > 0 {
-			t.Fatalf("%s has cgo files, which this check does not type-check", p.ImportPath)
-		}
-		var files []*ast.File
-		for _, name := range p.GoFiles {
-			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
-		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-		if _, err := (&types.Config{Importer: imp}).Check(p.ImportPath, fset, files, info); err != nil {
-			t.Fatalf("type-check %s: %v", p.ImportPath, err)
-		}
+		files, info, _ := typeCheck(t, fset, imp, p)
 		checked++
 		for _, f := range files {
 			for _, a := range assertions(f, info) {
@@ -86,6 +66,108 @@ func TestNoCapabilityAssertions(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no app package was checked")
+	}
+}
+
+// typeCheck parses and type-checks p's non-test files.
+func typeCheck(t *testing.T, fset *token.FileSet, imp types.Importer, p exportedPackage) ([]*ast.File, *types.Info, *types.Package) {
+	t.Helper()
+	if len(p.CgoFiles) > 0 {
+		t.Fatalf("%s has cgo files, which this check does not type-check", p.ImportPath)
+	}
+	var files []*ast.File
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	pkg, err := (&types.Config{Importer: imp}).Check(p.ImportPath, fset, files, info)
+	if err != nil {
+		t.Fatalf("type-check %s: %v", p.ImportPath, err)
+	}
+	return files, info, pkg
+}
+
+// exportImporter imports pkgs from their compiled export data.
+func exportImporter(fset *token.FileSet, pkgs map[string]exportedPackage) types.Importer {
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		p, ok := pkgs[path]
+		if !ok || p.Export == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(p.Export)
+	})
+}
+
+// TestFeaturePorts: app.Service is the features and nothing more, and
+// each feature declares the ports it uses (issue 44 item 2). Every
+// exported field of app.Service is a pointer to a feature struct; no
+// feature, nor a struct it embeds or holds by value, has a field of type
+// repo.Repos (all repositories: a feature names the ones it uses, in a
+// ports struct of its own) or *app.Service (the whole facade).
+func TestFeaturePorts(t *testing.T) {
+	pkgs := listExports(t)
+	fset := token.NewFileSet()
+	p, ok := pkgs["vetlens/app"]
+	if !ok {
+		t.Fatal("vetlens/app is not listed")
+	}
+	_, _, pkg := typeCheck(t, fset, exportImporter(fset, pkgs), p)
+	svc, ok := pkg.Scope().Lookup("Service").Type().Underlying().(*types.Struct)
+	if !ok {
+		t.Fatal("app.Service is not a struct")
+	}
+	features := 0
+	for i := range svc.NumFields() {
+		f := svc.Field(i)
+		if !f.Exported() {
+			continue
+		}
+		ptr, ok := f.Type().(*types.Pointer)
+		if !ok {
+			t.Errorf("app.Service.%s is %s, not a pointer to a feature", f.Name(), f.Type())
+			continue
+		}
+		features++
+		walkFields(ptr.Elem(), map[types.Type]bool{}, func(path string, ft types.Type) {
+			switch ft.String() {
+			case "vetlens/app/repo.Repos", "*vetlens/app.Service":
+				t.Errorf("feature %s has field %s of type %s: declare the ports it uses instead", f.Name(), path, ft)
+			}
+		})
+	}
+	if features < 6 {
+		t.Fatalf("app.Service has %d features, want the split of issue 44 (at least 6)", features)
+	}
+}
+
+// walkFields calls visit for each field of the struct under typ, and of
+// the structs it embeds or holds by value or by pointer to an unexported
+// type of the same package (the features' shared machinery), once each.
+func walkFields(typ types.Type, seen map[types.Type]bool, visit func(path string, t types.Type)) {
+	if seen[typ] {
+		return
+	}
+	seen[typ] = true
+	st, ok := typ.Underlying().(*types.Struct)
+	if !ok {
+		return
+	}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		visit(f.Name(), f.Type())
+		inner := f.Type()
+		if p, ok := inner.(*types.Pointer); ok {
+			n, named := p.Elem().(*types.Named)
+			if !named || n.Obj().Exported() {
+				continue // another feature is checked on its own
+			}
+			inner = n
+		}
+		walkFields(inner, seen, visit)
 	}
 }
 

@@ -5,9 +5,10 @@
 // that turns them into the spec's shape: which fields are present, their
 // names and their rounding.
 //
-// Its subpackages hold the rest of the wire layer: usgv1 (the USG spec's
-// request parser, error codes and error body) and errstatus (the one
-// error → HTTP status table of both specs).
+// Its subpackages hold the rest of the wire layer: cardiacv3 (the cardiac
+// spec's error body, image field and one-image PoP request body), usgv1
+// (the USG spec's request parser, error codes and error body) and
+// errstatus (the one error → HTTP status table of both specs).
 package api
 
 import (

@@ -1,7 +1,9 @@
 // Package app holds VetLens's use cases: API keys, metering and billing,
 // cardiac prediction (single, batch, stream, PoP sessions) and USG
 // prediction with logging. The business rules live here once; the HTTP
-// API (platform/httpapi) and the desktop GUI both call a *Service.
+// API (platform/httpapi), the desktop GUI and the one-shot commands call
+// the feature types a *Service holds (Service.Accounts, Cardiac,
+// Sessions, Patients, USG, Learning, Status; features.go).
 package app
 
 import (
@@ -16,8 +18,6 @@ import (
 	"vetlens/engine/cardiac"
 	"vetlens/engine/usg"
 	"vetlens/internal/config"
-	"vetlens/internal/fairgate"
-	"vetlens/internal/membudget"
 )
 
 // Clock tells the time; tests inject a fake one.
@@ -103,23 +103,33 @@ func DefaultConfig() Config {
 	}
 }
 
-// Service is the application: one per process, shared by the HTTP API and
-// the GUI. Engines may be nil when their models are not loaded.
+// Service is the application: one per process, shared by the HTTP API,
+// the GUI and the one-shot commands. It holds no use case of its own: each
+// feature is a type with its ports declared (features.go), built once by
+// New and reached through these fields.
 type Service struct {
-	repos   repo.Repos
-	clock   Clock
-	cfg     Config
-	cardiac CardiacEngine
-	usg     USGEngine
-	pop     PoP
-	// popPredict and popMeasure are the screen-aware single prediction
-	// and desktop measurement (Deps.PoPPredictor, Deps.PoPMeasurer).
-	popPredict PoPPredictor
-	popMeasure PoPMeasurer
+	// Accounts are the API keys, customers' rates and billing.
+	Accounts *Accounts
+	// Cardiac is the single-image cardiac predictions: the API's single
+	// and batch calls, the desktop's measurement (DICOM included) and the
+	// one-shot command's.
+	Cardiac *Cardiac
+	// Sessions are the PoP capture sessions (API, desktop and one-shot)
+	// and the PoP pipeline's corner and rectify calls.
+	Sessions *Sessions
+	// Patients are the patient records, their cardiac and USG history,
+	// saving and correcting desktop measurements, and reports to PACS.
+	Patients *Patients
+	// USG is the USG predictions and the desktop's bloodwork screening.
+	USG *USG
+	// Learning fills the on-site learning pool from the clinic's
+	// corrections.
+	Learning *Learning
+	// Status is health, free disk space, loaded models and the pixel
+	// memory budget.
+	Status *Status
 
-	cardiacSlots *fairgate.Gate
-	pixels       *membudget.Budget
-	disk         *diskGuard
+	repos repo.Repos
 }
 
 // Deps are the Service's collaborators.
@@ -144,7 +154,9 @@ type Deps struct {
 	Disk DiskSpace
 }
 
-// New builds the Service.
+// New checks d and cfg and builds the Service: each feature over the
+// ports it declares (compose). The composition root (cli) calls it once
+// per process.
 func New(d Deps, cfg Config) (*Service, error) {
 	if !d.Repos.Complete() {
 		return nil, errors.New("app: a repository is missing")
@@ -176,27 +188,11 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if cfg.MaxOpenSessionsPerKey <= 0 {
 		cfg.MaxOpenSessionsPerKey = DefaultMaxOpenSessionsPerKey
 	}
-	return &Service{repos: d.Repos, clock: d.Clock, cfg: cfg, cardiac: d.Cardiac, usg: d.USG, pop: d.PoP,
-		popPredict: d.PoPPredictor, popMeasure: d.PoPMeasurer,
-		cardiacSlots: fairgate.New(cfg.CardiacConcurrency),
-		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait}),
-		disk:         &diskGuard{probe: d.Disk, clock: d.Clock}}, nil
+	return compose(d, cfg), nil
 }
-
-// PixelStats reports the pixel memory budget's capacity and counters.
-func (s *Service) PixelStats() membudget.Stats { return s.pixels.Stats() }
 
 // Repos are the Service's repositories (for administration and tests).
 func (s *Service) Repos() repo.Repos { return s.repos }
-
-// Cardiac is the loaded cardiac engine or nil.
-func (s *Service) Cardiac() CardiacEngine { return s.cardiac }
-
-// USG is the loaded USG engine or nil.
-func (s *Service) USG() USGEngine { return s.usg }
-
-// PoP is the loaded PoP pipeline or nil.
-func (s *Service) PoP() PoP { return s.pop }
 
 // Kind classifies a use-case error for the transports (apperr.Kind: a
 // leaf type, so that the wire layer maps kinds to HTTP statuses in one
@@ -218,26 +214,9 @@ const (
 	KindNoSpace       = apperr.KindNoSpace       // the store's disk is below config.DiskRefuseBytes (with RetryAfter)
 )
 
-// Error is a use-case error with its Kind.
-type Error struct {
-	Kind Kind
-	Msg  string
-	Err  error
-	// RetryAfter, when set, is when the client may try again (KindBusy,
-	// KindTooMany, KindNoSpace): the transports send it as Retry-After.
-	RetryAfter time.Duration
-}
-
-// Error returns the message the client sees.
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a use-case error with its Kind (apperr.Error: the wire layer
+// builds them too, for the bodies it refuses).
+type Error = apperr.Error
 
 func errf(k Kind, format string, a ...any) *Error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, a...)}

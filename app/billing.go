@@ -132,12 +132,12 @@ func Month(t time.Time) string { return t.UTC().Format("2006-01") }
 // session rate (custom for enterprise customers that have one), or the
 // flat USG rate. A non-billable outcome reports the current usage and the
 // tier of that count. A ledger failure gives reason billing_error.
-func (s *Service) Meter(ctx context.Context, c Caller, ch Charge) Billing {
+func (s *Accounts) Meter(ctx context.Context, c Caller, ch Charge) Billing {
 	return s.meter(ctx, c, ch, nil)
 }
 
 // meter is Meter, also appending log to the USG log in the same commit.
-func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGLogEntry) Billing {
+func (s *Accounts) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGLogEntry) Billing {
 	now := s.clock.Now().UTC()
 	cust, err := s.repos.Customers.Get(ctx, c.Customer)
 	if err != nil {
@@ -186,7 +186,7 @@ func (s *Service) meter(ctx context.Context, c Caller, ch Charge, log *repo.USGL
 	return Billing{Billable: true, Reason: reason, CallType: ch.CallType, MonthlyUsage: &usage, Tier: Tier(ev.Tier), Rate: &rate}
 }
 
-func (s *Service) tier(c repo.Customer, n int) Tier {
+func (s *Accounts) tier(c repo.Customer, n int) Tier {
 	t := TierFor(n)
 	if ct := Tier(c.Tier); ct.rank() > t.rank() {
 		return ct
@@ -194,7 +194,7 @@ func (s *Service) tier(c repo.Customer, n int) Tier {
 	return t
 }
 
-func (s *Service) rate(c repo.Customer, t Tier, callType string) Cents {
+func (s *Accounts) rate(c repo.Customer, t Tier, callType string) Cents {
 	if callType == CallUSG {
 		return s.cfg.USGRate
 	}
@@ -215,7 +215,7 @@ func (s *Service) rate(c repo.Customer, t Tier, callType string) Cents {
 
 // MonthlyUsage is the customer's billable calls in the current month,
 // read from the ledger.
-func (s *Service) MonthlyUsage(ctx context.Context, customer string) (int, error) {
+func (s *Accounts) MonthlyUsage(ctx context.Context, customer string) (int, error) {
 	return s.repos.Ledger.MonthlyUsage(ctx, customer, Month(s.clock.Now()))
 }
 
@@ -229,7 +229,7 @@ type Statement struct {
 }
 
 // MonthlyStatement reads the customer's statement for the current month.
-func (s *Service) MonthlyStatement(ctx context.Context, customer string) (Statement, error) {
+func (s *Accounts) MonthlyStatement(ctx context.Context, customer string) (Statement, error) {
 	month := Month(s.clock.Now())
 	cust, err := s.repos.Customers.Get(ctx, customer)
 	if err != nil {

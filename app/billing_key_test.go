@@ -37,7 +37,7 @@ func TestMeterIdempotencyKey(t *testing.T) {
 		{Service: "cardiac", CallType: CallSingle, Valid: true},
 		{Service: "usg", CallType: CallUSG, Valid: true, UUID: "cat"},
 	} {
-		b := s.Meter(ctx, c, ch)
+		b := s.Accounts.Meter(ctx, c, ch)
 		if !b.Billable || b.MonthlyUsage == nil || *b.MonthlyUsage != i+1 {
 			t.Fatalf("call %d: %+v, want billed at rank %d", i, b, i+1)
 		}

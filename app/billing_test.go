@@ -44,7 +44,7 @@ func TestTierChanges(t *testing.T) {
 		if n%2 == 0 {
 			ct = CallSession
 		}
-		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: ct, Valid: true})
+		b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: ct, Valid: true})
 		if !b.Billable || *b.MonthlyUsage != n || b.Reason != ReasonValid || b.CallType != ct {
 			t.Fatalf("call %d: %+v", n, b)
 		}
@@ -58,20 +58,20 @@ func TestTierChanges(t *testing.T) {
 			}
 		}
 	}
-	if n, _ := s.MonthlyUsage(ctx, "clinic"); n != 2001 {
+	if n, _ := s.Accounts.MonthlyUsage(ctx, "clinic"); n != 2001 {
 		t.Fatalf("monthly usage %d", n)
 	}
 	// Custom enterprise rates apply from then on.
-	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: 110, Session: 190}); err != nil {
+	if err := s.Accounts.SetEnterpriseRates(ctx, "clinic", Rate{Single: 110, Session: 190}); err != nil {
 		t.Fatal(err)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.Rate != 110 || b.Tier != TierEnterprise {
+	if b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.Rate != 110 || b.Tier != TierEnterprise {
 		t.Fatalf("custom enterprise single: %+v", b)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: true}); *b.Rate != 190 {
+	if b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: true}); *b.Rate != 190 {
 		t.Fatalf("custom enterprise session: %+v", b)
 	}
-	if err := s.SetEnterpriseRates(ctx, "clinic", Rate{Single: -1}); KindOf(err) != KindInvalid {
+	if err := s.Accounts.SetEnterpriseRates(ctx, "clinic", Rate{Single: -1}); KindOf(err) != KindInvalid {
 		t.Fatalf("negative enterprise rate: %v", err)
 	}
 }
@@ -81,19 +81,19 @@ func TestMonthRollover(t *testing.T) {
 	s, clk := newTestService(t, time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC))
 	c := newCaller(t, s, "clinic", "")
 	for i := 1; i <= 3; i++ {
-		if b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.MonthlyUsage != i {
+		if b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true}); *b.MonthlyUsage != i {
 			t.Fatalf("jan call %d: %+v", i, b)
 		}
 	}
 	clk.Set(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
-	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	if *b.MonthlyUsage != 1 || b.Tier != TierPaygo {
 		t.Fatalf("feb first call: %+v", b)
 	}
 	// A local time zone does not move the month: 2026-02-01 00:30 in
 	// UTC+2 is still January in UTC.
 	clk.Set(time.Date(2026, 2, 1, 0, 30, 0, 0, time.FixedZone("EET", 2*3600)))
-	if n, _ := s.MonthlyUsage(ctx, "clinic"); n != 3 {
+	if n, _ := s.Accounts.MonthlyUsage(ctx, "clinic"); n != 3 {
 		t.Fatalf("UTC month of a UTC+2 time: usage %d, want january's 3", n)
 	}
 }
@@ -125,7 +125,7 @@ func TestRecheckGrace(t *testing.T) {
 	}
 	for _, st := range steps {
 		clk.Add(st.advance)
-		got := s.Meter(ctx, st.caller, Charge{Service: "cardiac", CallType: st.ct, Valid: true, UUID: st.uuid})
+		got := s.Accounts.Meter(ctx, st.caller, Charge{Service: "cardiac", CallType: st.ct, Valid: true, UUID: st.uuid})
 		if got.Billable != st.billed || got.Reason != st.reason {
 			t.Errorf("%s: %+v, want billed %v reason %s", st.name, got, st.billed, st.reason)
 		}
@@ -140,25 +140,25 @@ func TestUSGFlatRateCountsTowardTier(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "clinic", "")
 	for i := 1; i <= 100; i++ {
-		b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: "cat"})
+		b := s.Accounts.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: "cat"})
 		if !b.Billable || *b.Rate != DefaultUSGRate {
 			t.Fatalf("usg call %d: %+v (uuid must not give a recheck grace)", i, b)
 		}
 	}
-	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	if b.Tier != TierStarter || *b.Rate != 250 || *b.MonthlyUsage != 101 {
 		t.Fatalf("101st call after 100 USG calls: %+v", b)
 	}
-	if b := s.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != DefaultUSGRate || b.Tier != TierStarter {
+	if b := s.Accounts.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != DefaultUSGRate || b.Tier != TierStarter {
 		t.Fatalf("usg in starter: %+v", b)
 	}
 	cfg := DefaultConfig()
 	cfg.USGRate = 75
-	s2, err := New(Deps{Repos: s.Repos(), Clock: s.clock}, cfg)
+	s2, err := New(Deps{Repos: s.Repos(), Clock: s.Accounts.clock}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := s2.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != 75 {
+	if b := s2.Accounts.Meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true}); *b.Rate != 75 {
 		t.Fatalf("configured usg rate: %+v", b)
 	}
 }
@@ -167,11 +167,11 @@ func TestContractedTierFloor(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "big", TierProfessional)
-	b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	b := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	if b.Tier != TierProfessional || *b.Rate != 200 {
 		t.Fatalf("%+v", b)
 	}
-	nb := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: false})
+	nb := s.Accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSingle, Valid: false})
 	if nb.Tier != TierProfessional || nb.Billable {
 		t.Fatalf("%+v", nb)
 	}
@@ -188,7 +188,7 @@ func TestCodesBilling(t *testing.T) {
 	for code := 0; code <= 7; code++ {
 		clk.Add(time.Minute)
 		req := &CardiacRequest{Images: [][]byte{codeImage(t, code)}}
-		body, err := s.PredictSingle(ctx, c, req)
+		body, err := s.Cardiac.PredictSingle(ctx, c, req)
 		if err != nil {
 			t.Fatalf("code %d: %v", code, err)
 		}
@@ -208,7 +208,7 @@ func TestCodesBilling(t *testing.T) {
 		if (code == 6) != (body.HistoricVHS == nil) {
 			t.Errorf("code %d: historic_vhs %s (omitted only on rejection)", code, body.HistoricVHS)
 		}
-		bb, err := s.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{codeImage(t, code)}}, nil)
+		bb, err := s.Cardiac.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{codeImage(t, code)}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestHistoryPerCustomer(t *testing.T) {
 	a := newCaller(t, s, "a", "")
 	b := newCaller(t, s, "b", "")
 	pred := func(c Caller, uuid string, code int) *SingleBody {
-		body, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}, UUID: uuid, HasUUID: uuid != ""})
+		body, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}, UUID: uuid, HasUUID: uuid != ""})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,19 +261,19 @@ func TestHistoryPerCustomer(t *testing.T) {
 // prediction waits for the first, and gives up with its context.
 func TestCardiacConcurrencyBound(t *testing.T) {
 	s, _ := newTestService(t, t0)
-	busy, err := s.cardiacSlots.Acquire(context.Background(), "busy") // a prediction in progress
+	busy, err := s.Cardiac.cardiacSlots.Acquire(context.Background(), "busy") // a prediction in progress
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	c := newCaller(t, s, "clinic", "")
-	_, err = s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
+	_, err = s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}})
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("prediction ran without a free slot: %v", err)
 	}
 	busy()
-	if _, err := s.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
+	if _, err := s.Cardiac.PredictSingle(context.Background(), c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -285,14 +285,14 @@ func TestCardiacSlotsTakeTurnsPerKey(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	a := newCaller(t, s, "busy-clinic", "")
 	b := newCaller(t, s, "other-clinic", "")
-	busy, err := s.cardiacSlots.Acquire(context.Background(), "busy")
+	busy, err := s.Cardiac.cardiacSlots.Acquire(context.Background(), "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan string, 5)
 	run := func(c Caller, name string) {
 		// the request path's slot, recording the order predictions run in
-		_, err := s.inCardiacSlot(withSlotKey(context.Background(), c), func() (*cardiac.Result, error) {
+		_, err := s.Cardiac.inCardiacSlot(withSlotKey(context.Background(), c), func() (*cardiac.Result, error) {
 			ran <- name
 			return nil, nil
 		})
@@ -324,7 +324,7 @@ func TestBillingErrorShape(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	c := newCaller(t, s, "clinic", "")
 	testStores[s].Close()
-	b := s.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
+	b := s.Accounts.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
 	j, _ := json.Marshal(b)
 	if string(j) != `{"billable":false,"reason":"billing_error"}` {
 		t.Fatalf("%s", j)
@@ -336,11 +336,11 @@ func TestMonthlyStatement(t *testing.T) {
 	s, clk := newTestService(t, time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC))
 	c := newCaller(t, s, "lan", TierPaygo)
 	for i, code := range []int{1, 2, 5, 1} { // three valid singles at $3.00, one invalid
-		if _, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}}); err != nil {
+		if _, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}}); err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
 	}
-	st, err := s.MonthlyStatement(ctx, "lan")
+	st, err := s.Accounts.MonthlyStatement(ctx, "lan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,10 +348,10 @@ func TestMonthlyStatement(t *testing.T) {
 		t.Fatalf("statement %+v", st)
 	}
 	clk.Add(2 * time.Hour) // April: a fresh month
-	if st, err = s.MonthlyStatement(ctx, "lan"); err != nil || st.Usage != 0 || st.Charges != 0 || st.Month != "2026-04" {
+	if st, err = s.Accounts.MonthlyStatement(ctx, "lan"); err != nil || st.Usage != 0 || st.Charges != 0 || st.Month != "2026-04" {
 		t.Fatalf("next month %+v %v", st, err)
 	}
-	if _, err := s.MonthlyStatement(ctx, "nobody"); err == nil {
+	if _, err := s.Accounts.MonthlyStatement(ctx, "nobody"); err == nil {
 		t.Fatal("unknown customer must fail")
 	}
 }

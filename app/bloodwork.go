@@ -184,7 +184,7 @@ const repeatWindow = 24 * time.Hour
 // model is feline: a patient recorded as a dog is refused (KindInvalid).
 // Pressing Screen again with the same values for the same patient within
 // 24 hours logs nothing and returns the earlier result (Repeat).
-func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (BloodworkResult, error) {
+func (s *USG) ScreenBloodwork(ctx context.Context, f BloodworkForm) (BloodworkResult, error) {
 	var out BloodworkResult
 	if s.usg == nil {
 		return out, ErrUSGUnavailable
@@ -196,7 +196,7 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 	}
 	out.Corrections = corr
 	if id != "" {
-		p, _, err := s.patientDetails(ctx, id)
+		p, _, err := s.patients.patientDetails(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -210,7 +210,7 @@ func (s *Service) ScreenBloodwork(ctx context.Context, f BloodworkForm) (Bloodwo
 			return out, nil
 		}
 	}
-	if err := s.ensureDesktop(ctx); err != nil {
+	if err := s.accounts.ensureDesktop(ctx); err != nil {
 		return out, err
 	}
 	units, _ := f.units()
@@ -237,7 +237,7 @@ func patientName(p repo.Patient) string {
 
 // lastScreening returns the result of the patient's latest desktop
 // screening when it had the same model inputs and is within repeatWindow.
-func (s *Service) lastScreening(ctx context.Context, id PatientID, req *usg.Request) (*usg.Response, bool, error) {
+func (s *USG) lastScreening(ctx context.Context, id PatientID, req *usg.Request) (*usg.Response, bool, error) {
 	logs, err := s.repos.USGLog.ListPatient(ctx, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("usg log: %w", err)

@@ -81,7 +81,7 @@ const busyRetryAfter = 2 * time.Second
 // reservePixels takes n bytes from the pixel memory budget, waiting
 // Config.PixelWait at most: KindBusy (503 with Retry-After) when there
 // is no room by then.
-func (s *Service) reservePixels(ctx context.Context, n int64) (release func(), err error) {
+func (s *measurer) reservePixels(ctx context.Context, n int64) (release func(), err error) {
 	release, err = s.pixels.Reserve(ctx, n)
 	switch {
 	case errors.Is(err, membudget.ErrExhausted):
@@ -96,7 +96,7 @@ func (s *Service) reservePixels(ctx context.Context, n int64) (release func(), e
 // extraPerPixel bytes per pixel for what the caller does with it) and
 // decodes it. release gives the reservation back once the pixels are no
 // longer used; on error nothing is held.
-func (s *Service) decodeReserved(ctx context.Context, b []byte, extraPerPixel int64) (img image.Image, release func(), err error) {
+func (s *measurer) decodeReserved(ctx context.Context, b []byte, extraPerPixel int64) (img image.Image, release func(), err error) {
 	cfg, need, err := imageproc.DecodeCost(b)
 	if err != nil {
 		if mapped := imageError(err); mapped != err {
@@ -118,7 +118,7 @@ func (s *Service) decodeReserved(ctx context.Context, b []byte, extraPerPixel in
 
 // reservePoP checks the header of an image for the PoP pipeline
 // (checkImageHeader) and reserves popBytesPerPixel for each of its pixels.
-func (s *Service) reservePoP(ctx context.Context, b []byte) (image.Config, func(), error) {
+func (s *measurer) reservePoP(ctx context.Context, b []byte) (image.Config, func(), error) {
 	cfg, err := checkImageHeader(b)
 	if err != nil {
 		return cfg, nil, err
@@ -133,12 +133,12 @@ func (s *Service) reservePoP(ctx context.Context, b []byte) (image.Config, func(
 // PredictSingle measures one image: prediction, history for the uuid and
 // billing (call type single). History is read before this measurement is
 // added, so historic_* hold the earlier values.
-func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleBody, error) {
+func (s *Cardiac) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleBody, error) {
 	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, err
 	}
 	if len(req.Images) != 1 || req.Batch {
@@ -153,7 +153,7 @@ func (s *Service) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 
 // measureSingle measures one image: through Deps.PoPPredictor when one is
 // wired, else decoded and measured as it is.
-func (s *Service) measureSingle(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+func (s *measurer) measureSingle(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
 	if s.popPredict != nil {
 		return s.predictScreenAware(ctx, s.popPredict, b, o)
 	}
@@ -184,7 +184,7 @@ type PoPPredictor interface {
 // predictScreenAware runs a PoPPredictor in a cardiac slot, after the
 // same header checks as any other image, holding the image's reservation
 // of the pixel budget.
-func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+func (s *measurer) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
 	_, release, err := s.reservePoP(ctx, img)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (s *Service) predictScreenAware(ctx context.Context, pp PoPPredictor, img [
 // context) otherwise. Each prediction already uses every core, so running
 // more at once only adds memory and thread contention; a batch takes a
 // slot per image, so single requests interleave with long batches.
-func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
+func (s *measurer) predictImage(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
 	return s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return s.cardiac.Predict(ctx, img, o) })
 }
 
@@ -213,7 +213,7 @@ func (s *Service) predictImage(ctx context.Context, img image.Image, o cardiac.P
 // predictImage). Waiting callers are served per API key in turn
 // (internal/fairgate), so one key's queue of requests cannot keep another
 // key waiting behind all of it.
-func (s *Service) inCardiacSlot(ctx context.Context, predict func() (*cardiac.Result, error)) (*cardiac.Result, error) {
+func (s *measurer) inCardiacSlot(ctx context.Context, predict func() (*cardiac.Result, error)) (*cardiac.Result, error) {
 	release, err := s.cardiacSlots.Acquire(ctx, slotKey(ctx))
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func slotKey(ctx context.Context) string {
 }
 
 // finishSingle adds history and billing to one result.
-func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleBody, error) {
+func (s *Cardiac) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleBody, error) {
 	body := &SingleBody{CardiacResponse: api.NewCardiacResponse(res, s.cardiac.ModelVersion())}
 	if res.Code != cardiac.CodeRejected {
 		hv, hl, err := s.history(ctx, c, uuid)
@@ -249,7 +249,7 @@ func (s *Service) finishSingle(ctx context.Context, c Caller, uuid string, res *
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
-	body.Billing = s.Meter(ctx, c, Charge{Service: "cardiac", CallType: callType, Valid: ValidCode(res.Code), UUID: uuid})
+	body.Billing = s.accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: callType, Valid: ValidCode(res.Code), UUID: uuid})
 	if err := s.record(ctx, c, uuid, ValidCode(res.Code), res.VHS, res.VLAS); err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ const MaxHistoric = 50
 // without a uuid, else [[YYYY-MM-DD, value], ...] oldest first, the
 // MaxHistoric most recent of each, without the entries removed at the
 // desktop or replaced by a correction.
-func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
+func (s *Cardiac) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
 	if uuid == "" {
 		return json.RawMessage("null"), json.RawMessage("null"), nil
 	}
@@ -301,7 +301,7 @@ func (s *Service) history(ctx context.Context, c Caller, uuid string) (json.RawM
 }
 
 // record keeps a valid measurement (codes 1-4; valid is false otherwise) in the uuid's history.
-func (s *Service) record(ctx context.Context, c Caller, uuid string, valid bool, vhs, vlas *float64) error {
+func (s *Cardiac) record(ctx context.Context, c Caller, uuid string, valid bool, vhs, vlas *float64) error {
 	if uuid == "" || !valid {
 		return nil
 	}
@@ -381,12 +381,12 @@ type StreamEvents interface {
 // otherwise a bad image is already refused by ParseCardiacRequest (strict)
 // and a pixel-level decode failure is reported as a rejected photo with
 // rejection_reason "invalid_image". Batch mode never renders images.
-func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
+func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
 	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, err
 	}
 	mv := s.cardiac.ModelVersion()
@@ -465,7 +465,7 @@ func (s *Service) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 		return nil, fmt.Errorf("predict batch: %w", err)
 	}
 	valid := sum.NPhotosWithLandmarks > 0
-	body.Billing = s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: valid, UUID: req.UUID})
+	body.Billing = s.accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: valid, UUID: req.UUID})
 	if valid {
 		if err := s.record(ctx, c, req.UUID, true, sum.BestVHS, sum.BestVLAS); err != nil {
 			return nil, err

@@ -59,14 +59,14 @@ func PatientHash(salt []byte, patientID PatientID) string {
 // entries and corrections that a later entry supersedes are left out;
 // patient ids become PatientHash(salt, id). dir must be empty or absent.
 func ExportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte) (DatasetSummary, error) {
-	return exportDataset(ctx, repos, dir, salt, nil)
+	return exportDataset(ctx, learningRepos{History: repos.History, Patients: repos.Patients}, dir, salt, nil)
 }
 
 // exportDataset is ExportDataset leaving out (and counting in InPool)
 // the corrections inPool reports held already, given the image's
 // SHA-256 (hex), the patient hash and when the correction was saved;
 // nil leaves out none.
-func exportDataset(ctx context.Context, repos repo.Repos, dir string, salt []byte, inPool func(sha, patient string, saved time.Time) bool) (DatasetSummary, error) {
+func exportDataset(ctx context.Context, repos learningRepos, dir string, salt []byte, inPool func(sha, patient string, saved time.Time) bool) (DatasetSummary, error) {
 	var sum DatasetSummary
 	if len(salt) == 0 {
 		return sum, errors.New("export dataset: no salt")

@@ -56,7 +56,7 @@ func CheckUUID(uuid string) error {
 }
 
 // ensureDesktop creates the desktop customer (tier paygo) on first use.
-func (s *Service) ensureDesktop(ctx context.Context) error {
+func (s *Accounts) ensureDesktop(ctx context.Context) error {
 	_, err := s.repos.Customers.Get(ctx, DesktopCustomer)
 	if err == nil {
 		return nil
@@ -166,11 +166,11 @@ type PoPMeasurer interface {
 // is empty). It is metered like an API single call of the desktop
 // customer (patientID gives the 24 h recheck grace) but not recorded:
 // SaveMeasurement records it after the clinician's review.
-func (s *Service) MeasureDesktop(ctx context.Context, patientID PatientID, b []byte) (*Measurement, error) {
+func (s *Cardiac) MeasureDesktop(ctx context.Context, patientID PatientID, b []byte) (*Measurement, error) {
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
 	}
-	if err := s.ensureDesktop(ctx); err != nil {
+	if err := s.accounts.ensureDesktop(ctx); err != nil {
 		return nil, err
 	}
 	var (
@@ -224,7 +224,7 @@ func (s *Service) MeasureDesktop(ctx context.Context, patientID PatientID, b []b
 			return nil, fmt.Errorf("measure: %w", err)
 		}
 	}
-	bill := s.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID.String()})
+	bill := s.accounts.Meter(ctx, DesktopCaller(), Charge{Service: "cardiac", CallType: CallSingle, Valid: ValidCode(res.Code), UUID: patientID.String()})
 	return &Measurement{Result: res, Image: img, ModelVersion: s.cardiac.ModelVersion(), PatientID: patientID, Billing: bill, DICOM: dicom}, nil
 }
 
@@ -325,13 +325,13 @@ func (r SaveRequest) kind() (MeasurementKind, error) {
 // entry is stored as a new entry that supersedes it, and both are kept.
 // Saving what the patient's latest entry already holds (same image, kind
 // and landmarks) writes nothing and reports a repeat: one save per change.
-func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
+func (s *Patients) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, error) {
 	var e repo.HistoryEntry
 	id := req.PatientID
 	if id == "" {
 		return Saved{Entry: e}, errf(KindInvalid, "a patient ID is required to save")
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return Saved{Entry: e}, err
 	}
 	m := req.Measurement
@@ -393,7 +393,7 @@ func (s *Service) SaveMeasurement(ctx context.Context, req SaveRequest) (Saved, 
 	for k, p := range lm {
 		e.Landmarks[k] = [2]float64{p.X, p.Y}
 	}
-	if err := s.ensureDesktop(ctx); err != nil {
+	if err := s.accounts.ensureDesktop(ctx); err != nil {
 		return Saved{Entry: e}, err
 	}
 	png, sum, err := encodeImage(m.Image)
@@ -486,7 +486,7 @@ type PatientRecord struct {
 }
 
 // Patient returns the record of one patient id.
-func (s *Service) Patient(ctx context.Context, id PatientID) (*PatientRecord, error) {
+func (s *Patients) Patient(ctx context.Context, id PatientID) (*PatientRecord, error) {
 	if id == "" {
 		return nil, errf(KindInvalid, "a patient ID is required")
 	}
@@ -539,10 +539,10 @@ func (s *Service) Patient(ctx context.Context, id PatientID) (*PatientRecord, er
 	return rec, nil
 }
 
-// Patients lists up to limit patient ids containing query
+// IDs lists up to limit patient ids containing query
 // (case-insensitive), from the records, the cardiac history and the USG
 // log. FindPatients also matches names.
-func (s *Service) Patients(ctx context.Context, query string, limit int) ([]PatientID, error) {
+func (s *Patients) IDs(ctx context.Context, query string, limit int) ([]PatientID, error) {
 	ids, err := s.repos.Patients.PatientIDs(ctx, strings.TrimSpace(query), limit)
 	if err != nil {
 		return nil, fmt.Errorf("find patients: %w", err)
@@ -553,7 +553,7 @@ func (s *Service) Patients(ctx context.Context, query string, limit int) ([]Pati
 // DesktopSession is a capture session run from the desktop (live camera
 // frames). Frame implements the live runner's frame sink.
 type DesktopSession struct {
-	svc       *Service
+	svc       *Sessions
 	id        string
 	patientID PatientID
 	// Config is the session's limits.
@@ -567,11 +567,11 @@ type DesktopSession struct {
 
 // StartDesktopSession opens a PoP capture session for the desktop; a
 // completed session is metered at the session rate for patientID.
-func (s *Service) StartDesktopSession(ctx context.Context, patientID PatientID) (*DesktopSession, error) {
-	if err := s.CheckWritable(); err != nil {
+func (s *Sessions) StartDesktopSession(ctx context.Context, patientID PatientID) (*DesktopSession, error) {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, err
 	}
-	if err := s.ensureDesktop(ctx); err != nil {
+	if err := s.accounts.ensureDesktop(ctx); err != nil {
 		return nil, err
 	}
 	st, err := s.StartSession(ctx, DesktopCaller())

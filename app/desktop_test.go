@@ -119,10 +119,10 @@ func TestSaveMeasurement(t *testing.T) {
 				tc.req.PatientID, err = ParsePatientID(strings.TrimSpace(tc.typed))
 			}
 			if err == nil {
-				saved, err = s.SaveMeasurement(ctx, tc.req)
+				saved, err = s.Patients.SaveMeasurement(ctx, tc.req)
 			}
 			e := saved.Entry
-			rec, rerr := s.Patient(ctx, "Rex")
+			rec, rerr := s.Patients.Patient(ctx, "Rex")
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -155,7 +155,7 @@ func TestSaveMeasurement(t *testing.T) {
 				}
 			}
 			// The values in effect are what the API's history reports.
-			hv, _, err := s.history(ctx, DesktopCaller(), "Rex")
+			hv, _, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex")
 			if err != nil || !strings.Contains(string(hv), fmt.Sprintf(`["2026-03-01",%g]`, tc.vhs)) {
 				t.Fatalf("historic_vhs %s %v", hv, err)
 			}
@@ -188,7 +188,7 @@ func TestEntryKind(t *testing.T) {
 		if _, err := s.repos.History.Add(ctx, DesktopCustomer, "Old-1", tc.e, nil); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := s.Patient(ctx, "Old-1")
+		rec, err := s.Patients.Patient(ctx, "Old-1")
 		if err != nil || len(rec.Cardiac) != i+1 || rec.Cardiac[i].Kind != tc.want {
 			t.Fatalf("%d: record %+v %v, want kind %q", i, rec, err, tc.want)
 		}
@@ -221,7 +221,7 @@ func TestManualSaveIsNotBilled(t *testing.T) {
 		{1, "Tom", ReasonValid, 1},
 	} {
 		clk.Add(time.Minute)
-		m, err := s.MeasureDesktop(ctx, tc.patient, codeImage(t, tc.code))
+		m, err := s.Cardiac.MeasureDesktop(ctx, tc.patient, codeImage(t, tc.code))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,12 +232,12 @@ func TestManualSaveIsNotBilled(t *testing.T) {
 		for k := range hand { // the fake's images are 64x64
 			hand[k].X, hand[k].Y = hand[k].X/8, hand[k].Y/8
 		}
-		saved, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: tc.patient, Measurement: m, Landmarks: &hand, Kind: MeasurementManual, ConfirmedRadiograph: true})
+		saved, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: tc.patient, Measurement: m, Landmarks: &hand, Kind: MeasurementManual, ConfirmedRadiograph: true})
 		e := saved.Entry
 		if err != nil || *e.VHS != 10 || e.Kind != "manual" {
 			t.Fatalf("%d: saved %+v %v", i, e, err)
 		}
-		n, err := s.MonthlyUsage(ctx, DesktopCustomer)
+		n, err := s.Accounts.MonthlyUsage(ctx, DesktopCustomer)
 		if err != nil || n != tc.wantUsage {
 			t.Fatalf("%d: desktop usage %d %v, want %d", i, n, err, tc.wantUsage)
 		}
@@ -260,7 +260,7 @@ func TestMeasureDesktopMetersWithoutRecording(t *testing.T) {
 		{6, "", ReasonNoValid, 2},
 	} {
 		clk.Add(time.Minute)
-		m, err := s.MeasureDesktop(ctx, tc.patient, codeImage(t, tc.code))
+		m, err := s.Cardiac.MeasureDesktop(ctx, tc.patient, codeImage(t, tc.code))
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
@@ -268,10 +268,10 @@ func TestMeasureDesktopMetersWithoutRecording(t *testing.T) {
 			t.Fatalf("%d: %+v billing %+v", i, m.Result, m.Billing)
 		}
 	}
-	if rec, _ := s.Patient(ctx, "Rex"); len(rec.Cardiac) != 0 {
+	if rec, _ := s.Patients.Patient(ctx, "Rex"); len(rec.Cardiac) != 0 {
 		t.Fatalf("measuring must not record history before the clinician saves: %+v", rec.Cardiac)
 	}
-	if _, err := s.MeasureDesktop(ctx, "", []byte("not an image")); KindOf(err) != KindInvalid {
+	if _, err := s.Cardiac.MeasureDesktop(ctx, "", []byte("not an image")); KindOf(err) != KindInvalid {
 		t.Fatalf("bad bytes: %v", err)
 	}
 	// A bad patient id is refused where it is read (ParsePatientID), so
@@ -279,7 +279,7 @@ func TestMeasureDesktopMetersWithoutRecording(t *testing.T) {
 	if _, err := ParsePatientID("a\x00b"); KindOf(err) != KindInvalid {
 		t.Fatalf("bad patient id: %v", err)
 	}
-	if _, _, err := s.CreateKey(ctx, DesktopCustomer, TierPaygo); KindOf(err) != KindInvalid {
+	if _, _, err := s.Accounts.CreateKey(ctx, DesktopCustomer, TierPaygo); KindOf(err) != KindInvalid {
 		t.Fatalf("a key for the reserved desktop customer: %v", err)
 	}
 }
@@ -296,22 +296,22 @@ func (fakeUSG) Health() usg.Health       { return usg.Health{} }
 func TestPatientRecordAndSearch(t *testing.T) {
 	ctx := context.Background()
 	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	s.usg = fakeUSG{}
+	rewire(t, s, func(d *Deps, _ *Config) { d.USG = fakeUSG{} })
 	res, _ := landmarkResult()
 	m := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1"}
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex-7", Measurement: m}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex-7", Measurement: m}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(48 * time.Hour)
-	if _, err := s.ScreenBloodwork(ctx, BloodworkForm{PatientID: "Rex-7", Values: [usg.NumFeatures]float64{30, 2, 12, 1500, 100}}); err != nil {
+	if _, err := s.USG.ScreenBloodwork(ctx, BloodworkForm{PatientID: "Rex-7", Values: [usg.NumFeatures]float64{30, 2, 12, 1500, 100}}); err != nil {
 		t.Fatal(err)
 	}
 	// An API client's measurement of the same patient id shows too.
 	lan := newCaller(t, s, "lan-pc", TierPaygo)
-	if _, err := s.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 2)}, UUID: "Rex-7"}); err != nil {
+	if _, err := s.Cardiac.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 2)}, UUID: "Rex-7"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.Patient(ctx, "Rex-7")
+	rec, err := s.Patients.Patient(ctx, "Rex-7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,11 +322,11 @@ func TestPatientRecordAndSearch(t *testing.T) {
 		b, _ := json.Marshal(rec.USG)
 		t.Fatalf("usg %s", b)
 	}
-	ids, err := s.Patients(ctx, "rex", 10)
+	ids, err := s.Patients.IDs(ctx, "rex", 10)
 	if err != nil || len(ids) != 1 || ids[0] != "Rex-7" {
 		t.Fatalf("Patients = %v %v", ids, err)
 	}
-	if _, err := s.Patient(ctx, ""); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.Patient(ctx, ""); KindOf(err) != KindInvalid {
 		t.Fatalf("empty id: %v", err)
 	}
 }
@@ -434,7 +434,7 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 		{"mono1-16bit", "", dicomtest.PatientID},
 		{"jpeg-baseline", "Bella", "Bella"},
 	} {
-		m, err := s.MeasureDesktop(ctx, tc.patient, read(tc.fixture))
+		m, err := s.Cardiac.MeasureDesktop(ctx, tc.patient, read(tc.fixture))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.fixture, err)
 		}
@@ -454,12 +454,12 @@ func TestMeasureDesktopDICOM(t *testing.T) {
 			t.Errorf("%s: record from the tags %+v", tc.fixture, rec)
 		}
 	}
-	m, err := s.MeasureDesktop(ctx, "", codeImage(t, 1))
+	m, err := s.Cardiac.MeasureDesktop(ctx, "", codeImage(t, 1))
 	if err != nil || m.DICOM != nil {
 		t.Fatalf("PNG: DICOM %+v, %v", m.DICOM, err)
 	}
 	rle := set.Get(t, "rle")
-	if _, err := s.MeasureDesktop(ctx, "", read("rle")); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), rle.ErrName) {
+	if _, err := s.Cardiac.MeasureDesktop(ctx, "", read("rle")); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), rle.ErrName) {
 		t.Fatalf("RLE: %v", err)
 	}
 }

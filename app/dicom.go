@@ -124,7 +124,7 @@ func newDICOMImage(d *dicom.Image) *DICOMImage {
 // measureDesktopDICOM measures a DICOM file's first frame as it is (a
 // DICOM is never a photograph of a screen), holding its reservation of
 // the pixel budget while it decodes and measures.
-func (s *Service) measureDesktopDICOM(ctx context.Context, b []byte) (*cardiac.Result, *dicom.Image, error) {
+func (s *measurer) measureDesktopDICOM(ctx context.Context, b []byte) (*cardiac.Result, *dicom.Image, error) {
 	_, need, err := imageproc.DecodeCost(b)
 	if err != nil {
 		return nil, nil, imageError(err)

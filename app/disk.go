@@ -94,14 +94,17 @@ const diskRetryAfter = 60 * time.Second
 
 // Disk reports the data directory's free space and its level (cached for
 // config.DiskCheckInterval).
-func (s *Service) Disk() DiskState { return s.disk.read() }
+func (s *Status) Disk() DiskState { return s.disk.read() }
 
 // CheckWritable refuses a request that would write when the disk is below
 // config.DiskRefuseBytes: KindNoSpace (507), before any work or billing.
 // The use cases that write call it themselves; a transport calls it only
 // to refuse before it commits to a response (the SSE stream).
-func (s *Service) CheckWritable() error {
-	if st := s.disk.read(); st.Level == DiskFull {
+func (s *Status) CheckWritable() error { return s.disk.checkWritable() }
+
+// checkWritable is CheckWritable on the guard the features share.
+func (g *diskGuard) checkWritable() error {
+	if st := g.read(); st.Level == DiskFull {
 		return &Error{Kind: KindNoSpace, Msg: st.Reason + "; nothing was done or billed", RetryAfter: diskRetryAfter}
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestDiskGuardCache(t *testing.T) {
 		disk.set(step.free, step.probeErr)
 		clk.Add(step.advance)
 		for i := 0; i < 3; i++ {
-			if got := s.Disk().Level; got != step.wantLevel {
+			if got := s.Status.Disk().Level; got != step.wantLevel {
 				t.Fatalf("%s: level %q, want %q", step.name, got, step.wantLevel)
 			}
 		}
@@ -78,14 +78,14 @@ func TestDiskGuardCache(t *testing.T) {
 			t.Fatalf("%s: %d probe calls, want %d", step.name, disk.calls, step.wantCalls)
 		}
 	}
-	_, err = s.SavePatient(ctx, repoPatient("Rex-1", "dog"))
+	_, err = s.Patients.SavePatient(ctx, repoPatient("Rex-1", "dog"))
 	if KindOf(err) != KindNoSpace {
 		t.Fatalf("SavePatient on a full disk: %v (kind %v), want KindNoSpace (507: api/errstatus's TestStatusTable)", err, KindOf(err))
 	}
-	if _, found, err := s.PatientDetails(ctx, "Rex-1"); err != nil || found {
+	if _, found, err := s.Patients.PatientDetails(ctx, "Rex-1"); err != nil || found {
 		t.Fatalf("patient stored on a full disk: found %v, err %v", found, err)
 	}
-	if h := s.CardiacHealth(); h.Status != "degraded" || len(h.Reasons) == 0 {
+	if h := s.Status.CardiacHealth(); h.Status != "degraded" || len(h.Reasons) == 0 {
 		t.Fatalf("health on a full disk: %+v, want degraded with reasons", h)
 	}
 }

@@ -101,11 +101,11 @@ var (
 // newCaller creates a customer with a key and returns its Caller.
 func newCaller(t testing.TB, s *Service, customer string, tier Tier) Caller {
 	t.Helper()
-	key, _, err := s.CreateKey(context.Background(), customer, tier)
+	key, _, err := s.Accounts.CreateKey(context.Background(), customer, tier)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.Authenticate(context.Background(), key)
+	c, err := s.Accounts.Authenticate(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,3 +115,19 @@ func newCaller(t testing.TB, s *Service, customer string, tier Tier) Caller {
 type cardiacResult = cardiac.Result
 
 func cardiacCode(c int) cardiac.Code { return cardiac.Code(c) }
+
+// rewire rebuilds s's features with change applied to the Deps and
+// Config it was built with (the engines or limits a test scripts). s
+// keeps its address, so a fake holding s sees the rebuilt features.
+func rewire(t testing.TB, s *Service, change func(*Deps, *Config)) {
+	t.Helper()
+	d := Deps{Repos: s.Repos(), Clock: s.Accounts.clock, Cardiac: s.Cardiac.cardiac, USG: s.USG.usg, PoP: s.Sessions.pop,
+		PoPPredictor: s.Cardiac.popPredict, PoPMeasurer: s.Cardiac.popMeasure, Disk: s.Cardiac.disk.probe}
+	cfg := s.Accounts.cfg
+	change(&d, &cfg)
+	n, err := New(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*s = *n
+}

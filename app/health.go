@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"vetlens/engine/usg"
+	"vetlens/internal/membudget"
 )
 
 // Health is the /v3/health body.
@@ -27,7 +28,7 @@ const ExpectedModels = 5
 // pipeline may load none and still be enabled). Free space on the store's
 // disk below config.DiskWarnBytes (or DiskWarnPercent) degrades it too;
 // Reasons list why.
-func (s *Service) CardiacHealth() Health {
+func (s *Status) CardiacHealth() Health {
 	h := Health{Status: "healthy"}
 	if s.cardiac != nil {
 		h.ModelsLoaded = s.cardiac.LandmarkModels()
@@ -55,7 +56,7 @@ func (s *Service) CardiacHealth() Health {
 // USGHealth is the USG engine's health body with its status "degraded"
 // and a reason when the store's disk is low or full (the spec's "ok"
 // otherwise); ErrUSGUnavailable when the model is not loaded.
-func (s *Service) USGHealth() (USGHealthBody, error) {
+func (s *Status) USGHealth() (USGHealthBody, error) {
 	if s.usg == nil {
 		return USGHealthBody{}, ErrUSGUnavailable
 	}
@@ -74,3 +75,6 @@ type USGHealthBody struct {
 	// Reasons say why status is "degraded" (absent when ok).
 	Reasons []string `json:"reasons,omitempty"`
 }
+
+// PixelStats reports the pixel memory budget's capacity and counters.
+func (s *Status) PixelStats() membudget.Stats { return s.pixels.Stats() }

@@ -25,7 +25,7 @@ func TestHistoricIsBounded(t *testing.T) {
 			}
 		}
 		clk.Set(t0.Add(time.Duration(n+1) * time.Hour))
-		body, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "rex", HasUUID: true})
+		body, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "rex", HasUUID: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func fmtPtr(v *float64) string {
 }
 
 // findEntry returns the pair's entry with seq (KindNotFound when none).
-func (s *Service) findEntry(ctx context.Context, customer string, patientID PatientID, seq uint64) (repo.HistoryEntry, error) {
+func (s *Patients) findEntry(ctx context.Context, customer string, patientID PatientID, seq uint64) (repo.HistoryEntry, error) {
 	es, err := s.repos.History.List(ctx, customer, patientID.String())
 	if err != nil {
 		return repo.HistoryEntry{}, fmt.Errorf("history of %s: %w", patientID, err)
@@ -86,7 +86,7 @@ func (s *Service) findEntry(ctx context.Context, customer string, patientID Pati
 // after a correction stores a new entry that supersedes this one (both
 // are kept). Entries from API clients and entries saved before images
 // were kept cannot be reopened (KindNotFound, saying why).
-func (s *Service) ReopenMeasurement(ctx context.Context, id PatientID, customer string, seq uint64) (*Measurement, error) {
+func (s *Patients) ReopenMeasurement(ctx context.Context, id PatientID, customer string, seq uint64) (*Measurement, error) {
 	e, err := s.findEntry(ctx, customer, id, seq)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ const MinHideReasonLen = 3
 // and trends by hiding it with the clinician's reason; the entry itself
 // and an audit event (who, when, why) are kept. An entry already hidden
 // is KindConflict.
-func (s *Service) HideEntry(ctx context.Context, id PatientID, customer string, seq uint64, reason string) (repo.HistoryEntry, error) {
+func (s *Patients) HideEntry(ctx context.Context, id PatientID, customer string, seq uint64, reason string) (repo.HistoryEntry, error) {
 	reason = strings.Join(strings.Fields(reason), " ")
 	if len([]rune(reason)) < MinHideReasonLen {
 		return repo.HistoryEntry{}, errf(KindInvalid, "give a reason for removing the measurement (at least %d characters)", MinHideReasonLen)
@@ -172,7 +172,7 @@ func (s *Service) HideEntry(ctx context.Context, id PatientID, customer string, 
 // HideScreening removes a bloodwork screening from the patient's view by
 // hiding it with the clinician's reason; the log entry (and its billing)
 // and an audit event are kept. Already hidden is KindConflict.
-func (s *Service) HideScreening(ctx context.Context, id PatientID, seq uint64, reason string) (repo.USGLogEntry, error) {
+func (s *Patients) HideScreening(ctx context.Context, id PatientID, seq uint64, reason string) (repo.USGLogEntry, error) {
 	reason = strings.Join(strings.Fields(reason), " ")
 	if len([]rune(reason)) < MinHideReasonLen {
 		return repo.USGLogEntry{}, errf(KindInvalid, "give a reason for removing the screening (at least %d characters)", MinHideReasonLen)

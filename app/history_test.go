@@ -24,21 +24,21 @@ func TestHistoryVersions(t *testing.T) {
 	img := image.NewGray(image.Rect(0, 0, 400, 300))
 	img.SetGray(10, 10, color.Gray{Y: 200})
 	m := &Measurement{Result: res, Image: img, ModelVersion: "fake-1"}
-	first, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
+	first, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
 	if err != nil || first.Repeat || !first.Entry.HasImage || first.Entry.Seq == 0 {
 		t.Fatalf("first save %+v %v", first, err)
 	}
 	clk.Add(time.Minute)
-	again, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
+	again, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
 	if err != nil || !again.Repeat || again.Entry.Seq != first.Entry.Seq {
 		t.Fatalf("second save %+v %v", again, err)
 	}
 	// Another patient, or other landmarks, is a new measurement.
-	if sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: m}); err != nil || sv.Repeat {
+	if sv, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: m}); err != nil || sv.Repeat {
 		t.Fatalf("other patient %+v %v", sv, err)
 	}
 
-	re, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, first.Entry.Seq)
+	re, err := s.Patients.ReopenMeasurement(ctx, "Rex", DesktopCustomer, first.Entry.Seq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,19 +47,19 @@ func TestHistoryVersions(t *testing.T) {
 		t.Fatalf("reopened %+v", re)
 	}
 	// Saving the reopened one unchanged stores nothing.
-	if sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re}); err != nil || !sv.Repeat {
+	if sv, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re}); err != nil || !sv.Repeat {
 		t.Fatalf("unchanged reopened save %+v %v", sv, err)
 	}
 	moved := l
 	moved[cardiac.HeartBottom].Y += 20
-	corr, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re, Landmarks: &moved})
+	corr, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re, Landmarks: &moved})
 	if err != nil || corr.Repeat || corr.Entry.Supersedes != first.Entry.Seq || *corr.Entry.VHS != 11 || *corr.Entry.ModelVHS != 10 {
 		t.Fatalf("correction %+v %v", corr, err)
 	}
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: re, Landmarks: &moved}); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: re, Landmarks: &moved}); KindOf(err) != KindInvalid {
 		t.Fatalf("correction saved under another patient: %v", err)
 	}
-	rec, err := s.Patient(ctx, "Rex")
+	rec, err := s.Patients.Patient(ctx, "Rex")
 	if err != nil || len(rec.Cardiac) != 2 {
 		t.Fatalf("record %+v %v", rec, err)
 	}
@@ -67,26 +67,26 @@ func TestHistoryVersions(t *testing.T) {
 		t.Fatalf("versions %+v", rec.Cardiac)
 	}
 	// The correction reopens as edited, with the model's values.
-	re2, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, corr.Entry.Seq)
+	re2, err := s.Patients.ReopenMeasurement(ctx, "Rex", DesktopCustomer, corr.Entry.Seq)
 	if err != nil || re2.Base.Kind != MeasurementEdited || *re2.Result.VHS != 10 || re2.Result.Landmarks != moved {
 		t.Fatalf("reopened correction %+v %v", re2, err)
 	}
 
 	// Removal needs a reason, keeps the entry and records who and why.
-	if _, err := s.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, " "); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, " "); KindOf(err) != KindInvalid {
 		t.Fatalf("no reason: %v", err)
 	}
-	if _, err := s.HideEntry(ctx, "Rex", DesktopCustomer, 999, "wrong patient"); KindOf(err) != KindNotFound {
+	if _, err := s.Patients.HideEntry(ctx, "Rex", DesktopCustomer, 999, "wrong patient"); KindOf(err) != KindNotFound {
 		t.Fatalf("unknown entry: %v", err)
 	}
-	h, err := s.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, "wrong  patient")
+	h, err := s.Patients.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, "wrong  patient")
 	if err != nil || h.Hidden == nil || h.Hidden.Reason != "wrong patient" {
 		t.Fatalf("hide %+v %v", h, err)
 	}
-	if _, err := s.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, "again"); KindOf(err) != KindConflict {
+	if _, err := s.Patients.HideEntry(ctx, "Rex", DesktopCustomer, corr.Entry.Seq, "again"); KindOf(err) != KindConflict {
 		t.Fatalf("hide twice: %v", err)
 	}
-	rec, _ = s.Patient(ctx, "Rex")
+	rec, _ = s.Patients.Patient(ctx, "Rex")
 	if len(rec.Cardiac) != 2 || rec.Cardiac[1].Hidden == nil || rec.Cardiac[1].Current() {
 		t.Fatalf("after hiding %+v", rec.Cardiac)
 	}
@@ -102,15 +102,15 @@ func TestHistoryVersions(t *testing.T) {
 	if rec.Cardiac[0].SupersededBy != 0 || !rec.Cardiac[0].Current() {
 		t.Fatalf("after removing its correction: %+v", rec.Cardiac[0])
 	}
-	if vhs, _, err := s.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != `[["2026-03-01",10]]` {
+	if vhs, _, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != `[["2026-03-01",10]]` {
 		t.Fatalf("historic_vhs %s %v", vhs, err)
 	}
 	// API entries keep no image: they cannot be reopened.
 	lan := newCaller(t, s, "lan-pc", TierPaygo)
-	if _, err := s.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 2)}, UUID: "Rex"}); err != nil {
+	if _, err := s.Cardiac.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 2)}, UUID: "Rex"}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ = s.Patient(ctx, "Rex")
+	rec, _ = s.Patients.Patient(ctx, "Rex")
 	var api CardiacEntry
 	for _, e := range rec.Cardiac {
 		if e.Customer == "lan-pc" {
@@ -120,7 +120,7 @@ func TestHistoryVersions(t *testing.T) {
 	if api.Seq == 0 {
 		t.Fatalf("API entry not in the record: %+v", rec.Cardiac)
 	}
-	if _, err := s.ReopenMeasurement(ctx, "Rex", api.Customer, api.Seq); KindOf(err) != KindNotFound || !strings.Contains(err.Error(), "no image kept") {
+	if _, err := s.Patients.ReopenMeasurement(ctx, "Rex", api.Customer, api.Seq); KindOf(err) != KindNotFound || !strings.Contains(err.Error(), "no image kept") {
 		t.Fatalf("reopen API entry: %v", err)
 	}
 }
@@ -128,18 +128,18 @@ func TestHistoryVersions(t *testing.T) {
 func TestScreenBloodwork(t *testing.T) {
 	ctx := context.Background()
 	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	s.usg = fakeUSG{}
+	rewire(t, s, func(d *Deps, _ *Config) { d.USG = fakeUSG{} })
 	vals := [usg.NumFeatures]float64{30, 160, 12, 2.0, 120}
 	form := BloodworkForm{PatientID: "Tom", Values: vals, CreatinineUnit: UnitUmolL, LymphocyteUnit: UnitThousandPerU}
-	out, err := s.ScreenBloodwork(ctx, form)
+	out, err := s.USG.ScreenBloodwork(ctx, form)
 	if err != nil || out.Repeat || len(out.Corrections) != 0 {
 		t.Fatalf("first %+v %v", out, err)
 	}
 	// Screen pressed again: nothing logged.
-	if out, err := s.ScreenBloodwork(ctx, form); err != nil || !out.Repeat || out.Response.Result.ProbabilityImpaired != 0.7 {
+	if out, err := s.USG.ScreenBloodwork(ctx, form); err != nil || !out.Repeat || out.Response.Result.ProbabilityImpaired != 0.7 {
 		t.Fatalf("repeat %+v %v", out, err)
 	}
-	rec, _ := s.Patient(ctx, "Tom")
+	rec, _ := s.Patients.Patient(ctx, "Tom")
 	if len(rec.USG) != 1 {
 		t.Fatalf("%d log entries", len(rec.USG))
 	}
@@ -150,41 +150,41 @@ func TestScreenBloodwork(t *testing.T) {
 	}
 	// A day later the same values are a new screening.
 	clk.Add(25 * time.Hour)
-	if out, err := s.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
+	if out, err := s.USG.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
 		t.Fatalf("next day %+v %v", out, err)
 	}
 	// Removing a screening hides it with the reason, once; the same
 	// values then screen anew.
-	if _, err := s.HideScreening(ctx, "Tom", v.Seq, "x"); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.HideScreening(ctx, "Tom", v.Seq, "x"); KindOf(err) != KindInvalid {
 		t.Fatalf("short reason: %v", err)
 	}
-	if _, err := s.HideScreening(ctx, "Bella", v.Seq, "wrong patient"); KindOf(err) != KindNotFound {
+	if _, err := s.Patients.HideScreening(ctx, "Bella", v.Seq, "wrong patient"); KindOf(err) != KindNotFound {
 		t.Fatalf("other patient's screening: %v", err)
 	}
-	rec, _ = s.Patient(ctx, "Tom")
+	rec, _ = s.Patients.Patient(ctx, "Tom")
 	last := rec.USG[len(rec.USG)-1]
-	if h, err := s.HideScreening(ctx, "Tom", last.Seq, "entered twice"); err != nil || h.Hidden == nil || h.Hidden.Reason != "entered twice" {
+	if h, err := s.Patients.HideScreening(ctx, "Tom", last.Seq, "entered twice"); err != nil || h.Hidden == nil || h.Hidden.Reason != "entered twice" {
 		t.Fatalf("hide %+v %v", h, err)
 	}
-	if _, err := s.HideScreening(ctx, "Tom", last.Seq, "again"); KindOf(err) != KindConflict {
+	if _, err := s.Patients.HideScreening(ctx, "Tom", last.Seq, "again"); KindOf(err) != KindConflict {
 		t.Fatalf("hide twice: %v", err)
 	}
-	if out, err := s.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
+	if out, err := s.USG.ScreenBloodwork(ctx, form); err != nil || out.Repeat {
 		t.Fatalf("after removal %+v %v", out, err)
 	}
-	rec, _ = s.Patient(ctx, "Tom")
+	rec, _ = s.Patients.Patient(ctx, "Tom")
 	if len(rec.USG) != 3 || rec.USG[1].Hidden == nil || rec.USG[2].Hidden != nil || rec.Audit[len(rec.Audit)-1].Reason != "entered twice" {
 		t.Fatalf("after removal %+v audit %+v", rec.USG, rec.Audit)
 	}
 	// A dog is refused, nothing logged.
-	if _, err := s.SavePatient(ctx, repoPatient("Rex", "dog")); err != nil {
+	if _, err := s.Patients.SavePatient(ctx, repoPatient("Rex", "dog")); err != nil {
 		t.Fatal(err)
 	}
 	form.PatientID = "Rex"
-	if _, err := s.ScreenBloodwork(ctx, form); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), "cats only") {
+	if _, err := s.USG.ScreenBloodwork(ctx, form); KindOf(err) != KindInvalid || !strings.Contains(err.Error(), "cats only") {
 		t.Fatalf("dog: %v", err)
 	}
-	if rec, _ := s.Patient(ctx, "Rex"); len(rec.USG) != 0 {
+	if rec, _ := s.Patients.Patient(ctx, "Rex"); len(rec.USG) != 0 {
 		t.Fatalf("dog logged %+v", rec.USG)
 	}
 }
@@ -244,12 +244,12 @@ func TestPrepareBloodwork(t *testing.T) {
 func TestDesktopUseCountedNotCharged(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	m, err := s.MeasureDesktop(ctx, "Rex", codeImage(t, 1))
+	m, err := s.Cardiac.MeasureDesktop(ctx, "Rex", codeImage(t, 1))
 	if err != nil || !m.Billing.Billable || m.Billing.Rate == nil || *m.Billing.Rate != 0 {
 		t.Fatalf("desktop measurement %+v %v", m, err)
 	}
 	lan := newCaller(t, s, "lan-pc", TierPaygo)
-	if _, err := s.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "Rex"}); err != nil {
+	if _, err := s.Cardiac.PredictSingle(ctx, lan, &CardiacRequest{Images: [][]byte{codeImage(t, 1)}, UUID: "Rex"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -257,7 +257,7 @@ func TestDesktopUseCountedNotCharged(t *testing.T) {
 		usage    int
 		charges  Cents
 	}{{DesktopCustomer, 1, 0}, {"lan-pc", 1, 300}} {
-		st, err := s.MonthlyStatement(ctx, tc.customer)
+		st, err := s.Accounts.MonthlyStatement(ctx, tc.customer)
 		if err != nil || st.Usage != tc.usage || st.Charges != tc.charges {
 			t.Errorf("%s: %+v %v, want %d calls, %s", tc.customer, st, err, tc.usage, tc.charges)
 		}

@@ -69,7 +69,7 @@ func PrefixOf(key string) string {
 // (default paygo) when new; an existing customer keeps its tier unless
 // tier is given. It returns the key string, which is shown once and
 // stored only as its SHA-256 hash.
-func (s *Service) CreateKey(ctx context.Context, customer string, tier Tier) (string, KeyInfo, error) {
+func (s *Accounts) CreateKey(ctx context.Context, customer string, tier Tier) (string, KeyInfo, error) {
 	customer = strings.TrimSpace(customer)
 	if customer == "" || !utf8.ValidString(customer) || len(customer) > 200 {
 		return "", KeyInfo{}, errf(KindInvalid, "customer name must be 1-200 bytes of UTF-8")
@@ -128,7 +128,7 @@ func keyInfo(k repo.Key, tier string) KeyInfo {
 }
 
 // ListKeys lists every key (never secrets).
-func (s *Service) ListKeys(ctx context.Context) ([]KeyInfo, error) {
+func (s *Accounts) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 	ks, err := s.repos.Keys.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
@@ -159,7 +159,7 @@ const MinRevokePrefixLen = 4
 // without part of the secret after it) or the whole key, whose secret
 // must match. An unknown reference is KindNotFound, one that fits several
 // keys or a malformed one KindInvalid.
-func (s *Service) RevokeKey(ctx context.Context, ref string) (KeyInfo, error) {
+func (s *Accounts) RevokeKey(ctx context.Context, ref string) (KeyInfo, error) {
 	prefix, err := s.resolveKeyRef(ctx, strings.TrimSpace(ref))
 	if err != nil {
 		return KeyInfo{}, err
@@ -176,7 +176,7 @@ func (s *Service) RevokeKey(ctx context.Context, ref string) (KeyInfo, error) {
 
 // resolveKeyRef turns RevokeKey's reference into the PREFIX of exactly
 // one stored key.
-func (s *Service) resolveKeyRef(ctx context.Context, ref string) (string, error) {
+func (s *Accounts) resolveKeyRef(ctx context.Context, ref string) (string, error) {
 	if p := PrefixOf(ref); p != "" && len(ref) == len(keyTag)+KeyPrefixLen+1+keySecretLen {
 		// The whole key: revoke only when it is the key stored.
 		k, err := s.repos.Keys.Get(ctx, p)
@@ -238,7 +238,7 @@ func isHex(s string) bool {
 
 // SetEnterpriseRates sets the customer's custom enterprise rates (0: the
 // service default); an amount outside 0..MaxCents is KindInvalid.
-func (s *Service) SetEnterpriseRates(ctx context.Context, customer string, r Rate) error {
+func (s *Accounts) SetEnterpriseRates(ctx context.Context, customer string, r Rate) error {
 	if err := r.check(); err != nil {
 		return &Error{Kind: KindInvalid, Msg: "enterprise rates: " + err.Error(), Err: err}
 	}
@@ -256,7 +256,7 @@ func (s *Service) SetEnterpriseRates(ctx context.Context, customer string, r Rat
 // Authenticate resolves an API key: ErrMissingKey for "", ErrInvalidKey
 // for an unknown, malformed or revoked key. The stored hash is compared
 // in constant time.
-func (s *Service) Authenticate(ctx context.Context, key string) (Caller, error) {
+func (s *Accounts) Authenticate(ctx context.Context, key string) (Caller, error) {
 	if key == "" {
 		return Caller{}, ErrMissingKey
 	}

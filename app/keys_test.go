@@ -22,7 +22,7 @@ func TestRevokeKeyReferences(t *testing.T) {
 		s, _ := newTestService(t, t0)
 		var ks []keyed
 		for range 2 {
-			key, info, err := s.CreateKey(ctx, "Clinic A", "")
+			key, info, err := s.Accounts.CreateKey(ctx, "Clinic A", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestRevokeKeyReferences(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ks := setup(t)
 			ref := tc.ref(ks)
-			info, err := s.RevokeKey(ctx, ref)
+			info, err := s.Accounts.RevokeKey(ctx, ref)
 			if tc.kind != KindInternal {
 				if KindOf(err) != tc.kind {
 					t.Fatalf("RevokeKey(%q) = %+v, %v; want kind %v", ref, info, err, tc.kind)
@@ -69,7 +69,7 @@ func TestRevokeKeyReferences(t *testing.T) {
 			} else if err != nil || info.Prefix != ks[tc.want].prefix || info.Status != "revoked" {
 				t.Fatalf("RevokeKey(%q) = %+v, %v; want %s revoked", ref, info, err, ks[tc.want].prefix)
 			}
-			list, _ := s.ListKeys(ctx)
+			list, _ := s.Accounts.ListKeys(ctx)
 			for _, k := range list {
 				revoked := tc.want >= 0 && k.Prefix == ks[tc.want].prefix
 				if (k.Status == "revoked") != revoked {

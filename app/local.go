@@ -32,7 +32,7 @@ func NewLocal(d Deps, cfg Config) (*Service, error) {
 // loaded) and returns the spec's body without the storage fields
 // (historic_vhs, historic_vlas) and billing, with the engine's result
 // (for Guard and Rendered). Nothing is billed or recorded.
-func (s *Service) PredictLocal(ctx context.Context, img []byte, o cardiac.PredictOptions) (*api.CardiacResponse, *cardiac.Result, error) {
+func (s *Cardiac) PredictLocal(ctx context.Context, img []byte, o cardiac.PredictOptions) (*api.CardiacResponse, *cardiac.Result, error) {
 	if s.cardiac == nil {
 		return nil, nil, ErrCardiacUnavailable
 	}
@@ -47,7 +47,7 @@ func (s *Service) PredictLocal(ctx context.Context, img []byte, o cardiac.Predic
 // PredictUSGLocal runs a validated USG request with the rules of
 // PredictUSG (identifier checks, the engine) without logging or billing
 // it.
-func (s *Service) PredictUSGLocal(ctx context.Context, req *usg.Request) (*usg.Response, error) {
+func (s *USG) PredictUSGLocal(ctx context.Context, req *usg.Request) (*usg.Response, error) {
 	return s.predictUSG(ctx, req)
 }
 
@@ -59,14 +59,14 @@ var localCaller = Caller{Customer: "local", KeyPrefix: "local"}
 // errors and bodies) with nothing billed or recorded. Frame implements
 // the live runner's frame sink.
 type LocalSession struct {
-	svc *Service
+	svc *Sessions
 	// Start is the /v3/pop-session/start body of the session.
 	Start *SessionStart
 }
 
 // StartLocalSession opens a capture session on the service's PoP
 // pipeline, as StartSession does for an API key.
-func (s *Service) StartLocalSession(ctx context.Context) (*LocalSession, error) {
+func (s *Sessions) StartLocalSession(ctx context.Context) (*LocalSession, error) {
 	st, err := s.StartSession(ctx, localCaller)
 	if err != nil {
 		return nil, err

@@ -31,11 +31,11 @@ func TestLocalServiceAnswersLikeTheAPI(t *testing.T) {
 	for _, code := range []int{1, 2, 4, 5, 6} {
 		t.Run(fmt.Sprintf("code %d", code), func(t *testing.T) {
 			img := codeImage(t, code)
-			want, err := api0.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}, Render: false})
+			want, err := api0.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}, Render: false})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, res, err := local.PredictLocal(ctx, img, cardiac.PredictOptions{})
+			got, res, err := local.Cardiac.PredictLocal(ctx, img, cardiac.PredictOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,31 +44,31 @@ func TestLocalServiceAnswersLikeTheAPI(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := local.PredictLocal(ctx, []byte("not an image"), cardiac.PredictOptions{}); KindOf(err) != KindInvalid {
+	if _, _, err := local.Cardiac.PredictLocal(ctx, []byte("not an image"), cardiac.PredictOptions{}); KindOf(err) != KindInvalid {
 		t.Errorf("bad image: %v, want KindInvalid", err)
 	}
-	resp, err := local.PredictUSGLocal(ctx, &usg.Request{UUID: "cat-1"})
+	resp, err := local.USG.PredictUSGLocal(ctx, &usg.Request{UUID: "cat-1"})
 	if err != nil || resp.Result.ModelVersion != "u-1" {
 		t.Errorf("USG: %+v %v", resp, err)
 	}
-	if _, err := local.PredictUSGLocal(ctx, &usg.Request{UUID: "bad\x00id"}); KindOf(err) != KindInvalid {
+	if _, err := local.USG.PredictUSGLocal(ctx, &usg.Request{UUID: "bad\x00id"}); KindOf(err) != KindInvalid {
 		t.Errorf("USG with a control character in the uuid: %v, want KindInvalid", err)
 	}
 	// Nothing to store into: the storage use cases say so.
-	if _, err := local.Patients(ctx, "", 10); !errors.Is(err, ErrNoStorage) {
+	if _, err := local.Patients.IDs(ctx, "", 10); !errors.Is(err, ErrNoStorage) {
 		t.Errorf("Patients on a local service: %v, want ErrNoStorage", err)
 	}
-	if _, err := local.PredictUSG(ctx, c, &usg.Request{}); err == nil {
+	if _, err := local.USG.PredictUSG(ctx, c, &usg.Request{}); err == nil {
 		t.Error("a billed USG prediction succeeded without storage")
 	}
 	noEngines, err := NewLocal(Deps{}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := noEngines.PredictLocal(ctx, codeImage(t, 1), cardiac.PredictOptions{}); !errors.Is(err, ErrCardiacUnavailable) {
+	if _, _, err := noEngines.Cardiac.PredictLocal(ctx, codeImage(t, 1), cardiac.PredictOptions{}); !errors.Is(err, ErrCardiacUnavailable) {
 		t.Errorf("no cardiac engine: %v", err)
 	}
-	if _, err := noEngines.PredictUSGLocal(ctx, &usg.Request{}); !errors.Is(err, ErrUSGUnavailable) {
+	if _, err := noEngines.USG.PredictUSGLocal(ctx, &usg.Request{}); !errors.Is(err, ErrUSGUnavailable) {
 		t.Errorf("no USG engine: %v", err)
 	}
 }
@@ -170,13 +170,13 @@ func TestPredictScreenAware(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			p := &scripted{code: tc.code, err: tc.err}
 			p.svc = s
-			s.pop, s.popPredict = p, p
+			rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPPredictor = p, p })
 			c := newCaller(t, s, "clinic", TierPaygo)
 			img := tc.img
 			if img == nil {
 				img = codeImage(t, 1)
 			}
-			body, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
+			body, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
 			if p.calls != tc.calls {
 				t.Errorf("pipeline called %d times, want %d", p.calls, tc.calls)
 			}
@@ -201,15 +201,15 @@ func TestPredictScreenAware(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	p := &scripted{code: 1}
 	p.svc = s
-	s.pop, s.popPredict = p, p
-	taken, err := s.cardiacSlots.Acquire(ctx, "busy") // the one slot is taken
+	rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPPredictor = p, p })
+	taken, err := s.Cardiac.cardiacSlots.Acquire(ctx, "busy") // the one slot is taken
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer taken()
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := s.PredictSingle(cctx, newCaller(t, s, "clinic", TierPaygo), &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); !errors.Is(err, context.DeadlineExceeded) || p.calls != 0 {
+	if _, err := s.Cardiac.PredictSingle(cctx, newCaller(t, s, "clinic", TierPaygo), &CardiacRequest{Images: [][]byte{codeImage(t, 1)}}); !errors.Is(err, context.DeadlineExceeded) || p.calls != 0 {
 		t.Errorf("busy slot: %v after %d calls, want the deadline", err, p.calls)
 	}
 }
@@ -263,13 +263,13 @@ func TestSessionFrameErrors(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			p := &sessionScript{errs: []error{tc.err}}
 			p.svc = s
-			s.pop = p
+			rewire(t, s, func(d *Deps, _ *Config) { d.PoP = p })
 			c := newCaller(t, s, "clinic", TierPaygo)
-			st, err := s.StartSession(ctx, c)
+			st, err := s.Sessions.StartSession(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), ""); KindOf(err) != tc.want {
+			if _, err := s.Sessions.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), ""); KindOf(err) != tc.want {
 				t.Fatalf("%v (kind %d), want kind %d", err, KindOf(err), tc.want)
 			}
 		})
@@ -277,25 +277,25 @@ func TestSessionFrameErrors(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	p := &sessionScript{outs: []FrameOutcome{{Status: StatusContinue}}}
 	p.svc = s
-	s.pop = p
+	rewire(t, s, func(d *Deps, _ *Config) { d.PoP = p })
 	a, b := newCaller(t, s, "clinic A", TierPaygo), newCaller(t, s, "clinic B", TierPaygo)
-	st, err := s.StartSession(ctx, a)
+	st, err := s.Sessions.StartSession(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SessionFrame(ctx, b, st.SessionID, codeImage(t, 1), ""); KindOf(err) != KindNotFound || p.n != 0 {
+	if _, err := s.Sessions.SessionFrame(ctx, b, st.SessionID, codeImage(t, 1), ""); KindOf(err) != KindNotFound || p.n != 0 {
 		t.Errorf("another customer's session: %v (pipeline called %d times)", err, p.n)
 	}
 	for name, call := range map[string]func() error{
-		"no session id": func() error { _, err := s.SessionFrame(ctx, a, "", codeImage(t, 1), ""); return err },
-		"not an image":  func() error { _, err := s.SessionFrame(ctx, a, st.SessionID, []byte("nope"), ""); return err },
+		"no session id": func() error { _, err := s.Sessions.SessionFrame(ctx, a, "", codeImage(t, 1), ""); return err },
+		"not an image":  func() error { _, err := s.Sessions.SessionFrame(ctx, a, st.SessionID, []byte("nope"), ""); return err },
 	} {
 		if err := call(); KindOf(err) != KindInvalid {
 			t.Errorf("%s: %v, want KindInvalid", name, err)
 		}
 	}
-	s.pop = nil
-	if _, err := s.SessionFrame(ctx, a, st.SessionID, codeImage(t, 1), ""); !errors.Is(err, ErrPoPUnavailable) {
+	rewire(t, s, func(d *Deps, _ *Config) { d.PoP = nil })
+	if _, err := s.Sessions.SessionFrame(ctx, a, st.SessionID, codeImage(t, 1), ""); !errors.Is(err, ErrPoPUnavailable) {
 		t.Errorf("no pipeline: %v", err)
 	}
 }
@@ -306,7 +306,7 @@ func TestSessionFrameErrors(t *testing.T) {
 func TestDesktopSession(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, t0)
-	if _, err := s.StartDesktopSession(ctx, "rex"); !errors.Is(err, ErrPoPUnavailable) {
+	if _, err := s.Sessions.StartDesktopSession(ctx, "rex"); !errors.Is(err, ErrPoPUnavailable) {
 		t.Fatalf("no pipeline: %v", err)
 	}
 	final := syntheticResult(cardiac.CodeHighConfidence)
@@ -315,7 +315,7 @@ func TestDesktopSession(t *testing.T) {
 		{Status: StatusComplete, FrameIndex: 1, FramesProcessed: 2, GoodFrames: 3, Result: final, Rectified: codeImage(t, 1)},
 	}}
 	p.svc = s
-	s.pop = p
+	rewire(t, s, func(d *Deps, _ *Config) { d.PoP = p })
 	// The patient field is parsed where it is read: a bad id is refused
 	// there, and the id is trimmed there.
 	if _, err := ParsePatientID("bad\nid"); KindOf(err) != KindInvalid {
@@ -325,7 +325,7 @@ func TestDesktopSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := s.StartDesktopSession(ctx, id)
+	d, err := s.Sessions.StartDesktopSession(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestDesktopSession(t *testing.T) {
 	if m == nil || m.PatientID != "rex" || m.Result != final || m.Image.Bounds() != image.Rect(0, 0, 64, 64) || !m.Billing.Billable || m.Billing.CallType != CallSession {
 		t.Fatalf("measurement %+v", m)
 	}
-	rec, err := s.Patient(ctx, "rex")
+	rec, err := s.Patients.Patient(ctx, "rex")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestLocalSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.svc = s
-	l, err := s.StartLocalSession(ctx)
+	l, err := s.Sessions.StartLocalSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestLocalSession(t *testing.T) {
 		t.Fatalf("a frame that is no image: %v, want KindInvalid", err)
 	}
 	noPoP, _ := NewLocal(Deps{}, DefaultConfig())
-	if _, err := noPoP.StartLocalSession(ctx); !errors.Is(err, ErrPoPUnavailable) {
+	if _, err := noPoP.Sessions.StartLocalSession(ctx); !errors.Is(err, ErrPoPUnavailable) {
 		t.Fatalf("no pipeline: %v", err)
 	}
 }

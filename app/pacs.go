@@ -189,7 +189,7 @@ type PACSBatch struct {
 // saved (its kind, landmarks and values, dated when it was saved), with
 // the patient's record and the clinic's letterhead: the batch from the
 // Patients tab.
-func (s *Service) ReportsToPACS(ctx context.Context, patientID PatientID, outbox string, clinic report.Clinic) (PACSBatch, error) {
+func (s *Patients) ReportsToPACS(ctx context.Context, patientID PatientID, outbox string, clinic report.Clinic) (PACSBatch, error) {
 	var out PACSBatch
 	rec, err := s.Patient(ctx, patientID)
 	if err != nil {

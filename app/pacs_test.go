@@ -136,25 +136,25 @@ func TestReportsToPACS(t *testing.T) {
 	res, l := landmarkResult()
 	study := &DICOMImage{Tags: DICOMTags{PatientID: "Rex", PatientNameDICOM: "Smith^Rex", StudyInstanceUID: "1.2.3.9"}}
 	m := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300)), ModelVersion: "fake-1", DICOM: study}
-	saved, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
+	saved, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	re, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, saved.Entry.Seq)
+	re, err := s.Patients.ReopenMeasurement(ctx, "Rex", DesktopCustomer, saved.Entry.Seq)
 	if err != nil || re.DICOM == nil || re.DICOM.Tags.StudyInstanceUID != "1.2.3.9" {
 		t.Fatalf("reopened %+v, %v", re, err)
 	}
 	moved := l
 	moved[cardiac.HeartBottom].Y += 20
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re, Landmarks: &moved}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: re, Landmarks: &moved}); err != nil {
 		t.Fatal(err)
 	}
 	jpeg := &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 401, 300)), ModelVersion: "fake-1"}
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: jpeg}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: jpeg}); err != nil {
 		t.Fatal(err)
 	}
 	outbox := t.TempDir()
-	b, err := s.ReportsToPACS(ctx, "Rex", outbox, report.Clinic{Name: "Test clinic"})
+	b, err := s.Patients.ReportsToPACS(ctx, "Rex", outbox, report.Clinic{Name: "Test clinic"})
 	if err != nil || len(b.Written) != 2 || b.NoStudy != 1 { // the report and its image
 		t.Fatalf("batch %+v, %v", b, err)
 	}

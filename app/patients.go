@@ -100,12 +100,12 @@ func contains(list []string, s string) bool {
 // PatientDetails returns the record of a patient id; found is false (and
 // the record holds only the id) for an id with history but no record,
 // as older data directories have.
-func (s *Service) PatientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
+func (s *Patients) PatientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
 	return s.patientDetails(ctx, id)
 }
 
 // patientDetails is PatientDetails, called within app.
-func (s *Service) patientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
+func (s *Patients) patientDetails(ctx context.Context, id PatientID) (p repo.Patient, found bool, err error) {
 	if id == "" {
 		return p, false, errf(KindInvalid, "a patient ID is required")
 	}
@@ -131,13 +131,13 @@ type PatientSaved struct {
 // SavePatient creates or updates a patient record after
 // NormalizePatient, recording the change in the audit trail. A record
 // that is already as given is not written again (one save per change).
-func (s *Service) SavePatient(ctx context.Context, p repo.Patient) (PatientSaved, error) {
+func (s *Patients) SavePatient(ctx context.Context, p repo.Patient) (PatientSaved, error) {
 	now := s.clock.Now().UTC()
 	p, err := NormalizePatient(p, now)
 	if err != nil {
 		return PatientSaved{Patient: p}, err
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return PatientSaved{Patient: p}, err
 	}
 	old, found, err := s.patientDetails(ctx, p.ID)
@@ -230,7 +230,7 @@ func (m PatientMatch) Label() string {
 // FindPatients finds up to limit patients whose id, name or owner
 // contains query (case-insensitive): records, and ids known only from the
 // cardiac history or the USG log; sorted by id.
-func (s *Service) FindPatients(ctx context.Context, query string, limit int) ([]PatientMatch, error) {
+func (s *Patients) FindPatients(ctx context.Context, query string, limit int) ([]PatientMatch, error) {
 	query = strings.TrimSpace(query)
 	recs, err := s.repos.Patients.Search(ctx, query, 0)
 	if err != nil {
@@ -421,7 +421,7 @@ type Prefill struct {
 // birth date, a birth date in the future) is dropped and listed in
 // Ignored rather than refusing the image. The tags must carry a patient
 // id.
-func (s *Service) PrefillPatient(ctx context.Context, t PatientTags) (Prefill, error) {
+func (s *Patients) PrefillPatient(ctx context.Context, t PatientTags) (Prefill, error) {
 	in := PatientFromTags(t)
 	if in.ID == "" {
 		return Prefill{}, errf(KindInvalid, "the image carries no patient ID")
@@ -511,7 +511,7 @@ func ReferenceForPatient(p repo.Patient) Reference {
 }
 
 // AuditTrail returns the patient's audit events, oldest first.
-func (s *Service) AuditTrail(ctx context.Context, patientID PatientID) ([]repo.AuditEvent, error) {
+func (s *Patients) AuditTrail(ctx context.Context, patientID PatientID) ([]repo.AuditEvent, error) {
 	ev, err := s.repos.Audit.ListPatient(ctx, patientID)
 	if err != nil {
 		return nil, fmt.Errorf("audit trail: %w", err)

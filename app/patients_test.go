@@ -51,21 +51,21 @@ func TestSavePatientOncePerChangeAndAudit(t *testing.T) {
 	ctx := context.Background()
 	s, clk := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	p := repo.Patient{ID: "Rex-1", Name: "Rex", Species: "dog", Breed: "Boxer"}
-	first, err := s.SavePatient(ctx, p)
+	first, err := s.Patients.SavePatient(ctx, p)
 	if err != nil || len(first.Changed) != 1 || first.Changed[0] != "created" {
 		t.Fatalf("create: %+v %v", first, err)
 	}
 	clk.Add(time.Hour)
-	again, err := s.SavePatient(ctx, p)
+	again, err := s.Patients.SavePatient(ctx, p)
 	if err != nil || len(again.Changed) != 0 || !again.Patient.Updated.Equal(first.Patient.Updated) {
 		t.Fatalf("unchanged save wrote: %+v %v", again, err)
 	}
 	p.Owner = "Jane Smith"
-	upd, err := s.SavePatient(ctx, p)
+	upd, err := s.Patients.SavePatient(ctx, p)
 	if err != nil || len(upd.Changed) != 1 || !strings.Contains(upd.Changed[0], `owner "" -> "Jane Smith"`) || !upd.Patient.Created.Equal(first.Patient.Created) {
 		t.Fatalf("update: %+v %v", upd, err)
 	}
-	trail, err := s.AuditTrail(ctx, "Rex-1")
+	trail, err := s.Patients.AuditTrail(ctx, "Rex-1")
 	if err != nil || len(trail) != 2 || trail[0].Action != "patient_created" || trail[1].Action != "patient_updated" {
 		t.Fatalf("audit %+v %v", trail, err)
 	}
@@ -74,7 +74,7 @@ func TestSavePatientOncePerChangeAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ q, want string }{{"rex", "Rex-1"}, {"REX-", "Rex-1"}, {"smith", "Rex-1"}, {"Jane S", "Rex-1"}, {"old", "Old-7"}, {"", "Old-7,Rex-1"}, {"zzz", ""}} {
-		ms, err := s.FindPatients(ctx, tc.q, 10)
+		ms, err := s.Patients.FindPatients(ctx, tc.q, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,10 +86,10 @@ func TestSavePatientOncePerChangeAndAudit(t *testing.T) {
 			t.Errorf("FindPatients(%q) = %v, want %s", tc.q, ids, tc.want)
 		}
 	}
-	if ms, _ := s.FindPatients(ctx, "Old", 10); ms[0].HasRecord || ms[0].Label() != "Old-7" {
+	if ms, _ := s.Patients.FindPatients(ctx, "Old", 10); ms[0].HasRecord || ms[0].Label() != "Old-7" {
 		t.Fatalf("bare id %+v", ms[0])
 	}
-	if ms, _ := s.FindPatients(ctx, "Rex", 10); ms[0].Label() != "Rex-1  Rex (dog, Boxer)" {
+	if ms, _ := s.Patients.FindPatients(ctx, "Rex", 10); ms[0].Label() != "Rex-1  Rex (dog, Boxer)" {
 		t.Fatalf("label %q", ms[0].Label())
 	}
 }
@@ -120,7 +120,7 @@ func TestPrefillPatient(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	tags := PatientTags{PatientID: "4821", Name: "Smith^Rex", Species: "Canine", Breed: "Boxer", Sex: "M", BirthDate: "20210115", ResponsiblePerson: "Smith^Jane"}
-	res, err := s.PrefillPatient(ctx, tags)
+	res, err := s.Patients.PrefillPatient(ctx, tags)
 	if err != nil || !res.Created || res.Patient.Name != "Rex" || res.Patient.Breed != "Boxer" || res.Patient.Owner != "Jane Smith" || len(res.Conflicts) != 0 {
 		t.Fatalf("first prefill %+v %v", res, err)
 	}
@@ -128,13 +128,13 @@ func TestPrefillPatient(t *testing.T) {
 	// it, fills what is missing and says where it differs.
 	p := res.Patient
 	p.Name = "Rexie"
-	if _, err := s.SavePatient(ctx, p); err != nil {
+	if _, err := s.Patients.SavePatient(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	tags.WeightKg = 30
 	tags.Species = "Equine"
 	tags.BirthDate = "20990101"
-	res, err = s.PrefillPatient(ctx, tags)
+	res, err = s.Patients.PrefillPatient(ctx, tags)
 	if err != nil || res.Created || res.Patient.Name != "Rexie" || res.Patient.WeightKg == nil || *res.Patient.WeightKg != 30 || res.Patient.Species != "dog" {
 		t.Fatalf("second prefill %+v %v", res, err)
 	}
@@ -147,7 +147,7 @@ func TestPrefillPatient(t *testing.T) {
 	if len(res.Changed) != 1 || !strings.HasPrefix(res.Changed[0], "weight") {
 		t.Fatalf("changed %q", res.Changed)
 	}
-	if _, err := s.PrefillPatient(ctx, PatientTags{Name: "Rex"}); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.PrefillPatient(ctx, PatientTags{Name: "Rex"}); KindOf(err) != KindInvalid {
 		t.Fatalf("no id: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ type spyPipeline struct {
 func (p *spyPipeline) seen() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inUse = append(p.inUse, p.svc.PixelStats().InUse)
+	p.inUse = append(p.inUse, p.svc.Status.PixelStats().InUse)
 }
 
 func (p *spyPipeline) Predict(ctx context.Context, img image.Image, o cardiac.PredictOptions) (*cardiac.Result, error) {
@@ -74,48 +74,48 @@ func TestPixelBudgetEveryUseCase(t *testing.T) {
 		want        []int64 // bytes in use at each call into the pipeline
 	}{
 		{"predict", false, func(s *Service, c Caller) error {
-			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
+			_, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
 			return err
 		}, []int64{px}},
 		{"predict with render", false, func(s *Service, c Caller) error {
-			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}, Render: true})
+			_, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}, Render: true})
 			return err
 		}, []int64{px + renderBytesPerPixel*px}},
 		{"batch and stream", false, func(s *Service, c Caller) error {
-			_, err := s.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{img, img}}, nil)
+			_, err := s.Cardiac.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{img, img}}, nil)
 			return err
 		}, []int64{px, px}},
 		{"screen-aware predict", true, func(s *Service, c Caller) error {
-			_, err := s.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
+			_, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{img}})
 			return err
 		}, []int64{popBytesPerPixel * px}},
-		{"corners", false, func(s *Service, c Caller) error { _, err := s.DetectCorners(ctx, img); return err },
+		{"corners", false, func(s *Service, c Caller) error { _, err := s.Sessions.DetectCorners(ctx, img); return err },
 			[]int64{popBytesPerPixel * px}},
 		{"rectify", false, func(s *Service, c Caller) error {
-			_, err := s.Rectify(ctx, img, [4][2]float64{{1, 1}, {60, 1}, {60, 60}, {1, 60}})
+			_, err := s.Sessions.Rectify(ctx, img, [4][2]float64{{1, 1}, {60, 1}, {60, 60}, {1, 60}})
 			return err
 		}, []int64{popBytesPerPixel * px}},
-		{"preprocess", false, func(s *Service, c Caller) error { _, err := s.Preprocess(ctx, img); return err },
+		{"preprocess", false, func(s *Service, c Caller) error { _, err := s.Sessions.Preprocess(ctx, img); return err },
 			[]int64{popBytesPerPixel * px, popBytesPerPixel * px}},
 		{"PoP frame", false, func(s *Service, c Caller) error {
-			st, err := s.StartSession(ctx, c)
+			st, err := s.Sessions.StartSession(ctx, c)
 			if err != nil {
 				return err
 			}
-			_, err = s.SessionFrame(ctx, c, st.SessionID, img, "")
+			_, err = s.Sessions.SessionFrame(ctx, c, st.SessionID, img, "")
 			return err
 		}, []int64{popBytesPerPixel * px}},
-		{"desktop", false, func(s *Service, c Caller) error { _, err := s.MeasureDesktop(ctx, "rex", img); return err },
+		{"desktop", false, func(s *Service, c Caller) error { _, err := s.Cardiac.MeasureDesktop(ctx, "rex", img); return err },
 			[]int64{px}},
-		{"desktop, screen-aware", true, func(s *Service, c Caller) error { _, err := s.MeasureDesktop(ctx, "rex", img); return err },
+		{"desktop, screen-aware", true, func(s *Service, c Caller) error { _, err := s.Cardiac.MeasureDesktop(ctx, "rex", img); return err },
 			[]int64{popBytesPerPixel * px}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			spy := &spyPipeline{svc: s}
-			s.cardiac, s.pop = spy, spy
+			rewire(t, s, func(d *Deps, _ *Config) { d.Cardiac, d.PoP = spy, spy })
 			if tc.screenAware {
-				s.popPredict, s.popMeasure = screenAware{spy}, screenAware{spy}
+				rewire(t, s, func(d *Deps, _ *Config) { d.PoPPredictor, d.PoPMeasurer = screenAware{spy}, screenAware{spy} })
 			}
 			c := newCaller(t, s, "clinic", TierPaygo)
 			if err := tc.run(s, c); err != nil {
@@ -129,7 +129,7 @@ func TestPixelBudgetEveryUseCase(t *testing.T) {
 					t.Fatalf("pipeline called with %v bytes in use, want %v", spy.inUse, tc.want)
 				}
 			}
-			if st := s.PixelStats(); st.InUse != 0 || st.Reservations == 0 {
+			if st := s.Status.PixelStats(); st.InUse != 0 || st.Reservations == 0 {
 				t.Fatalf("after the call: %+v", st)
 			}
 		})

@@ -37,7 +37,7 @@ func (d *DesktopSession) MeasuredAsFile() bool { return d.asFile }
 // measureFile measures a radiograph file frame as a file and completes
 // the session with it.
 func (d *DesktopSession) measureFile(ctx context.Context, frame []byte) (FrameOutcome, error) {
-	m, err := d.svc.MeasureDesktop(ctx, d.patientID, frame)
+	m, err := d.svc.cardiacUse.MeasureDesktop(ctx, d.patientID, frame)
 	if err != nil {
 		return FrameOutcome{}, fmt.Errorf("measure the radiograph file: %w", err)
 	}

@@ -25,7 +25,7 @@ import (
 // already in the pool (InPool), no image kept (Skipped: API
 // measurements, entries older than kept images), model measurements
 // (Uncorrected).
-func (s *Service) SyncPool(ctx context.Context, pool, saltFile string) (DatasetSummary, error) {
+func (s *Learning) SyncPool(ctx context.Context, pool, saltFile string) (DatasetSummary, error) {
 	salt, err := dogheart.LoadOrCreateSalt(saltFile)
 	if err != nil {
 		return DatasetSummary{}, fmt.Errorf("sync the learning pool: %w", err)

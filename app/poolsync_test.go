@@ -26,20 +26,20 @@ func TestSyncPool(t *testing.T) {
 	img.SetGray(3, 3, color.Gray{Y: 200}) // another image than the model's below
 	moved := l
 	moved[cardiac.HeartBottom].Y += 20
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: &Measurement{Result: res, Image: img}, Landmarks: &moved}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Rex", Measurement: &Measurement{Result: res, Image: img}, Landmarks: &moved}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300))}}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella", Measurement: &Measurement{Result: res, Image: image.NewGray(image.Rect(0, 0, 400, 300))}}); err != nil {
 		t.Fatal(err)
 	}
 	noImage := &Measurement{Result: res} // an entry without a kept image
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Milo", Measurement: noImage, Landmarks: &moved, Kind: MeasurementManual}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Milo", Measurement: noImage, Landmarks: &moved, Kind: MeasurementManual}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	pool, salt := filepath.Join(dir, "pool"), filepath.Join(dir, "salt")
 	for _, want := range []struct{ written, edited, inPool int }{{1, 1, 0}, {0, 0, 1}} {
-		sum, err := s.SyncPool(ctx, pool, salt)
+		sum, err := s.Learning.SyncPool(ctx, pool, salt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 	save := func(patient PatientID, m *Measurement, lm cardiac.Landmarks, kind MeasurementKind) Saved {
 		t.Helper()
 		clk.Add(time.Minute)
-		sv, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: patient, Measurement: m, Landmarks: &lm, Kind: kind})
+		sv, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: patient, Measurement: m, Landmarks: &lm, Kind: kind})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 	pool, salt := filepath.Join(dir, "pool"), filepath.Join(dir, "salt")
 	check := func(n int) DatasetSummary {
 		t.Helper()
-		sum, err := s.SyncPool(ctx, pool, salt)
+		sum, err := s.Learning.SyncPool(ctx, pool, salt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestSavedCorrectionsJoinThePool(t *testing.T) {
 	// Rex's edited measurement reopened and corrected again: the pool
 	// case of that image takes the later landmarks (check compares with
 	// the last save of each image), and nothing is added.
-	again, err := s.ReopenMeasurement(ctx, "Rex", DesktopCustomer, rex.Entry.Seq)
+	again, err := s.Patients.ReopenMeasurement(ctx, "Rex", DesktopCustomer, rex.Entry.Seq)
 	if err != nil {
 		t.Fatal(err)
 	}

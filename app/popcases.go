@@ -55,7 +55,7 @@ type FrameBody struct {
 	Billing           *Billing             `json:"billing,omitempty"`
 }
 
-func (s *Service) modelVersion() string {
+func (s *measurer) modelVersion() string {
 	if s.cardiac != nil {
 		return s.cardiac.ModelVersion()
 	}
@@ -95,11 +95,11 @@ func popErr(op string, err error) error {
 }
 
 // StartSession opens a PoP capture session for the caller. Never billed.
-func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, error) {
+func (s *Sessions) StartSession(ctx context.Context, c Caller) (*SessionStart, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, err
 	}
 	sess, err := s.pop.StartSession(ctx, SessionOwner{Customer: c.Customer, Key: c.KeyPrefix}, s.cfg.MaxOpenSessionsPerKey)
@@ -110,7 +110,7 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 	if err != nil {
 		return nil, fmt.Errorf("start session: %w", err)
 	}
-	h := s.CardiacHealth()
+	h := s.status.CardiacHealth()
 	return &SessionStart{
 		SessionID: sess.ID, SessionStatus: StatusReady, PopPipelineEnabled: true,
 		ModelsLoaded: h.ModelsLoaded, PopModelsLoaded: h.PopModelsLoaded,
@@ -125,7 +125,7 @@ func (s *Service) StartSession(ctx context.Context, c Caller) (*SessionStart, er
 // billing {billable false, reason no_valid_vhs} and is not billed. An
 // unknown, expired or other customer's session is KindNotFound (404); a
 // frame after complete or failed is KindConflict (409).
-func (s *Service) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
+func (s *Sessions) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
 	body, _, err := s.sessionFrame(ctx, c, sessionID, frame, uuid, sessionAPI)
 	return body, err
 }
@@ -146,7 +146,7 @@ const (
 
 // sessionFrame is SessionFrame also returning the pipeline's outcome,
 // for use.
-func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, use sessionUse) (*FrameBody, FrameOutcome, error) {
+func (s *Sessions) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, use sessionUse) (*FrameBody, FrameOutcome, error) {
 	var out FrameOutcome
 	if s.pop == nil {
 		return nil, out, ErrPoPUnavailable
@@ -160,7 +160,7 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	if !s.pop.OwnsSession(sessionID, c.Customer) {
 		return nil, out, &Error{Kind: KindNotFound, Msg: "unknown or expired session_id", Err: ErrSessionNotFound}
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, out, err
 	}
 	_, release, err := s.reservePoP(ctx, frame)
@@ -190,15 +190,15 @@ func (s *Service) sessionFrame(ctx context.Context, c Caller, sessionID string, 
 	switch out.Status {
 	case StatusComplete:
 		r := out.Result
-		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
+		b := s.accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: ValidCode(r.Code), UUID: uuid})
 		body.Billing = &b
 		if use == sessionAPI {
-			if err := s.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
+			if err := s.cardiacUse.record(ctx, c, uuid, ValidCode(r.Code), r.VHS, r.VLAS); err != nil {
 				return nil, out, err
 			}
 		}
 	case StatusFailed:
-		b := s.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
+		b := s.accounts.Meter(ctx, c, Charge{Service: "cardiac", CallType: CallSession, Valid: false})
 		body.Billing = &b
 	}
 	return body, out, nil
@@ -284,7 +284,7 @@ const CornerOrder = "TL,TR,BR,BL"
 
 // DetectCorners finds the screen corners (422 when none). Never billed.
 // The image holds its reservation of the pixel budget while it runs.
-func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, error) {
+func (s *Sessions) DetectCorners(ctx context.Context, img []byte) (*Corners, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
@@ -300,7 +300,7 @@ func (s *Service) DetectCorners(ctx context.Context, img []byte) (*Corners, erro
 	return &Corners{Corners: cs, Order: CornerOrder, ImageWidth: w, ImageHeight: h, ModelVersion: s.pop.ModelVersion()}, nil
 }
 
-func (s *Service) corners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
+func (s *Sessions) corners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
 	cs, w, h, err := s.pop.DetectCorners(ctx, img)
 	if errors.Is(err, ErrNoCorners) {
 		return cs, 0, 0, &Error{Kind: KindUnprocessable, Msg: "corner detection failed", Err: err}
@@ -314,7 +314,7 @@ func (s *Service) corners(ctx context.Context, img []byte) ([4][2]float64, int, 
 // Rectify warps the image by the given corners, which must lie inside
 // the image. Never billed. The image holds its reservation of the pixel
 // budget while it runs.
-func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
+func (s *Sessions) Rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}
@@ -335,7 +335,7 @@ func (s *Service) Rectify(ctx context.Context, img []byte, corners [4][2]float64
 	return s.rectify(ctx, img, corners)
 }
 
-func (s *Service) rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
+func (s *Sessions) rectify(ctx context.Context, img []byte, corners [4][2]float64) (*Rectified, error) {
 	jpg, w, h, err := s.pop.Rectify(ctx, img, corners)
 	if err != nil {
 		return nil, popErr("rectify", err)
@@ -345,7 +345,7 @@ func (s *Service) rectify(ctx context.Context, img []byte, corners [4][2]float64
 
 // Preprocess is corners followed by rectify (422 when no corners),
 // holding the image's reservation of the pixel budget throughout.
-func (s *Service) Preprocess(ctx context.Context, img []byte) (*Rectified, error) {
+func (s *Sessions) Preprocess(ctx context.Context, img []byte) (*Rectified, error) {
 	if s.pop == nil {
 		return nil, ErrPoPUnavailable
 	}

@@ -23,13 +23,13 @@ func TestContinueFramesCarryNoMeasurementOnTheAPI(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			p := &sessionScript{outs: []FrameOutcome{out, out}}
 			p.svc = s
-			s.pop = p
+			rewire(t, s, func(d *Deps, _ *Config) { d.PoP = p })
 			c := newCaller(t, s, "clinic A", TierPaygo)
-			st, err := s.StartSession(ctx, c)
+			st, err := s.Sessions.StartSession(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, err := s.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), "rex")
+			body, err := s.Sessions.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), "rex")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestContinueFramesCarryNoMeasurementOnTheAPI(t *testing.T) {
 			if code.HasVHS() && (r.VHS == nil || *r.VHS == 0) {
 				t.Fatalf("the pipeline's own result lost its VHS: %+v", r)
 			}
-			d, err := s.StartDesktopSession(ctx, "rex")
+			d, err := s.Sessions.StartDesktopSession(ctx, "rex")
 			if err != nil {
 				t.Fatal(err)
 			}

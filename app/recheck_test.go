@@ -27,20 +27,20 @@ func TestRecheckCountAndCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, clk := newTestService(t, t0)
-			s.cfg.MaxFreeRechecks = tc.cap
+			rewire(t, s, func(_ *Deps, c *Config) { c.MaxFreeRechecks = tc.cap })
 			a := newCaller(t, s, "clinic", "")
-			other, _, err := s.CreateKey(ctx, "clinic", "")
+			other, _, err := s.Accounts.CreateKey(ctx, "clinic", "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := s.Authenticate(ctx, other)
+			b, err := s.Accounts.Authenticate(ctx, other)
 			if err != nil {
 				t.Fatal(err)
 			}
 			free := 0
 			for i, want := range tc.billed {
 				clk.Add(time.Minute)
-				got := s.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "rex"})
+				got := s.Accounts.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "rex"})
 				wantReason := ReasonRecheck
 				if want {
 					wantReason = ReasonValid
@@ -52,13 +52,13 @@ func TestRecheckCountAndCap(t *testing.T) {
 				}
 			}
 			// The other key's recheck of the same patient counts for it.
-			if got := s.Meter(ctx, b, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "rex"}); got.Billable && tc.cap == 0 {
+			if got := s.Accounts.Meter(ctx, b, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "rex"}); got.Billable && tc.cap == 0 {
 				t.Fatalf("other key: %+v, want a recheck", got)
 			}
 			// A call that is not valid is no recheck, and a USG call never is.
-			s.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: false, UUID: "rex"})
-			s.Meter(ctx, a, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: "rex"})
-			ks, err := s.ListKeys(ctx)
+			s.Accounts.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: false, UUID: "rex"})
+			s.Accounts.Meter(ctx, a, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: "rex"})
+			ks, err := s.Accounts.ListKeys(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestRecheckCountAndCap(t *testing.T) {
 			}
 			// A new month starts at zero.
 			clk.Set(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
-			ks, _ = s.ListKeys(ctx)
+			ks, _ = s.Accounts.ListKeys(ctx)
 			for _, k := range ks {
 				if k.Rechecks != 0 {
 					t.Errorf("next month: %+v", k)

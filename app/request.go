@@ -3,7 +3,6 @@ package app
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/internal/ident"
 
 	"vetlens/internal/errs"
@@ -19,8 +19,9 @@ import (
 // Request limits. The body limits of the HTTP API are derived from them
 // (docs/security.md lists every limit with its default).
 const (
-	// MaxImageBytes is the largest decoded image (10 MB = 10 MiB here).
-	MaxImageBytes = 10 << 20
+	// MaxImageBytes is the largest decoded image (10 MB = 10 MiB here;
+	// the wire layer's, cardiacv3.MaxImageBytes).
+	MaxImageBytes = cardiacv3.MaxImageBytes
 	// MaxBatchImages is the most images in a batch or stream request.
 	MaxBatchImages = 10
 	// MaxUUIDBytes is the longest accepted uuid: the identifier rule's
@@ -29,7 +30,7 @@ const (
 
 	// MaxImageBase64 is the longest image string accepted in a request:
 	// the base64 length of MaxImageBytes with one line break allowed per
-	// 60 characters (DecodeImageBase64's rule), plus 256 characters for a
+	// 60 characters (cardiacv3.DecodeImageBase64's rule), plus 256 characters for a
 	// data URL prefix. The streaming reader stops at the first character
 	// beyond it.
 	MaxImageBase64 = ((MaxImageBytes+2)/3*4+8)*60/59 + 256
@@ -591,7 +592,7 @@ func (s *jsonStream) cardiacRequest(strict bool) (*CardiacRequest, error) {
 				if truncated {
 					return nil, errImageTooLarge()
 				}
-				b, err := DecodeImageBase64(txt)
+				b, err := cardiacv3.DecodeImageBase64(txt)
 				if err != nil {
 					return nil, err
 				}
@@ -676,7 +677,7 @@ func (s *jsonStream) images(req *CardiacRequest, strict bool) error {
 			if truncated = tr; truncated {
 				imgErr = errImageTooLarge()
 			} else {
-				b, imgErr = DecodeImageBase64(txt)
+				b, imgErr = cardiacv3.DecodeImageBase64(txt)
 			}
 		case 'n': // null, as encoding/json reads it into a string: empty
 			if _, err := s.literal(); err != nil {
@@ -705,37 +706,4 @@ func (s *jsonStream) images(req *CardiacRequest, strict bool) error {
 		return errf(KindInvalid, "images is empty")
 	}
 	return nil
-}
-
-// DecodeImageBase64 decodes an image field: standard base64 with or
-// without padding, line breaks ignored, an optional data URL prefix. It
-// refuses empty input (KindInvalid) and a decoded size over MaxImageBytes
-// (KindTooLarge), the latter before decoding when the text length shows it.
-func DecodeImageBase64(s string) ([]byte, error) {
-	if strings.HasPrefix(s, "data:") {
-		if i := strings.Index(s, ";base64,"); i >= 0 {
-			s = s[i+len(";base64,"):]
-		}
-	}
-	if s == "" {
-		return nil, errf(KindInvalid, "image is empty")
-	}
-	if len(s) > base64.StdEncoding.EncodedLen(MaxImageBytes)+len(s)/60+8 {
-		return nil, errf(KindTooLarge, "image exceeds %d bytes", MaxImageBytes)
-	}
-	enc := base64.StdEncoding
-	if !strings.HasSuffix(strings.TrimRight(s, "\r\n"), "=") {
-		enc = base64.RawStdEncoding
-	}
-	b, err := enc.DecodeString(s)
-	if err != nil && enc == base64.RawStdEncoding {
-		b, err = base64.StdEncoding.DecodeString(s)
-	}
-	if err != nil {
-		return nil, errf(KindInvalid, "image is not valid base64: %v", err)
-	}
-	if len(b) > MaxImageBytes {
-		return nil, errf(KindTooLarge, "image is %d bytes, exceeds %d", len(b), MaxImageBytes)
-	}
-	return b, nil
 }

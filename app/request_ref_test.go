@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"vetlens/api/cardiacv3"
 )
 
 // refParseCardiacRequest is the buffered parser ReadCardiacRequest
@@ -51,7 +53,7 @@ func refParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 		if err := json.Unmarshal(raw.Image, &s); err != nil {
 			return nil, errf(KindInvalid, "image must be a base64 string")
 		}
-		b, err := DecodeImageBase64(s)
+		b, err := cardiacv3.DecodeImageBase64(s)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +73,7 @@ func refParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 		req.Images = make([][]byte, len(ss))
 		req.ImageErrs = make([]error, len(ss))
 		for i, s := range ss {
-			b, err := DecodeImageBase64(s)
+			b, err := cardiacv3.DecodeImageBase64(s)
 			if err != nil {
 				if strict {
 					var e *Error

@@ -224,7 +224,7 @@ func FuzzParseCardiacRequest(f *testing.F) {
 func TestKeys(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, t0)
-	key, info, err := s.CreateKey(ctx, "Clinic A", "")
+	key, info, err := s.Accounts.CreateKey(ctx, "Clinic A", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,32 +235,32 @@ func TestKeys(t *testing.T) {
 	if len(ks) != 1 || strings.Contains(fmt.Sprint(ks[0]), key[12:]) {
 		t.Fatalf("stored key leaks secret: %+v", ks)
 	}
-	c, err := s.Authenticate(ctx, key)
+	c, err := s.Accounts.Authenticate(ctx, key)
 	if err != nil || c.Customer != "Clinic A" || c.KeyPrefix != info.Prefix {
 		t.Fatalf("%+v %v", c, err)
 	}
 	forged := key[:len(key)-1] + string("AB"[strings.IndexByte("AB", key[len(key)-1])+1&1])
 	for _, bad := range []string{"x", "vl_zzzzzzzz_abc", key + "x", forged, "vl_00000000_" + key[12:]} {
-		if _, err := s.Authenticate(ctx, bad); err != ErrInvalidKey {
+		if _, err := s.Accounts.Authenticate(ctx, bad); err != ErrInvalidKey {
 			t.Errorf("Authenticate(%q) = %v, want ErrInvalidKey", bad, err)
 		}
 	}
-	if _, err := s.Authenticate(ctx, ""); err != ErrMissingKey {
+	if _, err := s.Accounts.Authenticate(ctx, ""); err != ErrMissingKey {
 		t.Errorf("empty key: %v", err)
 	}
-	if _, err := s.RevokeKey(ctx, info.Prefix); err != nil {
+	if _, err := s.Accounts.RevokeKey(ctx, info.Prefix); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, key); err != ErrInvalidKey {
+	if _, err := s.Accounts.Authenticate(ctx, key); err != ErrInvalidKey {
 		t.Fatalf("revoked key authenticates: %v", err)
 	}
-	if _, err := s.RevokeKey(ctx, "nope"); KindOf(err) != KindInvalid {
+	if _, err := s.Accounts.RevokeKey(ctx, "nope"); KindOf(err) != KindInvalid {
 		t.Fatalf("revoke malformed: %v", err)
 	}
-	if _, _, err := s.CreateKey(ctx, "x", "gold"); KindOf(err) != KindInvalid {
+	if _, _, err := s.Accounts.CreateKey(ctx, "x", "gold"); KindOf(err) != KindInvalid {
 		t.Fatalf("bad tier: %v", err)
 	}
-	l, _ := s.ListKeys(ctx)
+	l, _ := s.Accounts.ListKeys(ctx)
 	if len(l) != 1 || l[0].Status != "revoked" {
 		t.Fatalf("%+v", l)
 	}

@@ -93,7 +93,7 @@ type ModelInfo struct {
 }
 
 // Models reports which models are loaded and their versions.
-func (s *Service) Models() ModelInfo {
+func (s *Status) Models() ModelInfo {
 	var mi ModelInfo
 	if s.cardiac != nil {
 		mi.CardiacLoaded, mi.CardiacVersion = true, s.cardiac.ModelVersion()

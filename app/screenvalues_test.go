@@ -24,15 +24,15 @@ func TestClampPoint(t *testing.T) {
 
 func TestModels(t *testing.T) {
 	s, _ := newTestService(t, time.Unix(0, 0))
-	if got := s.Models(); got != (ModelInfo{CardiacLoaded: true, CardiacVersion: "fake-1"}) {
+	if got := s.Status.Models(); got != (ModelInfo{CardiacLoaded: true, CardiacVersion: "fake-1"}) {
 		t.Fatalf("cardiac only: %+v", got)
 	}
-	s.usg = fakeUSG{}
-	if got := s.Models(); !got.USGLoaded || got.USGVersion != "" {
+	rewire(t, s, func(d *Deps, _ *Config) { d.USG = fakeUSG{} })
+	if got := s.Status.Models(); !got.USGLoaded || got.USGVersion != "" {
 		t.Fatalf("with USG: %+v", got)
 	}
-	s.cardiac = nil
-	if got := s.Models(); got.CardiacLoaded || got.CardiacVersion != "" {
+	rewire(t, s, func(d *Deps, _ *Config) { d.Cardiac = nil })
+	if got := s.Status.Models(); got.CardiacLoaded || got.CardiacVersion != "" {
 		t.Fatalf("no cardiac: %+v", got)
 	}
 }

@@ -20,7 +20,7 @@ func fillStore(t *testing.T, s *Service, clk *fakeClock) {
 	ctx := context.Background()
 	a := newCaller(t, s, "Clinic A", "")
 	b := newCaller(t, s, "Clinic ポチ", TierEnterprise)
-	if _, _, err := s.CreateKey(ctx, "Clinic A", ""); err != nil {
+	if _, _, err := s.Accounts.CreateKey(ctx, "Clinic A", ""); err != nil {
 		t.Fatal(err)
 	}
 	for i, ch := range []struct {
@@ -33,10 +33,10 @@ func fillStore(t *testing.T, s *Service, clk *fakeClock) {
 		{b, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "dog1"}},
 		{a, Charge{Service: "cardiac", CallType: CallSingle, Valid: false, UUID: "dog2"}},
 	} {
-		s.Meter(ctx, ch.c, ch.ch)
+		s.Accounts.Meter(ctx, ch.c, ch.ch)
 		clk.Add(time.Duration(i+1) * 7 * 24 * time.Hour) // into the next month by the end
 	}
-	if _, err := s.PredictUSG(ctx, a, nil); err == nil {
+	if _, err := s.USG.PredictUSG(ctx, a, nil); err == nil {
 		t.Fatal("PredictUSG without an engine succeeded")
 	}
 	v := 10.5
@@ -147,12 +147,12 @@ func TestCopyStore(t *testing.T) {
 	}
 	// The recheck grace carries over: dog1 was last billed for Clinic A
 	// a week after t0, an hour before this time.
-	dst.clock.(*fakeClock).Set(t0.Add(7*24*time.Hour + time.Hour))
-	a, err := dst.Authenticate(ctx, mustKey(t, dst, "Clinic A"))
+	dst.Accounts.clock.(*fakeClock).Set(t0.Add(7*24*time.Hour + time.Hour))
+	a, err := dst.Accounts.Authenticate(ctx, mustKey(t, dst, "Clinic A"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := dst.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "dog1"}); b.Reason != ReasonRecheck {
+	if b := dst.Accounts.Meter(ctx, a, Charge{Service: "cardiac", CallType: CallSingle, Valid: true, UUID: "dog1"}); b.Reason != ReasonRecheck {
 		t.Errorf("after the copy dog1 is %+v, want recheck_24h", b)
 	}
 	// A destination with records is refused.
@@ -164,7 +164,7 @@ func TestCopyStore(t *testing.T) {
 // mustKey creates a new key for customer and returns it.
 func mustKey(t *testing.T, s *Service, customer string) string {
 	t.Helper()
-	k, _, err := s.CreateKey(context.Background(), customer, "")
+	k, _, err := s.Accounts.CreateKey(context.Background(), customer, "")
 	if err != nil {
 		t.Fatal(err)
 	}

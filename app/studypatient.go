@@ -124,7 +124,7 @@ func RouteFilePatient(loaded repo.Patient, m *Measurement) (FileRoute, *PatientM
 // checkStudyPatient refuses to file or report m under patient id when its
 // tags contradict the patient's record (StudyMismatch) and the clinician
 // has not acknowledged it (KindInvalid, naming both patients).
-func (s *Service) checkStudyPatient(ctx context.Context, m *Measurement, id PatientID) error {
+func (s *Patients) checkStudyPatient(ctx context.Context, m *Measurement, id PatientID) error {
 	if m == nil || m.DICOM == nil {
 		return nil
 	}
@@ -143,7 +143,7 @@ func (s *Service) checkStudyPatient(ctx context.Context, m *Measurement, id Pati
 // auditKeptPatient records in the audit trail that a study was filed
 // under a patient its tags contradict, with the clinician's
 // acknowledgement (Measurement.KeepPatient); nothing otherwise.
-func (s *Service) auditKeptPatient(ctx context.Context, m *Measurement, e repo.HistoryEntry) error {
+func (s *Patients) auditKeptPatient(ctx context.Context, m *Measurement, e repo.HistoryEntry) error {
 	if m == nil || m.KeepPatient == "" || m.DICOM == nil {
 		return nil
 	}

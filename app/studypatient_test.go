@@ -70,30 +70,30 @@ func TestRouteFilePatient(t *testing.T) {
 func TestSaveRefusesAContradictedPatient(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestService(t, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	if _, err := s.SavePatient(ctx, repo.Patient{ID: "Bella-1", Name: "Bella", Species: "cat"}); err != nil {
+	if _, err := s.Patients.SavePatient(ctx, repo.Patient{ID: "Bella-1", Name: "Bella", Species: "cat"}); err != nil {
 		t.Fatal(err)
 	}
 	m := dicomMeasurement(DICOMTags{PatientID: "P-0042", AnimalName: "Rex", SpeciesDescription: "Canine"})
-	_, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m})
+	_, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m})
 	if KindOf(err) != KindInvalid || !strings.Contains(err.Error(), "P-0042") {
 		t.Fatalf("saved under the wrong patient: %v", err)
 	}
-	if rec, err := s.Patient(ctx, "Bella-1"); err != nil || len(rec.Cardiac) != 0 {
+	if rec, err := s.Patients.Patient(ctx, "Bella-1"); err != nil || len(rec.Cardiac) != 0 {
 		t.Fatalf("history %+v, %v", rec, err)
 	}
 	if _, err := DesktopReport(SaveRequest{PatientID: "Bella-1", Measurement: m}, time.Now(), ReportDetails{Patient: repo.Patient{ID: "Bella-1"}}); KindOf(err) != KindInvalid {
 		t.Fatalf("report under the wrong patient: %v", err)
 	}
 	m.KeepPatient = "Milo-7" // acknowledged for someone else
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m}); KindOf(err) != KindInvalid {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m}); KindOf(err) != KindInvalid {
 		t.Fatalf("an acknowledgement for another patient was taken: %v", err)
 	}
 	m.KeepPatient = "Bella-1"
-	saved, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m})
+	saved, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "Bella-1", Measurement: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trail, err := s.AuditTrail(ctx, "Bella-1")
+	trail, err := s.Patients.AuditTrail(ctx, "Bella-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestSaveRefusesAContradictedPatient(t *testing.T) {
 		t.Errorf("audit %+v", last)
 	}
 	own := dicomMeasurement(DICOMTags{PatientID: "P-0042"})
-	if _, err := s.SaveMeasurement(ctx, SaveRequest{PatientID: "P-0042", Measurement: own}); err != nil {
+	if _, err := s.Patients.SaveMeasurement(ctx, SaveRequest{PatientID: "P-0042", Measurement: own}); err != nil {
 		t.Errorf("own patient: %v", err)
 	}
 }

@@ -28,13 +28,13 @@ type usgLogInputs struct {
 // before it returns. USG
 // responses carry no billing object; a ledger failure is therefore an
 // internal error (500, safe to retry) rather than a free result.
-func (s *Service) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
+func (s *USG) PredictUSG(ctx context.Context, c Caller, req *usg.Request) (*usg.Response, error) {
 	return s.predictLogged(ctx, c, req, nil)
 }
 
 // predictLogged is PredictUSG, logging entered (the desktop form's values
 // as entered, with their units) beside the inputs.
-func (s *Service) predictLogged(ctx context.Context, c Caller, req *usg.Request, entered []EnteredValue) (*usg.Response, error) {
+func (s *USG) predictLogged(ctx context.Context, c Caller, req *usg.Request, entered []EnteredValue) (*usg.Response, error) {
 	resp, err := s.predictUSG(ctx, req)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (s *Service) predictLogged(ctx context.Context, c Caller, req *usg.Request,
 		ClinicCode: req.ClinicCode, UUID: req.UUID, Inputs: inJSON, Outputs: outJSON,
 		ModelVersion: resp.Result.ModelVersion,
 	}
-	if b := s.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
+	if b := s.accounts.meter(ctx, c, Charge{Service: "usg", CallType: CallUSG, Valid: true, UUID: req.UUID}, entry); b.Reason == ReasonError {
 		return nil, fmt.Errorf("usg: log and ledger could not be written")
 	}
 	return resp, nil
@@ -64,11 +64,11 @@ func (s *Service) predictLogged(ctx context.Context, c Caller, req *usg.Request,
 
 // predictUSG checks a request's identifiers and runs the engine: what
 // every USG front door shares before logging and billing.
-func (s *Service) predictUSG(ctx context.Context, req *usg.Request) (*usg.Response, error) {
+func (s *USG) predictUSG(ctx context.Context, req *usg.Request) (*usg.Response, error) {
 	if s.usg == nil {
 		return nil, ErrUSGUnavailable
 	}
-	if err := s.CheckWritable(); err != nil {
+	if err := s.disk.checkWritable(); err != nil {
 		return nil, err
 	}
 	// usg.ParseRequest applies the identifier rule already; requests built

@@ -108,7 +108,7 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// The API's session use case on a local service: the same pipeline,
 	// states, errors and bodies as /v3/pop-session, nothing billed.
-	sink, err := svc.StartLocalSession(ctx)
+	sink, err := svc.Sessions.StartLocalSession(ctx)
 	if err != nil {
 		return fail(err)
 	}

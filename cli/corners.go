@@ -78,7 +78,7 @@ func oneFile(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	return files[0], b, svc, ExitOK, true
 }
 
-// Corners implements `vetlens corners FILE` through app.Service.DetectCorners,
+// Corners implements `vetlens corners FILE` through app.Service.Sessions.DetectCorners,
 // the use case of /v3/corners.
 func Corners(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("corners", flag.ContinueOnError)
@@ -88,7 +88,7 @@ func Corners(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	body, err := svc.DetectCorners(ctx, img)
+	body, err := svc.Sessions.DetectCorners(ctx, img)
 	if err != nil {
 		return reportFileError(stdout, stderr, file, err)
 	}
@@ -111,7 +111,7 @@ as the API does. When no corners are found confidently it prints
 `
 
 // Preprocess implements `vetlens preprocess FILE [-o OUT.jpg]` through
-// app.Service.Preprocess, the use case of /v3/preprocess.
+// app.Service.Sessions.Preprocess, the use case of /v3/preprocess.
 func Preprocess(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("preprocess", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -121,7 +121,7 @@ func Preprocess(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return code
 	}
-	body, err := svc.Preprocess(ctx, img)
+	body, err := svc.Sessions.Preprocess(ctx, img)
 	if err != nil {
 		return reportFileError(stdout, stderr, file, err)
 	}

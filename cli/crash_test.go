@@ -47,7 +47,7 @@ func TestCrashDuringBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc, _ := app.New(app.Deps{Repos: st.Repos()}, app.DefaultConfig())
-	key, _, err := svc.CreateKey(context.Background(), "crash-clinic", "")
+	key, _, err := svc.Accounts.CreateKey(context.Background(), "crash-clinic", "")
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func watchImports(ctx context.Context, svc *app.Service, dir string, log *slog.L
 	logged := map[int]bool{}
 	var q *importq.Queue
 	q = importq.New(importq.Config{Dir: dir, KeepMeasurements: 1}, func(ctx context.Context, b []byte) (*app.Measurement, error) {
-		return svc.MeasureDesktop(ctx, "", b)
+		return svc.Cardiac.MeasureDesktop(ctx, "", b)
 	})
 	q.OnChange(func() {
 		items := q.Items()

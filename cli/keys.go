@@ -140,11 +140,13 @@ func openKeyAdmin(ctx context.Context, spec, dir string) (keyAdmin, func(), erro
 type directAdmin struct{ svc *app.Service }
 
 func (d directAdmin) create(ctx context.Context, customer, tier string) (string, app.KeyInfo, error) {
-	return d.svc.CreateKey(ctx, customer, app.Tier(tier))
+	return d.svc.Accounts.CreateKey(ctx, customer, app.Tier(tier))
 }
-func (d directAdmin) list(ctx context.Context) ([]app.KeyInfo, error) { return d.svc.ListKeys(ctx) }
+func (d directAdmin) list(ctx context.Context) ([]app.KeyInfo, error) {
+	return d.svc.Accounts.ListKeys(ctx)
+}
 func (d directAdmin) revoke(ctx context.Context, p string) (app.KeyInfo, error) {
-	return d.svc.RevokeKey(ctx, p)
+	return d.svc.Accounts.RevokeKey(ctx, p)
 }
 
 type socketAdmin struct{ c *http.Client }

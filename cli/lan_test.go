@@ -29,7 +29,7 @@ func TestListenerAnswersWhereShown(t *testing.T) {
 	test.NewTempApp(t)
 	dir := t.TempDir()
 	svc := newBareService(t, dir)
-	key, _, err := svc.CreateKey(t.Context(), "Clinic LAN", "")
+	key, _, err := svc.Accounts.CreateKey(t.Context(), "Clinic LAN", "")
 	if err != nil {
 		t.Fatal(err)
 	}

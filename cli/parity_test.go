@@ -31,10 +31,10 @@ func apiServer(t *testing.T, models string) (url, key string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeAll)
-	if svc.Cardiac() == nil || svc.USG() == nil || svc.PoP() == nil {
+	if svc.Cardiac.Engine() == nil || svc.USG.Engine() == nil || svc.Sessions.Pipeline() == nil {
 		t.Fatal("the models did not load")
 	}
-	key, _, err = svc.CreateKey(ctx, "Parity clinic", app.TierPaygo)
+	key, _, err = svc.Accounts.CreateKey(ctx, "Parity clinic", app.TierPaygo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ Models: --models, else $VETLENS_MODELS, else models/ beside the executable,
 else ./models.
 `
 
-// Predict implements `vetlens predict` through app.Service.PredictLocal,
+// Predict implements `vetlens predict` through app.Service.Cardiac.PredictLocal,
 // the single-image use case of /v3/predict. It returns ExitOK when every
 // file was measured (rejection counts as measured), ExitRejected when
 // some file failed, ExitUsage for a bad command line and ExitInternal
@@ -138,7 +138,7 @@ func predictFile(ctx context.Context, svc *app.Service, file, renderOut string) 
 	}
 	// Screen photos are detected and perspective-corrected first
 	// (docs/pop.md); anything else is measured as it is.
-	resp, r, err := svc.PredictLocal(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
+	resp, r, err := svc.Cardiac.PredictLocal(ctx, b, cardiac.PredictOptions{Render: renderOut != ""})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -238,7 +238,7 @@ func serveAPI(ctx context.Context, svc *app.Service, c serveConfig, stdout io.Wr
 	fmt.Fprintf(stdout, "vetlens: serving https://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "certificate SHA-256 fingerprint: %s\n", Fingerprint(cert))
 	fmt.Fprintf(stdout, "public key pin (curl --pinnedpubkey): %s\n", PublicKeyPin(cert))
-	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.PixelStats().Capacity>>20)
+	fmt.Fprintf(stdout, "image pixel memory budget: %d MiB\n", svc.Status.PixelStats().Capacity>>20)
 	if c.ready != nil {
 		c.ready(ln.Addr().String(), cert)
 	}

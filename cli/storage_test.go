@@ -95,16 +95,16 @@ func TestStoreCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := svc.CreateKey(ctx, "Clinic A", app.TierStarter)
+	key, _, err := svc.Accounts.CreateKey(ctx, "Clinic A", app.TierStarter)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := svc.Authenticate(ctx, key)
+	c, err := svc.Accounts.Authenticate(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"dog1", "dog2", "dog1"} {
-		svc.Meter(ctx, c, app.Charge{Service: "cardiac", CallType: app.CallSingle, Valid: true, UUID: u})
+		svc.Accounts.Meter(ctx, c, app.Charge{Service: "cardiac", CallType: app.CallSingle, Valid: true, UUID: u})
 	}
 	want, err := st.Repos().Ledger.Events(ctx)
 	st.Close()
@@ -153,7 +153,7 @@ func TestStoreCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc, err := psvc.Authenticate(ctx, key); err != nil || pc.Customer != "Clinic A" {
+	if pc, err := psvc.Accounts.Authenticate(ctx, key); err != nil || pc.Customer != "Clinic A" {
 		t.Fatalf("the clinic's key on PostgreSQL: %+v, %v", pc, err)
 	}
 }

@@ -205,7 +205,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := svc.CreateKey(ctx, "group-clinic", "")
+	key, _, err := svc.Accounts.CreateKey(ctx, "group-clinic", "")
 	if err != nil {
 		t.Fatal(err)
 	}

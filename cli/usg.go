@@ -28,7 +28,7 @@ var usgFlags = []struct{ flag, key, help string }{
 
 // USG runs `vetlens usg`: it validates one request given as flags or as a
 // JSON body (--json FILE, or - for stdin), predicts with the shipped USG
-// model through app.Service.PredictUSGLocal (the use case of
+// model through app.Service.USG.PredictUSGLocal (the use case of
 // /usg/v1/predict, without logging or billing), and prints the spec's {result, meta} body or its error body to
 // stdout. It returns the process exit status.
 func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -104,7 +104,7 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printError(stdout, stderr, err)
 	}
 	defer closeAll()
-	resp, err := svc.PredictUSGLocal(ctx, req)
+	resp, err := svc.USG.PredictUSGLocal(ctx, req)
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}

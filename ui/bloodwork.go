@@ -201,7 +201,7 @@ func (b *bloodwork) submit() {
 		b.fail("Check the values: " + err.Error())
 		return
 	}
-	if b.u.svc.USG() == nil {
+	if b.u.svc.USG.Engine() == nil {
 		b.fail(app.ErrUSGUnavailable.Error())
 		return
 	}
@@ -227,7 +227,7 @@ func (b *bloodwork) submit() {
 	b.predict.Disable()
 	var res app.BloodworkResult
 	b.u.background(func(ctx context.Context) {
-		res, err = b.u.svc.ScreenBloodwork(ctx, f)
+		res, err = b.u.svc.USG.ScreenBloodwork(ctx, f)
 	}, func() {
 		b.predict.Enable()
 		if err != nil {

@@ -117,7 +117,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	if spec == "" {
 		return errors.New("choose a camera, a video file, an image folder or an image file")
 	}
-	if session && u.svc.PoP() == nil {
+	if session && u.svc.Sessions.Pipeline() == nil {
 		return fmt.Errorf("capture: %w", app.ErrPoPUnavailable)
 	}
 	u.StopCapture()
@@ -129,7 +129,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := live.Config{OnPreview: c.onPreview}
 	files := isFileSource(spec)
-	if p := u.svc.PoP(); p != nil {
+	if p := u.svc.Sessions.Pipeline(); p != nil {
 		cfg.Outliner = live.PoPOutliner(p)
 		if files {
 			cfg.Outliner = live.FileOutliner(cfg.Outliner)
@@ -139,7 +139,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	if session {
 		var id app.PatientID
 		if id, err = u.patientID(); err == nil {
-			sess, err = u.svc.StartDesktopSession(ctx, id)
+			sess, err = u.svc.Sessions.StartDesktopSession(ctx, id)
 		}
 		if err != nil {
 			cancel()

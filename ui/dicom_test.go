@@ -232,14 +232,14 @@ func TestMismatchedDICOMAsks(t *testing.T) {
 			}
 			test.Tap(r.save)
 			ctx := context.Background()
-			rec, err := u.svc.Patient(ctx, app.PatientID(tc.filed))
+			rec, err := u.svc.Patients.Patient(ctx, app.PatientID(tc.filed))
 			if err != nil || len(rec.Cardiac) != 1 {
 				t.Fatalf("%s: %v entries, %v; status %q", tc.filed, rec, err, r.status.Text)
 			}
 			if got := rec.Audit[len(rec.Audit)-1].Action; got != tc.audit {
 				t.Errorf("last audit of %s: %q, want %q", tc.filed, got, tc.audit)
 			}
-			if other, err := u.svc.Patient(ctx, app.PatientID(tc.other)); err != nil || len(other.Cardiac) != 0 {
+			if other, err := u.svc.Patients.Patient(ctx, app.PatientID(tc.other)); err != nil || len(other.Cardiac) != 0 {
 				t.Errorf("%s got the study: %+v, %v", tc.other, other, err)
 			}
 		})

@@ -135,7 +135,7 @@ func (t *importTab) refresh() {
 }
 
 // WatchImportFolder watches dir (saved as the setting) for new radiographs
-// and measures them (app.Service.MeasureDesktop, a DICOM file for its own
+// and measures them (app.Service.Cardiac.MeasureDesktop, a DICOM file for its own
 // Patient ID), replacing any folder watched before; "" stops watching.
 // A folder that does not exist is an error.
 func (u *UI) WatchImportFolder(dir string) error {
@@ -157,7 +157,7 @@ func (u *UI) WatchImportFolder(dir string) error {
 	q := importq.New(importq.Config{Dir: dir}, func(ctx context.Context, b []byte) (*app.Measurement, error) {
 		ctx, cancel := context.WithTimeout(ctx, predictTimeout)
 		defer cancel()
-		return svc.MeasureDesktop(ctx, "", b)
+		return svc.Cardiac.MeasureDesktop(ctx, "", b)
 	})
 	q.OnChange(func() { fyne.Do(t.refresh) })
 	ctx, cancel := context.WithCancel(context.Background())

@@ -68,7 +68,7 @@ func (k *keysTab) ctx() (context.Context, context.CancelFunc) {
 func (k *keysTab) createKey() {
 	ctx, cancel := k.ctx()
 	defer cancel()
-	key, info, err := k.u.svc.CreateKey(ctx, k.customer.Text, app.Tier(k.tier.Selected))
+	key, info, err := k.u.svc.Accounts.CreateKey(ctx, k.customer.Text, app.Tier(k.tier.Selected))
 	if err != nil {
 		k.status.SetText("Could not create the key: " + err.Error())
 		return
@@ -89,7 +89,7 @@ func (k *keysTab) copyToClipboard() {
 func (k *keysTab) revoke(prefix string) {
 	ctx, cancel := k.ctx()
 	defer cancel()
-	if _, err := k.u.svc.RevokeKey(ctx, prefix); err != nil {
+	if _, err := k.u.svc.Accounts.RevokeKey(ctx, prefix); err != nil {
 		k.status.SetText("Could not revoke " + prefix + ": " + err.Error())
 		return
 	}
@@ -101,7 +101,7 @@ func (k *keysTab) revoke(prefix string) {
 func (k *keysTab) refresh() {
 	ctx, cancel := k.ctx()
 	defer cancel()
-	keys, err := k.u.svc.ListKeys(ctx)
+	keys, err := k.u.svc.Accounts.ListKeys(ctx)
 	if err != nil {
 		k.list.Objects = []fyne.CanvasObject{widget.NewLabel("Could not list keys: " + err.Error())}
 		k.list.Refresh()
@@ -115,7 +115,7 @@ func (k *keysTab) refresh() {
 	for _, ki := range keys {
 		if _, ok := usage[ki.Customer]; !ok {
 			usage[ki.Customer] = "usage unavailable"
-			if st, err := k.u.svc.MonthlyStatement(ctx, ki.Customer); err == nil {
+			if st, err := k.u.svc.Accounts.MonthlyStatement(ctx, ki.Customer); err == nil {
 				usage[ki.Customer] = statementText(st)
 			}
 		}

@@ -165,7 +165,7 @@ func (t *learningTab) refresh() {
 	}
 	var counts []string
 	if t.stop == nil { // not while a run reads the pool
-		sum, err := t.u.svc.SyncPool(ctx, t.svc.Layout().Pool(), t.svc.Layout().Salt())
+		sum, err := t.u.svc.Learning.SyncPool(ctx, t.svc.Layout().Pool(), t.svc.Layout().Salt())
 		if err != nil {
 			counts = append(counts, "The saved corrections could not be added to the pool: "+err.Error())
 		} else {

@@ -167,13 +167,13 @@ func TestSavedCorrectionsCountInThePool(t *testing.T) {
 	if err := os.RemoveAll(r.Layout.Pool()); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := u.svc.Patient(t.Context(), "Rex-1")
+	rec, err := u.svc.Patients.Patient(t.Context(), "Rex-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range rec.Cardiac {
 		if e.Kind == app.MeasurementEdited {
-			if _, err := u.svc.HideEntry(t.Context(), "Rex-1", app.DesktopCustomer, e.Seq, "test: an empty pool"); err != nil {
+			if _, err := u.svc.Patients.HideEntry(t.Context(), "Rex-1", app.DesktopCustomer, e.Seq, "test: an empty pool"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -191,7 +191,7 @@ func (u *UI) AboutText() string {
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(name + " " + version))
-	models := u.svc.Models()
+	models := u.svc.Status.Models()
 	b.WriteString("\n\nCardiac models (VHS, VLAS): ")
 	if models.CardiacLoaded {
 		b.WriteString(models.CardiacVersion)

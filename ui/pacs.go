@@ -130,7 +130,7 @@ func (u *UI) SendOutbox() {
 
 // SendPatientReports writes the report of each of a patient's
 // measurements in effect made on a DICOM study into the PACS outbox
-// (app.Service.ReportsToPACS, the batch from the Patients tab) and sends
+// (app.Service.Patients.ReportsToPACS, the batch from the Patients tab) and sends
 // the outbox when a node is set; the Patients tab says what happened.
 func (u *UI) SendPatientReports(id app.PatientID) {
 	p := u.patients
@@ -146,7 +146,7 @@ func (u *UI) SendPatientReports(id app.PatientID) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	b, err := u.svc.ReportsToPACS(ctx, id, outbox, clinic)
+	b, err := u.svc.Patients.ReportsToPACS(ctx, id, outbox, clinic)
 	text := fmt.Sprintf("%d file(s) written to the PACS outbox (each report and its annotated radiograph).", len(b.Written))
 	if b.NoStudy > 0 {
 		text += fmt.Sprintf(" %d measurement(s) have no DICOM study to return to (image files, captures, API or older entries).", b.NoStudy)

@@ -180,7 +180,7 @@ func (b *patientBar) idChanged(id string) {
 	if id != "" && perr == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 		var err error
-		p, found, err = b.u.svc.PatientDetails(ctx, pid)
+		p, found, err = b.u.svc.Patients.PatientDetails(ctx, pid)
 		cancel()
 		if err != nil {
 			b.status.SetText("Could not read the patient: " + err.Error())
@@ -220,7 +220,7 @@ func (u *UI) SavePatient() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	res, err := u.svc.SavePatient(ctx, p)
+	res, err := u.svc.Patients.SavePatient(ctx, p)
 	if err != nil {
 		return fmt.Errorf("save patient: %w", err)
 	}
@@ -269,7 +269,7 @@ func (u *UI) Reference() app.Reference {
 func (u *UI) PrefillPatient(tags app.PatientTags) (app.Prefill, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	res, err := u.svc.PrefillPatient(ctx, tags)
+	res, err := u.svc.Patients.PrefillPatient(ctx, tags)
 	if err != nil {
 		return res, fmt.Errorf("patient from the image: %w", err)
 	}

@@ -105,7 +105,7 @@ func (p *patientsTab) ctx() (context.Context, context.CancelFunc) {
 func (p *patientsTab) refreshSearch() {
 	ctx, cancel := p.ctx()
 	defer cancel()
-	found, err := p.u.svc.FindPatients(ctx, p.query.Text, maxPatientMatches)
+	found, err := p.u.svc.Patients.FindPatients(ctx, p.query.Text, maxPatientMatches)
 	if err != nil {
 		p.matches.Objects = []fyne.CanvasObject{newValueLabel("Search failed: " + err.Error())}
 		p.matches.Refresh()
@@ -165,7 +165,7 @@ func (p *patientsTab) relayout() {
 func (p *patientsTab) Open(id app.PatientID) {
 	ctx, cancel := p.ctx()
 	defer cancel()
-	rec, err := p.u.svc.Patient(ctx, id)
+	rec, err := p.u.svc.Patients.Patient(ctx, id)
 	if err != nil {
 		p.status.SetText("Could not open the patient: " + err.Error())
 		return
@@ -420,7 +420,7 @@ func usgLine(v app.USGVisit) string {
 func (u *UI) RemoveMeasurement(id app.PatientID, customer string, seq uint64, reason string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	if _, err := u.svc.HideEntry(ctx, id, customer, seq, reason); err != nil {
+	if _, err := u.svc.Patients.HideEntry(ctx, id, customer, seq, reason); err != nil {
 		return fmt.Errorf("remove measurement: %w", err)
 	}
 	u.patients.Open(id)
@@ -432,7 +432,7 @@ func (u *UI) RemoveMeasurement(id app.PatientID, customer string, seq uint64, re
 func (u *UI) RemoveScreening(id app.PatientID, seq uint64, reason string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	if _, err := u.svc.HideScreening(ctx, id, seq, reason); err != nil {
+	if _, err := u.svc.Patients.HideScreening(ctx, id, seq, reason); err != nil {
 		return fmt.Errorf("remove screening: %w", err)
 	}
 	u.patients.Open(id)
@@ -459,7 +459,7 @@ func (u *UI) ReopenMeasurement(id app.PatientID, customer string, seq uint64) er
 func (u *UI) reopenMeasurement(id app.PatientID, customer string, seq uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	m, err := u.svc.ReopenMeasurement(ctx, id, customer, seq)
+	m, err := u.svc.Patients.ReopenMeasurement(ctx, id, customer, seq)
 	if err != nil {
 		return fmt.Errorf("open measurement: %w", err)
 	}

@@ -197,7 +197,7 @@ func (u *UI) OpenFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("open radiograph: %w", err)
 	}
-	if u.svc.Cardiac() == nil {
+	if u.svc.Cardiac.Engine() == nil {
 		return fmt.Errorf("open radiograph: %w", app.ErrCardiacUnavailable)
 	}
 	patient, err := u.patientID()
@@ -210,7 +210,7 @@ func (u *UI) OpenFile(path string) error {
 	r.open.Disable()
 	var m *app.Measurement
 	u.background(func(ctx context.Context) {
-		m, err = u.svc.MeasureDesktop(ctx, patient, b)
+		m, err = u.svc.Cardiac.MeasureDesktop(ctx, patient, b)
 	}, func() {
 		r.open.Enable()
 		if err != nil {
@@ -690,7 +690,7 @@ func (u *UI) SaveReview() error {
 	if err != nil {
 		return fmt.Errorf("save to patient history: %w", err)
 	}
-	saved, err := u.svc.SaveMeasurement(ctx, req)
+	saved, err := u.svc.Patients.SaveMeasurement(ctx, req)
 	if err != nil {
 		return fmt.Errorf("save to patient history: %w", err)
 	}

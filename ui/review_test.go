@@ -146,7 +146,7 @@ func TestReviewHandPlacementFlow(t *testing.T) {
 	if !strings.Contains(r.status.Text, "Saved to the history of Bella-7") || !strings.Contains(r.status.Text, "placed by hand (manual)") {
 		t.Fatalf("status %q", r.status.Text)
 	}
-	rec, err := u.svc.Patient(t.Context(), "Bella-7")
+	rec, err := u.svc.Patients.Patient(t.Context(), "Bella-7")
 	if err != nil || len(rec.Cardiac) != 1 {
 		t.Fatalf("history %+v %v", rec, err)
 	}
@@ -377,7 +377,7 @@ func TestReviewHandPlacementWithoutModelPoints(t *testing.T) {
 				test.Tap(r.confirm)
 			}
 			test.Tap(r.save)
-			rec, err := u.svc.Patient(t.Context(), "Rex")
+			rec, err := u.svc.Patients.Patient(t.Context(), "Rex")
 			if err != nil || len(rec.Cardiac) != 1 {
 				t.Fatalf("status %q, history %+v %v", r.status.Text, rec, err)
 			}
@@ -677,7 +677,7 @@ func TestNoVLASFromADoubtedPoint(t *testing.T) {
 	if err := u.SaveReview(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := u.svc.Patient(context.Background(), "Rex-9")
+	rec, err := u.svc.Patients.Patient(context.Background(), "Rex-9")
 	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].VHS == nil || rec.Cardiac[0].VLAS != nil {
 		t.Fatalf("saved %+v, %v", rec, err)
 	}

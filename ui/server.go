@@ -186,13 +186,13 @@ func (s *serverTab) refresh() {
 	s.urls.Refresh()
 	ctx, cancel := context.WithTimeout(context.Background(), keyOpTimeout)
 	defer cancel()
-	if st, err := s.u.svc.MonthlyStatement(ctx, app.DesktopCustomer); err == nil {
+	if st, err := s.u.svc.Accounts.MonthlyStatement(ctx, app.DesktopCustomer); err == nil {
 		s.desktop.SetText(fmt.Sprintf("%s: %d measurements and screenings counted (usage statistics; the desktop's own use is not charged).", st.Month, st.Usage))
 	} else {
 		s.desktop.SetText("No measurements from this desktop yet this month.")
 	}
 	s.keys.refresh()
-	s.showDisk(s.u.svc.Disk())
+	s.showDisk(s.u.svc.Status.Disk())
 }
 
 // showDisk shows a warning while the data directory's disk is low or

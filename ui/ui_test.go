@@ -172,7 +172,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if !strings.Contains(r.status.Text, "Saved to the history of Rex-42") || !strings.Contains(r.status.Text, "edited values") {
 		t.Fatalf("status after save %q", r.status.Text)
 	}
-	rec, err := u.svc.Patient(t.Context(), "Rex-42")
+	rec, err := u.svc.Patients.Patient(t.Context(), "Rex-42")
 	if err != nil || len(rec.Cardiac) != 1 || rec.Cardiac[0].Kind != app.MeasurementEdited || !rec.Cardiac[0].Edited || rec.Cardiac[0].ModelVHS == nil || *rec.Cardiac[0].VHS == *rec.Cardiac[0].ModelVHS {
 		t.Fatalf("saved record %+v %v", rec, err)
 	}
@@ -187,7 +187,7 @@ func TestReviewOpenAndDrag(t *testing.T) {
 	if err := u.SaveReview(); err != nil || !strings.Contains(r.status.Text, "nothing new to save") {
 		t.Fatalf("second save: %v, status %q", err, r.status.Text)
 	}
-	if rec, err := u.svc.Patient(t.Context(), "Rex-42"); err != nil || len(rec.Cardiac) != 1 {
+	if rec, err := u.svc.Patients.Patient(t.Context(), "Rex-42"); err != nil || len(rec.Cardiac) != 1 {
 		t.Fatalf("second save stored a duplicate: %+v %v", rec, err)
 	}
 
@@ -341,7 +341,7 @@ func TestBloodwork(t *testing.T) {
 	if !strings.Contains(b.errLabel.Text, "nothing new was logged") {
 		t.Fatalf("repeat: %q", b.errLabel.Text)
 	}
-	rec, err := u.svc.Patient(t.Context(), "Tom-3")
+	rec, err := u.svc.Patients.Patient(t.Context(), "Tom-3")
 	if err != nil || len(rec.USG) != 1 || len(rec.USG[0].Entered) != usg.NumFeatures || rec.USG[0].Entered[1].Unit != app.UnitUmolL || rec.USG[0].Entered[1].Value != 160 {
 		t.Fatalf("USG history %+v %v", rec, err)
 	}
@@ -432,18 +432,18 @@ func TestKeysCreateRevoke(t *testing.T) {
 	if got := fyne.CurrentApp().Clipboard().Content(); got != key {
 		t.Fatalf("clipboard %q", got)
 	}
-	keys, err := u.svc.ListKeys(t.Context())
+	keys, err := u.svc.Accounts.ListKeys(t.Context())
 	if err != nil || len(keys) != 1 || keys[0].Status != "active" || len(k.list.Objects) != 1 {
 		t.Fatalf("keys %v %v, %d rows", keys, err, len(k.list.Objects))
 	}
-	if _, err := u.svc.Authenticate(t.Context(), key); err != nil {
+	if _, err := u.svc.Accounts.Authenticate(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	k.revoke(keys[0].Prefix)
-	if keys, _ = u.svc.ListKeys(t.Context()); keys[0].Status != "revoked" || !strings.Contains(k.status.Text, "Revoked") {
+	if keys, _ = u.svc.Accounts.ListKeys(t.Context()); keys[0].Status != "revoked" || !strings.Contains(k.status.Text, "Revoked") {
 		t.Fatalf("after revoke: %v, %q", keys, k.status.Text)
 	}
-	if _, err := u.svc.Authenticate(t.Context(), key); err == nil {
+	if _, err := u.svc.Accounts.Authenticate(t.Context(), key); err == nil {
 		t.Fatal("revoked key still authenticates")
 	}
 	k.customer.SetText(" ")

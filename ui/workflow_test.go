@@ -120,7 +120,7 @@ func TestClinicalWorkflow(t *testing.T) {
 	if err := u.SaveReview(); err != nil || !strings.Contains(r.status.Text, "nothing new to save") {
 		t.Fatalf("second save %v %q", err, r.status.Text)
 	}
-	rec, err := u.svc.Patient(t.Context(), "4821")
+	rec, err := u.svc.Patients.Patient(t.Context(), "4821")
 	if err != nil || len(rec.Cardiac) != 1 {
 		t.Fatalf("history after two presses %+v %v", rec, err)
 	}
@@ -152,11 +152,11 @@ func TestClinicalWorkflow(t *testing.T) {
 	r.view.Dragged(&fyne.DragEvent{PointEvent: fyne.PointEvent{Position: start.AddXY(0, 10)}, Dragged: fyne.NewDelta(0, 10)})
 	r.view.DragEnd()
 	test.Tap(r.save)
-	rec, _ = u.svc.Patient(t.Context(), "4821")
+	rec, _ = u.svc.Patients.Patient(t.Context(), "4821")
 	if len(rec.Cardiac) != 3 || rec.Cardiac[1].Supersedes != rec.Cardiac[0].Seq || rec.Cardiac[2].Supersedes != rec.Cardiac[1].Seq || !rec.Cardiac[2].Current() {
 		t.Fatalf("chain %+v", rec.Cardiac)
 	}
-	if _, err := u.svc.HideEntry(t.Context(), "4821", app.DesktopCustomer, rec.Cardiac[2].Seq, "second drag was a slip"); err != nil {
+	if _, err := u.svc.Patients.HideEntry(t.Context(), "4821", app.DesktopCustomer, rec.Cardiac[2].Seq, "second drag was a slip"); err != nil {
 		t.Fatal(err)
 	}
 	u.OpenPatient("4821")
@@ -380,7 +380,7 @@ func TestLastPatientKept(t *testing.T) {
 	if err := next.SavePatient(); err == nil || !strings.Contains(err.Error(), "YYYY-MM-DD") {
 		t.Fatalf("bad date: %v", err)
 	}
-	if p, _, _ := u.svc.PatientDetails(t.Context(), "Tom-5"); p.BirthDate != "" {
+	if p, _, _ := u.svc.Patients.PatientDetails(t.Context(), "Tom-5"); p.BirthDate != "" {
 		t.Fatalf("stored %+v", p)
 	}
 }

@@ -1,4 +1,5 @@
-// Package apperr names the kinds of use-case error (app.Error's Kind).
+// Package apperr names the kinds of use-case error and the error itself
+// (Error, which app.Error is).
 // It is a leaf: it imports nothing of the module, so the wire layer
 // (api) can map kinds to HTTP statuses without depending on app, and app
 // knows no status numbers.

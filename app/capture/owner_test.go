@@ -38,11 +38,11 @@ func newTestApp(t *testing.T, cfg Config) (*app.Service, *Manager, *clock, *fake
 	}
 	callers := map[string]app.Caller{}
 	for name, customer := range map[string]string{"A": "clinic", "B": "clinic", "C": "other clinic"} {
-		key, _, err := svc.CreateKey(context.Background(), customer, app.TierPaygo)
+		key, _, err := svc.Accounts.CreateKey(context.Background(), customer, app.TierPaygo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if callers[name], err = svc.Authenticate(context.Background(), key); err != nil {
+		if callers[name], err = svc.Accounts.Authenticate(context.Background(), key); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,13 +78,13 @@ func TestOpenSessionsPerKey(t *testing.T) {
 				switch st.do {
 				case "start A", "start B":
 					var body *app.SessionStart
-					body, err = s.StartSession(ctx, callers[st.do[6:]])
+					body, err = s.Sessions.StartSession(ctx, callers[st.do[6:]])
 					if err == nil && st.do == "start A" {
 						open = append(open, body.SessionID)
 					}
 				case "finish A":
 					var body *app.FrameBody
-					body, err = s.SessionFrame(ctx, callers["A"], open[0], textPNG("bad"), "")
+					body, err = s.Sessions.SessionFrame(ctx, callers["A"], open[0], textPNG("bad"), "")
 					if err == nil && body.SessionStatus != app.StatusFailed {
 						t.Fatalf("step %d: %s, want failed", i, body.SessionStatus)
 					}
@@ -104,7 +104,7 @@ func TestOpenSessionsPerKey(t *testing.T) {
 	// at least a second.
 	s, _, clk, _, callers := newTestApp(t, cfg)
 	for range 3 {
-		if _, err := s.StartSession(ctx, callers["A"]); err != nil {
+		if _, err := s.Sessions.StartSession(ctx, callers["A"]); err != nil {
 			t.Fatal(err)
 		}
 		clk.add(10 * time.Second)
@@ -113,7 +113,7 @@ func TestOpenSessionsPerKey(t *testing.T) {
 		wait, want time.Duration
 	}{{0, 270 * time.Second}, {269*time.Second + 500*time.Millisecond, time.Second}} {
 		clk.add(tc.wait)
-		_, err := s.StartSession(ctx, callers["A"])
+		_, err := s.Sessions.StartSession(ctx, callers["A"])
 		var e *app.Error
 		if !errors.As(err, &e) || e.Kind != app.KindTooMany || e.RetryAfter != tc.want ||
 			e.Msg != "too many open PoP sessions for this API key (limit 3); finish one or let it expire" {
@@ -128,13 +128,13 @@ func TestOpenSessionsPerKey(t *testing.T) {
 func TestForeignSessionIsUnknown(t *testing.T) {
 	ctx := context.Background()
 	s, m, _, p, callers := newTestApp(t, DefaultConfig())
-	st, err := s.StartSession(ctx, callers["A"])
+	st, err := s.Sessions.StartSession(ctx, callers["A"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	frame := textPNG("good:10:0.001")
-	_, unknown := s.SessionFrame(ctx, callers["C"], "no-such-session", frame, "")
-	_, foreign := s.SessionFrame(ctx, callers["C"], st.SessionID, frame, "")
+	_, unknown := s.Sessions.SessionFrame(ctx, callers["C"], "no-such-session", frame, "")
+	_, foreign := s.Sessions.SessionFrame(ctx, callers["C"], st.SessionID, frame, "")
 	var e, f *app.Error
 	if !errors.As(unknown, &e) || !errors.As(foreign, &f) || e.Kind != app.KindNotFound || f.Kind != e.Kind ||
 		f.Msg != "unknown or expired session_id" || foreign.Error() != unknown.Error() || p.calls.Load() != 0 {
@@ -146,7 +146,7 @@ func TestForeignSessionIsUnknown(t *testing.T) {
 	if m.Owns(st.SessionID, "other clinic") || !m.Owns(st.SessionID, "clinic") {
 		t.Error("Owns")
 	}
-	body, err := s.SessionFrame(ctx, callers["B"], st.SessionID, frame, "")
+	body, err := s.Sessions.SessionFrame(ctx, callers["B"], st.SessionID, frame, "")
 	if err != nil || body.SessionStatus != app.StatusContinue || p.calls.Load() != 1 {
 		t.Fatalf("the owner's other key: %+v %v", body, err)
 	}

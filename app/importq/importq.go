@@ -63,7 +63,7 @@ type Item struct {
 	Measurement *app.Measurement
 }
 
-// Measure measures one file's bytes (app.Service.MeasureDesktop with the
+// Measure measures one file's bytes (app.Service.Cardiac.MeasureDesktop with the
 // DICOM file's own patient).
 type Measure func(ctx context.Context, b []byte) (*app.Measurement, error)
 

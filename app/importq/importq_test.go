@@ -37,7 +37,7 @@ func newService(t *testing.T) *app.Service {
 func start(t *testing.T, svc *app.Service, dir string) *importq.Queue {
 	t.Helper()
 	q := importq.New(importq.Config{Dir: dir, Interval: 50 * time.Millisecond}, func(ctx context.Context, b []byte) (*app.Measurement, error) {
-		return svc.MeasureDesktop(ctx, "", b)
+		return svc.Cardiac.MeasureDesktop(ctx, "", b)
 	})
 	changed := make(chan struct{}, 1)
 	q.OnChange(func() {

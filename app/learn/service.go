@@ -118,7 +118,7 @@ func (s *Service) Follow(ctx context.Context, interval time.Duration, onErr func
 	}
 }
 
-// Layout is the service's folders (the pool, for app.Service.SyncPool).
+// Layout is the service's folders (the pool, for app.Service.Learning.SyncPool).
 func (s *Service) Layout() Layout { return s.cfg.Layout }
 
 // Pool counts the pool's cases by kind.

@@ -96,7 +96,7 @@ func run(models, mode string, clients, n, warm int, imagePath string) error {
 	if err != nil {
 		return err
 	}
-	key, _, err := svc.CreateKey(ctx, "bench", "")
+	key, _, err := svc.Accounts.CreateKey(ctx, "bench", "")
 	if err != nil {
 		return err
 	}

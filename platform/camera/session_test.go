@@ -39,7 +39,7 @@ func localSession(t testing.TB, ctx context.Context, pipeline app.PoP) *app.Loca
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := svc.StartLocalSession(ctx)
+	sess, err := svc.Sessions.StartLocalSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

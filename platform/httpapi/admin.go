@@ -42,7 +42,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
 			return
 		}
-		key, info, err := svc.CreateKey(r.Context(), req.Customer, app.Tier(req.Tier))
+		key, info, err := svc.Accounts.CreateKey(r.Context(), req.Customer, app.Tier(req.Tier))
 		if err != nil {
 			fail(w, err)
 			return
@@ -50,7 +50,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 		writeJSON(w, http.StatusOK, AdminCreated{Key: key, Info: info})
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
-		ks, err := svc.ListKeys(r.Context())
+		ks, err := svc.Accounts.ListKeys(r.Context())
 		if err != nil {
 			fail(w, err)
 			return
@@ -58,7 +58,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 		writeJSON(w, http.StatusOK, ks)
 	})
 	mux.HandleFunc("POST /keys/{prefix}/revoke", func(w http.ResponseWriter, r *http.Request) {
-		info, err := svc.RevokeKey(r.Context(), r.PathValue("prefix"))
+		info, err := svc.Accounts.RevokeKey(r.Context(), r.PathValue("prefix"))
 		if err != nil {
 			fail(w, err)
 			return

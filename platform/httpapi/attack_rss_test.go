@@ -83,7 +83,7 @@ func TestAttackCornersRSS(t *testing.T) {
 	if resp, b := a.do("POST", "/v3/corners", a.key, small); resp.StatusCode != 200 && resp.StatusCode != 422 {
 		t.Fatalf("warm-up: %d %s", resp.StatusCode, b)
 	}
-	capacity := a.svc.PixelStats().Capacity
+	capacity := a.svc.Status.PixelStats().Capacity
 	time.Sleep(time.Second) // the warm-up's trim
 	idle := rss()
 
@@ -114,7 +114,7 @@ func TestAttackCornersRSS(t *testing.T) {
 	close(stop)
 	sampler.Wait()
 	after := rss()
-	st := a.svc.PixelStats()
+	st := a.svc.Status.PixelStats()
 	t.Logf("%d clients x %dx%d (%.1f MP, %d KB of base64) in %v: statuses %v", clients, w, h, float64(w*h)/1e6, len(body)>>10, took, counts)
 	t.Logf("budget %d MB: peak reserved %d MB, %d reservations, %d waited, %d trims", capacity>>20, st.Peak>>20, st.Reservations, st.Waited, st.Trims)
 	t.Logf("RSS idle %d MB, peak %d MB (+%d MB), after the burst %d MB (+%d MB)", idle>>20, peak.Load()>>20, (peak.Load()-idle)>>20, after>>20, (after-idle)>>20)

@@ -198,7 +198,7 @@ func TestAttackPixelBudget(t *testing.T) {
 				}
 			}
 			refusedAfter := time.Since(start)
-			st := a.svc.PixelStats()
+			st := a.svc.Status.PixelStats()
 			t.Logf("budget %d MB, cost %d MB per image: %d reservations, %d refused within %v, peak %d MB",
 				st.Capacity>>20, cost>>20, st.Reservations, st.Refused, refusedAfter, st.Peak>>20)
 			if st.Reservations != 2 || st.Refused != clients-2 || st.Peak != 2*cost || st.Peak > st.Capacity {
@@ -210,9 +210,9 @@ func TestAttackPixelBudget(t *testing.T) {
 			for range 2 {
 				<-results
 			}
-			for deadline := time.Now().Add(5 * time.Second); a.svc.PixelStats().InUse != 0; time.Sleep(5 * time.Millisecond) {
+			for deadline := time.Now().Add(5 * time.Second); a.svc.Status.PixelStats().InUse != 0; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatalf("budget not drained: %+v", a.svc.PixelStats())
+					t.Fatalf("budget not drained: %+v", a.svc.Status.PixelStats())
 				}
 			}
 		})
@@ -350,7 +350,7 @@ func TestAttackOpenSessions(t *testing.T) {
 			t.Fatalf("over the cap: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 		}
 	}
-	other, _, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
+	other, _, _ := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
 	if resp, b := a.do("POST", "/v3/pop-session/start", other, `{}`); resp.StatusCode != 200 {
 		t.Fatalf("another key: %d %s", resp.StatusCode, b)
 	}

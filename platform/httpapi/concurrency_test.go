@@ -20,7 +20,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{a.key}
 	for i := 1; i < 4; i++ {
-		k, _, err := a.svc.CreateKey(ctx, fmt.Sprintf("clinic-%d", i), "")
+		k, _, err := a.svc.Accounts.CreateKey(ctx, fmt.Sprintf("clinic-%d", i), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 	total := 0
 	for k, c := range customers {
 		total += billed[k]
-		n, err := a.svc.MonthlyUsage(ctx, c)
+		n, err := a.svc.Accounts.MonthlyUsage(ctx, c)
 		if err != nil || n != billed[k] || maxUsage[k] > n {
 			t.Errorf("%s: monthly_usage %d (%v), billed responses %d, highest reported %d", c, n, err, billed[k], maxUsage[k])
 		}

@@ -16,7 +16,7 @@ import (
 func TestSlowBodiesCountAgainstTheirKeyOnly(t *testing.T) {
 	const limit = 4
 	a := newAPI(t, apiOpts{cfg: Config{MaxInFlightPerKey: limit}})
-	other, _, err := a.svc.CreateKey(context.Background(), "clinic-b", "")
+	other, _, err := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
 	if err != nil {
 		t.Fatal(err)
 	}

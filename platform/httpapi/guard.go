@@ -104,7 +104,7 @@ func (s *Server) guard(errs specErrors, limit int64, read bool, h keyedHandler) 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer s.recoverTo(w, errs)
 		req := &keyedRequest{r: r, received: time.Now(), limit: limit}
-		caller, err := s.svc.Authenticate(r.Context(), r.Header.Get("x-api-key"))
+		caller, err := s.svc.Accounts.Authenticate(r.Context(), r.Header.Get("x-api-key"))
 		switch {
 		case errors.Is(err, app.ErrMissingKey):
 			errs.refuse(w, refuseMissingKey, "")

@@ -94,7 +94,7 @@ func TestPoPSessionFlow(t *testing.T) {
 	// Another customer cannot use a session; unknown ids and missing fields.
 	_, b = a.do("POST", "/v3/pop-session/start", a.key, `{}`)
 	id = obj(t, b)["session_id"].(string)
-	other, _, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
+	other, _, _ := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
 	for _, tc := range []struct {
 		key    string
 		body   map[string]any

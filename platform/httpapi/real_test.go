@@ -77,7 +77,7 @@ func TestV3PredictRealModels(t *testing.T) {
 	} else {
 		t.Logf("colour noise not rejected (code %v)", m["result_code"])
 	}
-	if n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a"); n != billed {
+	if n, _ := a.svc.Accounts.MonthlyUsage(context.Background(), "clinic-a"); n != billed {
 		t.Fatalf("ledger %d, billed responses %d", n, billed)
 	}
 }
@@ -150,7 +150,7 @@ func TestConcurrentRealCardiac(t *testing.T) {
 	}
 	wg.Wait()
 	evs, _ := a.svc.Repos().Ledger.Events(context.Background())
-	n, _ := a.svc.MonthlyUsage(context.Background(), "clinic-a")
+	n, _ := a.svc.Accounts.MonthlyUsage(context.Background(), "clinic-a")
 	if len(evs) != billed || n != billed || maxUsage > n {
 		t.Fatalf("ledger %d, monthly_usage %d, billed responses %d, highest reported %d", len(evs), n, billed, maxUsage)
 	}

@@ -216,7 +216,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(func() { srv.Close(); st.Close() })
-	key, _, err := svc.CreateKey(context.Background(), "clinic-a", "")
+	key, _, err := svc.Accounts.CreateKey(context.Background(), "clinic-a", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,11 +96,11 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 	if !ok {
 		return
 	}
-	if s.svc.Cardiac() == nil {
+	if s.svc.Cardiac.Engine() == nil {
 		s.v3Fail(w, req.r, app.ErrCardiacUnavailable)
 		return
 	}
-	if err := s.svc.CheckWritable(); err != nil {
+	if err := s.svc.Status.CheckWritable(); err != nil {
 		s.v3Fail(w, req.r, err) // 507 before the stream's 200
 		return
 	}
@@ -146,7 +146,7 @@ func (s *Server) predictStream(ctx context.Context, w http.ResponseWriter, req *
 			}
 		}
 	}()
-	if _, err := s.svc.PredictBatch(ctx, req.caller, pr, streamEvents{out, s.cfg.Logger}); err != nil {
+	if _, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, streamEvents{out, s.cfg.Logger}); err != nil {
 		if ctx.Err() != nil && req.r.Context().Err() != nil {
 			return // client gone
 		}

@@ -162,7 +162,7 @@ func TestInFlightLimit(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || obj(t, b)["error"].(map[string]any)["code"] != "rate_limited" {
 		t.Errorf("usg: %d %s", resp.StatusCode, b)
 	}
-	other, _, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
+	other, _, _ := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
 	if resp, b := a.do("POST", "/usg/v1/predict", other, usgValid); resp.StatusCode != 200 {
 		t.Errorf("other key: %d %s", resp.StatusCode, b)
 	}

@@ -65,7 +65,7 @@ func (s *Server) usgPredict(ctx context.Context, w http.ResponseWriter, in *keye
 		return
 	}
 	req.Received = in.received
-	resp, err := s.svc.PredictUSG(ctx, in.caller, req)
+	resp, err := s.svc.USG.PredictUSG(ctx, in.caller, req)
 	if err != nil {
 		s.usgFail(w, in.r, err)
 		return
@@ -96,7 +96,7 @@ func (s *Server) usgFail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
-	h, err := s.svc.USGHealth()
+	h, err := s.svc.Status.USGHealth()
 	if err != nil {
 		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
@@ -105,7 +105,7 @@ func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {
-	e := s.svc.USG()
+	e := s.svc.USG.Engine()
 	if e == nil {
 		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return

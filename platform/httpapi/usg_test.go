@@ -93,8 +93,8 @@ func TestUSGPredictLogsAndBills(t *testing.T) {
 // shape and CORS headers. Nothing here is billed or logged.
 func TestUSGErrorRows(t *testing.T) {
 	a := newAPI(t, apiOpts{})
-	revoked, info, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
-	a.svc.RevokeKey(context.Background(), info.Prefix)
+	revoked, info, _ := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
+	a.svc.Accounts.RevokeKey(context.Background(), info.Prefix)
 	for _, tc := range []struct {
 		name, method, path, key, body string
 		status                        int

@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/api/errstatus"
 	"vetlens/app"
 	"vetlens/internal/errs"
@@ -14,7 +13,7 @@ import (
 
 // v3Error writes the cardiac error body {error: message}.
 func v3Error(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, cardiacv3.ErrorBody{Error: msg})
 }
 
 // v3Errors writes the guard's refusals as cardiac-v3 does: {error:
@@ -90,7 +89,7 @@ func (s *Server) logFail(r *http.Request, status int, err error) {
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedRequest) {
-	writeJSON(w, http.StatusOK, s.svc.CardiacHealth())
+	writeJSON(w, http.StatusOK, s.svc.Status.CardiacHealth())
 }
 
 // readCardiac reads the cardiac request body as a stream
@@ -113,7 +112,7 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		return
 	}
 	if pr.Batch {
-		body, err := s.svc.PredictBatch(ctx, req.caller, pr, nil)
+		body, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
 		if err != nil {
 			s.v3Fail(w, req.r, err)
 			return
@@ -121,7 +120,7 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
-	body, err := s.svc.PredictSingle(ctx, req.caller, pr)
+	body, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -129,41 +128,12 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 	writeJSON(w, http.StatusOK, body)
 }
 
-// imageReq is the body of the one-image endpoints.
-type imageReq struct {
-	Image     *string          `json:"image"`
-	SessionID *string          `json:"session_id"`
-	UUID      *string          `json:"uuid"`
-	Corners   *[][]json.Number `json:"corners"`
-}
-
-// parseImageReq decodes a one-image body and its base64 image.
-func parseImageReq(body []byte) (*imageReq, []byte, error) {
-	var q imageReq
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.UseNumber()
-	if err := dec.Decode(&q); err != nil {
-		return nil, nil, &app.Error{Kind: app.KindInvalid, Msg: "body must be a JSON object with string fields", Err: err}
-	}
-	if q.Image == nil {
-		return nil, nil, &app.Error{Kind: app.KindInvalid, Msg: "image is required"}
-	}
-	img, err := app.DecodeImageBase64(*q.Image)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &q, img, nil
-}
-
 func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
-	if len(strings.TrimSpace(string(req.body))) > 0 {
-		var m map[string]any
-		if err := json.Unmarshal(req.body, &m); err != nil {
-			v3Error(w, http.StatusBadRequest, "body must be a JSON object ({})")
-			return
-		}
+	if err := cardiacv3.CheckStartRequest(req.body); err != nil {
+		s.v3Fail(w, req.r, err)
+		return
 	}
-	body, err := s.svc.StartSession(ctx, req.caller)
+	body, err := s.svc.Sessions.StartSession(ctx, req.caller)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
@@ -172,7 +142,7 @@ func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *k
 }
 
 func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
-	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
+	s.popImage(ctx, w, req, func(ctx context.Context, q *cardiacv3.ImageRequest, img []byte) (any, error) {
 		if q.SessionID == nil || *q.SessionID == "" {
 			return nil, invalid("session_id is required")
 		}
@@ -183,42 +153,29 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *k
 				return nil, err
 			}
 		}
-		return s.svc.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+		return s.svc.Sessions.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
 	})
 }
 
 func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
-	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
-		return s.svc.DetectCorners(ctx, img)
+	s.popImage(ctx, w, req, func(ctx context.Context, _ *cardiacv3.ImageRequest, img []byte) (any, error) {
+		return s.svc.Sessions.DetectCorners(ctx, img)
 	})
 }
 
 func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
-	s.popImage(ctx, w, req, func(ctx context.Context, q *imageReq, img []byte) (any, error) {
-		const shape = "corners must be 4 [x, y] pairs (TL, TR, BR, BL)"
-		var cs [4][2]float64
-		if q.Corners == nil || len(*q.Corners) != 4 {
-			return nil, invalid(shape)
+	s.popImage(ctx, w, req, func(ctx context.Context, q *cardiacv3.ImageRequest, img []byte) (any, error) {
+		cs, err := q.CornerPoints()
+		if err != nil {
+			return nil, err
 		}
-		for i, p := range *q.Corners {
-			if len(p) != 2 {
-				return nil, invalid(shape)
-			}
-			for j, n := range p {
-				f, err := n.Float64()
-				if err != nil {
-					return nil, invalid("corner coordinates must be numbers")
-				}
-				cs[i][j] = f
-			}
-		}
-		return s.svc.Rectify(ctx, img, cs)
+		return s.svc.Sessions.Rectify(ctx, img, cs)
 	})
 }
 
 func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
-	s.popImage(ctx, w, req, func(ctx context.Context, _ *imageReq, img []byte) (any, error) {
-		return s.svc.Preprocess(ctx, img)
+	s.popImage(ctx, w, req, func(ctx context.Context, _ *cardiacv3.ImageRequest, img []byte) (any, error) {
+		return s.svc.Sessions.Preprocess(ctx, img)
 	})
 }
 
@@ -226,12 +183,12 @@ func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *key
 // without the pipeline, 400 for a bad body, then fn's body or error (an
 // app.Error of KindInvalid from fn is a 400 with its message).
 func (s *Server) popImage(ctx context.Context, w http.ResponseWriter, req *keyedRequest,
-	fn func(context.Context, *imageReq, []byte) (any, error)) {
-	if s.svc.PoP() == nil {
+	fn func(context.Context, *cardiacv3.ImageRequest, []byte) (any, error)) {
+	if s.svc.Sessions.Pipeline() == nil {
 		s.v3Fail(w, req.r, app.ErrPoPUnavailable)
 		return
 	}
-	q, img, err := parseImageReq(req.body)
+	q, img, err := cardiacv3.ParseImageRequest(req.body)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return

@@ -41,8 +41,8 @@ var v3Endpoints = []struct{ method, path string }{
 // missing, unknown, malformed or revoked key, before reading the body.
 func TestV3KeyRequired(t *testing.T) {
 	a := newAPI(t, apiOpts{cardiac: fakeCardiac{}, pop: &fakePoP{sessions: map[string]*fakeSession{}}})
-	revoked, info, _ := a.svc.CreateKey(context.Background(), "clinic-b", "")
-	a.svc.RevokeKey(context.Background(), info.Prefix)
+	revoked, info, _ := a.svc.Accounts.CreateKey(context.Background(), "clinic-b", "")
+	a.svc.Accounts.RevokeKey(context.Background(), info.Prefix)
 	for _, ep := range v3Endpoints {
 		for _, key := range []string{"", "nope", "vl_00000000_" + strings.Repeat("A", 43), revoked, a.key + "x"} {
 			resp, b := a.do(ep.method, ep.path, key, `{}`)
