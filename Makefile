@@ -161,12 +161,13 @@ bench-api:
 	$(GO) run ./bench/apiload -models models -clients 8 -n 4000
 
 # Fine-tuning time per 100 clinic cases on this machine (docs/learning.md):
-# a fixed small learn.py run on the shipped models, scaled; one JSON line.
+# a fixed small cardiac/learn.py run on the shipped models, scaled; one JSON line.
 bench-learn:
-	cd models/train && $(PY) bench_learn.py
+	cd models/train && $(PY) -m cardiac.bench_learn
 
-# The trainers are one small package (models/train/pyproject.toml): run
-# from models/train, the tests import its modules without sys.path edits.
+# The trainers are one small package (models/train/pyproject.toml: sim,
+# cardiac, pop, usg, experiments): run from models/train, the package
+# root, the tests import its modules without sys.path edits.
 test-py:
 	cd models/train && $(PY) -m unittest discover -s tests -t . -v
 
@@ -347,15 +348,15 @@ eval: eval-cardiac eval-usg eval-pop
 # with other radiographic views among the negatives) and the first, 2D
 # phantom generator, which never goes into training.
 eval-cardiac:
-	cd models/train && $(PY) heldout.py --generator xraysim --out ../../testdata/heldout --n 320 --negatives 200
-	cd models/train && $(PY) heldout.py --generator phantom --out ../../testdata/heldout-phantom --n 300 --negatives 0
-	# The simulator's held-out set tilted 15-30 degrees (tilt.py): a family
+	cd models/train && $(PY) -m sim.heldout --generator xraysim --out ../../testdata/heldout --n 320 --negatives 200
+	cd models/train && $(PY) -m sim.heldout --generator phantom --out ../../testdata/heldout-phantom --n 300 --negatives 0
+	# The simulator's held-out set tilted 15-30 degrees (sim/tilt.py): a family
 	# of conditions beyond the training's rotations, where the engine
 	# levels the spine (docs/cardiac.md, "Levelling a tilted spine").
-	cd models/train && $(PY) tilt.py ../../testdata/heldout ../../testdata/heldout-tilt
+	cd models/train && $(PY) -m sim.tilt ../../testdata/heldout ../../testdata/heldout-tilt
 	# The simulator's second world (docs/cardiac.md, "The simulator's
 	# second world"): the held-out patients drawn with world 2's anatomy.
-	cd models/train && $(PY) heldout.py --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
+	cd models/train && $(PY) -m sim.heldout --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
 	# Each set on the shipped column route and, beside it, the span route
 	# it replaced (docs/cardiac.md, "The column route"): the model card's
 	# sections NAME and NAME-span.
@@ -366,7 +367,7 @@ eval-cardiac:
 # PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)
 # VHS and session figures, for the classical pipeline and for the learned
-# one that ships (its models train on pop_variety.py composites only).
+# one that ships (its models train on pop/variety.py composites only).
 # docs/pop.md records the results.
 POP_HELDOUT := testdata/pop-heldout
 POP_MODELS ?= models
@@ -375,23 +376,23 @@ eval-pop:
 		"sequence --n 30 --frames 8 --seed0 41000000" "unusable_sequence --n 10 --frames 8 --seed0 41500000" \
 		"no_screen --n 20 --seed0 42000000" "heavy_blur --n 20 --seed0 42100000" "black --n 10 --seed0 42200000" \
 		"radiograph_export --n 200 --seed0 42300000"; do \
-		$(PY) pop_composites.py ../../$(POP_HELDOUT) --kind $$a || exit 1; done
+		$(PY) -m pop.composites ../../$(POP_HELDOUT) --kind $$a || exit 1; done
 	@echo "== classical pipeline"
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models
 	@echo "== learned pipeline (what ships: pop_models_loaded 5), on a generator it never trained on"
 	$(GO) run ./bench/evalpop --data $(POP_HELDOUT) --models models --pop-models $(POP_MODELS)
 
-# The learned PoP finder on variety composites (pop_variety.py) made with
+# The learned PoP finder on variety composites (pop/variety.py) made with
 # settings never used in training (--split heldout, seeds 43,000,000+),
 # each family left out of training (12 frames each, 48 on fresh seeds
 # 43,700,000+ and 120 on fresh seeds 49,100,000+), a larger 200-frame set, sessions of
 # unusable frames, 120 ray-traced photos and 12 hand-held sessions of 6
-# frames from a third generator (pop_scene3d.py, seeds 48,000,000+), the
+# frames from a third generator (pop/scene3d.py, seeds 48,000,000+), the
 # same 48 scenes (seeds 44,000,000+) showing radiographs of the three
 # content generators (the training screens' simulator world, its second
-# world, phantom.py: radiographs unlike the training screens'), and the plain radiograph files of the cardiac held-out
+# world, sim/phantom.py: radiographs unlike the training screens'), and the plain radiograph files of the cardiac held-out
 # set; docs/pop.md records it. POP_MODELS=DIR evaluates another PoP model
-# folder (e.g. one written by pop_unpack.py export, with its manifest).
+# folder (e.g. one written by pop/unpack.py export, with its manifest).
 POPNET_HELDOUT := testdata/popnet-heldout
 eval-popnet:
 	cd models/train && for a in "settings --kind vscreen --n 48 --seed0 43000000" \
@@ -408,13 +409,13 @@ eval-popnet:
 		"content-xraysim --kind vscreen --n 48 --seed0 44000000 --content xraysim" \
 		"content-xraysim2 --kind vscreen --n 48 --seed0 44000000 --content xraysim2" \
 		"content-phantom --kind vscreen --n 48 --seed0 44000000 --content phantom"; do set -- $$a; d=$$1; shift; \
-		$(PY) pop_composites.py ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
+		$(PY) -m pop.composites ../../$(POPNET_HELDOUT)/$$d "$$@" --split heldout || exit 1; done
 	# Sessions of 20 frames drawn from the unusable kinds must fail cleanly.
-	cd models/train && $(PY) pop_composites.py ../../$(POPNET_HELDOUT)/unusable20 --kind unusable_sequence --n 2 --frames 20 --seed0 41510000
-	# A third world: monitors on desks ray traced in 3D (pop_scene3d.py),
+	cd models/train && $(PY) -m pop.composites ../../$(POPNET_HELDOUT)/unusable20 --kind unusable_sequence --n 2 --frames 20 --seed0 41510000
+	# A third world: monitors on desks ray traced in 3D (pop/scene3d.py),
 	# never used in training (about 40 minutes on 2 cores).
-	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d --n 120 --seed0 48000000 --workers 2
-	cd models/train && $(PY) pop_scene3d.py ../../$(POPNET_HELDOUT)/scene3d-seq --n 12 --frames 6 --size 1280x720 --seed0 48100000 --workers 2
+	cd models/train && $(PY) -m pop.scene3d ../../$(POPNET_HELDOUT)/scene3d --n 120 --seed0 48000000 --workers 2
+	cd models/train && $(PY) -m pop.scene3d ../../$(POPNET_HELDOUT)/scene3d-seq --n 12 --frames 6 --size 1280x720 --seed0 48100000 --workers 2
 	for d in settings lofo-display-tv lofo-layout-viewer_light lofo-room-dark settings200 \
 		lofo48-display-tv lofo48-layout-viewer_light lofo48-room-dark \
 		lofo120-display-tv lofo120-layout-viewer_light lofo120-room-dark content-xraysim content-xraysim2 content-phantom \

@@ -229,7 +229,7 @@ func TestDatasetExportImport(t *testing.T) {
 	}
 }
 
-// checkPython reads the export with models/train/dataset.py and compares
+// checkPython reads the export with models/train/cardiac/dataset.py and compares
 // the six labelled landmarks with the stored ones.
 func checkPython(t *testing.T, dir string, side dogheart.Sidecar, want map[uint64]repo.HistoryEntry) {
 	t.Helper()
@@ -238,7 +238,8 @@ func checkPython(t *testing.T, dir string, side dogheart.Sidecar, want map[uint6
 		t.Logf("SKIP python read-back: %s with scipy, numpy and PIL is not available (apt-get install python3-scipy python3-pil): %v", py, err)
 		return
 	}
-	script := `import sys, json, glob, os, dataset
+	script := `import sys, json, glob, os
+from cardiac import dataset
 imgs, lms, masks = dataset.load_dogheart(sys.argv[1], 224)
 assert imgs.shape == (len(glob.glob(os.path.join(sys.argv[1], "Images", "*.png"))), 224, 224), imgs.shape
 print(json.dumps([[p.tolist(), m.tolist()] for _, p, m in dataset.read_dogheart(sys.argv[1])]))`

@@ -26,6 +26,7 @@ import (
 	"vetlens/engine/cardiac/cardiacort"
 	"vetlens/internal/dogheart"
 	"vetlens/internal/testmodels"
+	"vetlens/platform/trainer"
 )
 
 // The end-to-end learning test's sizes: small, so CI stays within its
@@ -46,7 +47,9 @@ const (
 func needTorch(t *testing.T) string {
 	t.Helper()
 	train := filepath.Join(testmodels.Dir(), "train")
-	out, err := exec.Command("/usr/bin/python3", filepath.Join(train, "learn.py"), "--check").Output()
+	check := exec.Command("/usr/bin/python3", "-m", trainer.LearnModule, "--check")
+	check.Dir = train // the trainer's package root
+	out, err := check.Output()
 	if err != nil {
 		t.Skipf("learning tests skipped: the trainer cannot run (apt install python3-torch python3-scipy python3-onnx): %v %s", err, out)
 	}
@@ -68,9 +71,10 @@ func TestLearnEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	dir, cases := t.TempDir(), filepath.Join(t.TempDir(), "cases")
 	models := testmodels.Dir()
-	gen := exec.CommandContext(ctx, "/usr/bin/python3", filepath.Join(train, "clinic_cases.py"), "--n", strconv.Itoa(e2eCases), "--seed", "3", cases)
+	gen := exec.CommandContext(ctx, "/usr/bin/python3", "-m", "cardiac.clinic_cases", "--n", strconv.Itoa(e2eCases), "--seed", "3", cases)
+	gen.Dir = train // the trainer's package root; cases is absolute
 	if out, err := gen.CombinedOutput(); err != nil {
-		t.Fatalf("clinic_cases.py: %v\n%s", err, out)
+		t.Fatalf("cardiac.clinic_cases: %v\n%s", err, out)
 	}
 	var out, errb syncBuf
 	if code := Dataset(ctx, []string{"import", "--data-dir", dir, cases}, &out, &errb); code != ExitOK {

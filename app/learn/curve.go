@@ -11,7 +11,7 @@ import (
 )
 
 // Curve is a run's held-out learning curve: the trainer's measure of
-// the held-out clinic cases at points of its schedule (learn.py
+// the held-out clinic cases at points of its schedule (cardiac/learn.py
 // --eval-cases; train.json's heldout_curve), kept in the run's report
 // and in the version's train.json.
 type Curve struct {

@@ -1,5 +1,5 @@
 // Command columncal measures the column finder (cardiac.FindColumn) on a
-// held-out or validation folder (truth.json, as models/train/heldout.py
+// held-out or validation folder (truth.json, as models/train/sim/heldout.py
 // writes it) and prints what its two calibrated numbers are chosen from:
 // the exact vertebral unit over the measured period
 // (cardiac.ColumnVertebraFactor) and how many periods T4's cranial

@@ -1,5 +1,5 @@
 // Command evalcardiac measures the shipped cardiac models on a held-out
-// set written by models/train/heldout.py, through the same engine the
+// set written by models/train/sim/heldout.py, through the same engine the
 // product runs, and writes the figures into the model card's section for
 // that set.
 //

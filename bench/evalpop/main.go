@@ -1,5 +1,5 @@
 // Command evalpop measures the PoP pipeline on composites written by
-// models/train/pop_composites.py: corner error (share of the frame
+// models/train/pop/composites.py: corner error (share of the frame
 // diagonal), corners found on usable frames, radiograph files (grey, and
 // tinted, cropped or bordered exports) misread as screen photos, quality
 // verdicts and, with --models, VHS error on screen
@@ -9,7 +9,7 @@
 //
 // --pop-models runs the learned screen finder (engine/pop Models) instead
 // of the classical one, and adds figures per family (display, layout,
-// room) for pop_variety.py composites. Screen photos whose displayed image
+// room) for pop/variety.py composites. Screen photos whose displayed image
 // is cut off by the frame (cut_off) count as unusable.
 package main
 

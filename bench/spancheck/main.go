@@ -1,6 +1,6 @@
 // Command spancheck measures how well the vertebral column's own period
 // (cardiac.MeasureColumnPeriod) counts the vertebrae a Vertebra A-B span
-// covers, on a held-out folder (truth.json, as models/train/heldout.py
+// covers, on a held-out folder (truth.json, as models/train/sim/heldout.py
 // writes it): on the exact spans, on spans made a vertebra too short or
 // too long, and, given an evalcardiac --dump of the same folder, on the
 // models' spans. It prints, for each minimum score, how often a span of

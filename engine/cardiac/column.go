@@ -20,7 +20,7 @@ const (
 	// vertebrae along the spine from T4, and in a count one vertebra runs
 	// from its cranial edge to the next one's: one period, so 1.0. The
 	// generators' label conventions lie either side (the simulator's
-	// exact T4-T9 span is 0.972 x 6 periods, phantom.py's 1.017 x 6;
+	// exact T4-T9 span is 0.972 x 6 periods, sim/phantom.py's 1.017 x 6;
 	// docs/cardiac.md, "v, Vertebra A and Vertebra B").
 	ColumnVertebraFactor = 1.0
 	// ColumnCarinaPeriods is how many periods T4's cranial endplate lies

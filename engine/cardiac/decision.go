@@ -70,7 +70,7 @@ const (
 //
 // "vertebral units" (v) below: v = |Vertebra A - Vertebra B| / 6.
 // The phantom figures quoted are the generator's exact landmarks
-// (models/train/phantom.py, 3,000 training and 3,000 held-out anatomies).
+// (models/train/sim/phantom.py, 3,000 training and 3,000 held-out anatomies).
 const (
 	// MaxSpineToShortAxisDeg (guard 1, vertebrae_not_along_spine): the
 	// angle between Vertebra A -> B (cranial to caudal along the column)
@@ -163,7 +163,7 @@ const (
 
 	// MaxSpreadForVHS (guard 7, spread_too_high): a reported spread above
 	// this gives code 5. Calibrated on the generalisation world, the
-	// first generator's phantoms (phantom.py, validation seeds), which the
+	// first generator's phantoms (sim/phantom.py, validation seeds), which the
 	// models never trained on: the largest round cut under which no
 	// returned VHS errs by more than 1.5 v. Re-derived in session 10 for
 	// the v3.2 landmarks with the three-member validity classifier (which
@@ -172,7 +172,7 @@ const (
 	// On the simulator's own validation radiographs it keeps all 73 that
 	// 0.009 kept (their largest spread is 0.0081); the three real
 	// radiographs in shared/realref gave 0.020-0.032.
-	// models/train/calibrate_spread.py, model card.
+	// models/train/cardiac/calibrate_spread.py, model card.
 	MaxSpreadForVHS = 0.0085
 )
 

@@ -14,7 +14,7 @@ const (
 	RoleValidity = "cardiac_validity"
 	RoleLandmark = "cardiac_landmark"
 	// RoleSilhouette is the optional heart silhouette model: image ->
-	// the heart's probability per letterbox pixel (train_silhouette.py).
+	// the heart's probability per letterbox pixel (cardiac/train_silhouette.py).
 	RoleSilhouette = "cardiac_silhouette"
 	Family         = "cardiac"
 )

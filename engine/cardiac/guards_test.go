@@ -299,7 +299,7 @@ func TestGuardsNonFinite(t *testing.T) {
 }
 
 // TestGuardsPassPhantomAnatomies: no guard fires on the generator's exact
-// landmarks (valid anatomy by construction): 1100 anatomies (phantom.py and xraysim.py) from
+// landmarks (valid anatomy by construction): 1100 anatomies (sim/phantom.py and sim/xraysim.py) from
 // testdata/phantoms/anatomies.json in every placement, and the six
 // rendered held-out phantoms of truth.json in their own pixels (mirrored
 // and rotated by the generator).

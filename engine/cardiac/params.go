@@ -74,7 +74,7 @@ const ParamColumnVertebraFactor = "column_vertebra_factor"
 
 // The column factors a manifest may name. A period is one vertebral body
 // with its disc, so the factor is near 1 (shipped 1.0; the simulator's
-// labels 0.972, phantom.py's 1.017); one this far from 1 would not
+// labels 0.972, sim/phantom.py's 1.017); one this far from 1 would not
 // correct a calibration but a column read at another multiple of its
 // period, which is for the guards to withhold, not for a factor to hide.
 const (

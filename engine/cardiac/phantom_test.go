@@ -18,7 +18,7 @@ import (
 type phantomTruth struct {
 	Phantoms []struct {
 		File      string                `json:"file"`
-		Generator string                `json:"generator"` // "xraysim", or empty for phantom.py
+		Generator string                `json:"generator"` // "xraysim", or empty for sim/phantom.py
 		Width     int                   `json:"width"`
 		Height    int                   `json:"height"`
 		VHS       float64               `json:"vhs"`

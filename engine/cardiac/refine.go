@@ -18,7 +18,7 @@ const RoleRefine = "cardiac_refine"
 
 // refineMinSide is the smallest crop side (pixels) worth refining; a
 // smaller box keeps the first stage's landmarks. Equal to MIN_SIDE in
-// models/train/refine.py.
+// models/train/cardiac/refine.py.
 const refineMinSide = 16
 
 // refineMargin reads the crop margin from the cardiac family's params
@@ -42,7 +42,7 @@ func refineMargin(fam manifest.Family, needed bool) (float64, error) {
 }
 
 // RefineBox is the refinement crop around landmarks l of a w x h image,
-// as models/train/refine.py defines it: the landmarks' extent padded by
+// as models/train/cardiac/refine.py defines it: the landmarks' extent padded by
 // margin times its larger side, outward to whole pixels, clipped to the
 // image. ok is false when a landmark is not finite or the box is smaller
 // than refineMinSide on a side.

@@ -10,7 +10,7 @@ import (
 
 // TestRefineBox: the crop is the landmarks' extent padded by margin times
 // its larger side, outward to whole pixels and clipped to the image; the
-// same cases are checked against models/train/refine.py in
+// same cases are checked against models/train/cardiac/refine.py in
 // models/train/tests/test_refine.py.
 func TestRefineBox(t *testing.T) {
 	square := func(x0, y0, x1, y1 float64) Landmarks {

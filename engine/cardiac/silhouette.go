@@ -4,8 +4,8 @@ import "math"
 
 // Silhouette measurement: the heart's axes from a probability map of its
 // projected silhouette, by the rule the simulator applies to the exact
-// silhouette (models/train/xraysim.py heart_landmarks; mirrored by
-// models/train/train_silhouette.py axes_from_mask, which these functions
+// silhouette (models/train/sim/xraysim.py heart_landmarks; mirrored by
+// models/train/cardiac/train_silhouette.py axes_from_mask, which these functions
 // must keep equal to).
 const (
 	// silhouetteUpsample is how many samples per map pixel the edge is

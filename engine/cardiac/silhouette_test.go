@@ -65,7 +65,7 @@ func squareMap(n, from, to int) []float32 {
 }
 
 // TestSilhouetteAxesMatchesTrainer holds the Go rule equal to the trainer's
-// (models/train/train_silhouette.py axes_from_mask) on the simulator's
+// (models/train/cardiac/train_silhouette.py axes_from_mask) on the simulator's
 // exact silhouettes.
 func TestSilhouetteAxesMatchesTrainer(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "silhouette_axes.json"))

@@ -25,23 +25,25 @@ func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 	testEngine(t) // initialises ONNX Runtime
 	train := filepath.Join("..", "..", "models", "train")
 	dir := t.TempDir()
+	// run runs a trainer module (python3 -m MODULE ARGS) from the package
+	// root, models/train.
 	run := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command(pythonForTraining, args...)
+		cmd := exec.Command(pythonForTraining, append([]string{"-m"}, args...)...)
 		cmd.Dir = train
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
 	}
 	npz := filepath.Join(dir, "tiny.npz")
-	run("dataset.py", "--n", "12", "--seed", "555", "--size", "64", "--workers", "1", npz)
+	run("cardiac.dataset", "--n", "12", "--seed", "555", "--size", "64", "--workers", "1", npz)
 	crops := filepath.Join(dir, "crops.npz")
-	run("refine.py", "--n", "4", "--seed", "556", "--size", "64", "--workers", "1", crops)
+	run("cardiac.refine", "--n", "4", "--seed", "556", "--size", "64", "--workers", "1", crops)
 	trainTwo := func(data, prefix string) []string {
 		var ckpts []string
 		for _, seed := range []string{"1", "2"} {
 			ck := filepath.Join(dir, prefix+seed+".pt")
-			run("train_landmarks.py", "--data", data, "--size", "64", "--width", "4", "--seed", seed,
+			run("cardiac.train_landmarks", "--data", data, "--size", "64", "--width", "4", "--seed", seed,
 				"--steps", "3", "--batch", "4", "--threads", "1", "--out", ck)
 			ckpts = append(ckpts, ck)
 		}
@@ -50,9 +52,9 @@ func TestTrainerSmokeExportLoadsInGo(t *testing.T) {
 	for _, f := range []string{"cardiac_validity.onnx", "cardiac_validity.meta.json", "cardiac.family.json"} {
 		copyFile(t, filepath.Join(shipped, f), filepath.Join(dir, f))
 	}
-	run(append([]string{"export_landmarks.py", "--models", dir}, trainTwo(npz, "m")...)...)
-	run(append([]string{"export_landmarks.py", "--models", dir, "--role", "refine"}, trainTwo(crops, "r")...)...)
-	run("make_manifest.py", dir)
+	run(append([]string{"cardiac.export_landmarks", "--models", dir}, trainTwo(npz, "m")...)...)
+	run(append([]string{"cardiac.export_landmarks", "--models", dir, "--role", "refine"}, trainTwo(crops, "r")...)...)
+	run("make_manifest", dir)
 
 	e, err := loadORT(dir, DefaultOptions())
 	if err != nil {

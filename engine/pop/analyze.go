@@ -80,7 +80,7 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 const (
 	// PossiblePresence is the p_screen from which a colour frame below
 	// MinPresence may be a screen photo. With the .7 presence model the
-	// colour validation radiograph files (heldout.py --validation: 95 of
+	// colour validation radiograph files (sim/heldout.py --validation: 95 of
 	// 120 of world 1, 101 of 120 of world 2) score under it but for four
 	// of world 2 (0.098, 0.139, 0.159, and 0.573, which is taken for a
 	// screen photo anyway).

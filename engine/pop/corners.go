@@ -8,7 +8,7 @@ import (
 )
 
 // Detection parameters. They were set by measurement on training
-// composites (models/train/pop_composites.py, seeds POP_TRAIN_SEED_BASE);
+// composites (models/train/pop/composites.py, seeds POP_TRAIN_SEED_BASE);
 // docs/pop.md has the method, experiments/2026-pop-journal.md the figures.
 const (
 	// workSide is the long side, in pixels, of the copy candidates are

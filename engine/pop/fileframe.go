@@ -11,7 +11,7 @@ import "math"
 // geometry: a file's own edges run along the pixel grid, close to the
 // image's edges, while a hand-held photograph shows the monitor with the
 // camera's roll and perspective, inside a bezel and a room. Parameters
-// were set on development composites and files (pop_composites.py kinds
+// were set on development composites and files (pop/composites.py kinds
 // screen and radiograph_export, seeds 32,000,000+ and 33,000,000+), and
 // the share of photographs they would take for files on 200,000 simulated
 // camera poses of the composites' distribution (docs/pop.md).

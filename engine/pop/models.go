@@ -45,7 +45,7 @@ const (
 )
 
 // Decision thresholds of the learned finder, set on development
-// composites (pop_variety.py, split train, seeds 30,800,000+; docs/pop.md).
+// composites (pop/variety.py, split train, seeds 30,800,000+; docs/pop.md).
 const (
 	// MinPresence is the p_screen from which a colour frame is a screen
 	// photo. Set for the .7 presence model (trained with plain-file

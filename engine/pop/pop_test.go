@@ -59,7 +59,7 @@ func cornerError(q Quad, it truthItem) float64 {
 	return s / 4 / math.Hypot(float64(it.Width), float64(it.Height))
 }
 
-// The fixtures are composites from models/train/pop_composites.py
+// The fixtures are composites from models/train/pop/composites.py
 // (testdata/make_fixtures.sh). Accuracy on the full held-out set is
 // measured by bench/evalpop; this guards against regressions.
 func TestCornersOnComposites(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // TestSizeForAspectMatchesTheTrainersTable checks SizeForAspect against
 // models/reference/rectified_size.json, the table the training side's
-// rectified_size (models/train/pop_rectified.py) is tested on too, so the
+// rectified_size (models/train/pop/rectified.py) is tested on too, so the
 // rectified screen photos the cardiac models train on are sized as the
 // product sizes them.
 func TestSizeForAspectMatchesTheTrainersTable(t *testing.T) {

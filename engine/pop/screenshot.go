@@ -21,7 +21,7 @@ import (
 // caller measures it in place of the whole file (app/capture.PredictImage
 // does so only for a file the validity model rejected as a whole).
 // Parameters were set on the engine's test phantoms in a fixed viewer
-// window and on validation screenshots (models/train/screenshots.py;
+// window and on validation screenshots (models/train/sim/screenshots.py;
 // docs/cardiac.md, "Viewer screenshots").
 const (
 	// screenshotSide is the working resolution's longest side: larger

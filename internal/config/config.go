@@ -130,7 +130,7 @@ var (
 		Help: "free recheck_24h answers per patient uuid within its 24 h window; the next one is billed and starts a new window"}
 	TrainDir = Setting{Flag: "train-dir", Env: "VETLENS_TRAIN_DIR", Commands: []string{"gui", "learn"},
 		Default: "train/ in the models directory",
-		Help:    "folder holding the fine-tuning trainer learn.py and heldout.py (docs/learning.md)"}
+		Help:    "the fine-tuning trainer's package root, holding cardiac/learn.py and sim/heldout.py (docs/learning.md)"}
 	Python = Setting{Flag: "python", Env: "VETLENS_PYTHON", Commands: []string{"gui", "learn"}, Default: "/usr/bin/python3",
 		Help: "Python interpreter with Debian's python3-torch, python3-scipy and python3-onnx, for the trainer"}
 	LearnPoll = Setting{Flag: "learn-poll", Commands: []string{"gui", "serve"}, Default: DefaultLearnPoll.String(),

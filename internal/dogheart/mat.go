@@ -1,5 +1,5 @@
 // Package dogheart reads and writes the DogHeart/CCK folder layout the
-// landmark trainers read (models/train/dataset.py read_dogheart):
+// landmark trainers read (models/train/cardiac/dataset.py read_dogheart):
 // Images/NAME.png beside Labels/NAME.mat, whose "six_points" variable is
 // a 6x2 double array of [x, y] pixel points in the order heart_top,
 // heart_bottom, heart_right, heart_left, Vertebra A, Vertebra B.

@@ -2,7 +2,7 @@
 # Turn what gpu_once.sh handed back (DIR with g_1.pt .. g_5.pt) into the
 # five landmark members in MODELS (default: the shipped models/): unpack to
 # fp32 checkpoints, export each to ONNX with its sidecar and reference
-# outputs (export_landmarks.py), and rewrite the manifest's checksums.
+# outputs (cardiac/export_landmarks.py), and rewrite the manifest's checksums.
 # VERSION (required) is the new model_version: the members' sidecars and
 # the cardiac family's model_version (what the engine and the API report)
 # become it, so a result says which models made it; it must say the data
@@ -22,8 +22,8 @@ for k in 1 2 3 4 5; do
 done
 cks=()
 for k in 1 2 3 4 5; do
-  $PY train_gpu.py unpack "$DIR/g_$k.pt" "$CK"
+  $PY -m cardiac.train_gpu unpack "$DIR/g_$k.pt" "$CK"
   cks+=("$CK/g_$k.pt")
 done
-$PY export_landmarks.py --models "$MODELS" --version "$VERSION" "${cks[@]}"
+$PY -m cardiac.export_landmarks --models "$MODELS" --version "$VERSION" "${cks[@]}"
 $PY make_manifest.py "$MODELS"

@@ -13,7 +13,7 @@
 #
 # Timeline from the script's start (BUDGET seconds, default 530):
 #   1. every core generates NTRAIN (default 3000) simulator radiographs,
-#      NWORLD2 (default 1500) of the simulator's second world (xraysim.py
+#      NWORLD2 (default 1500) of the simulator's second world (sim/xraysim.py
 #      "xraysim2", see docs/cardiac.md "The simulator's second world") and
 #      the three development sets of NDEV (default 300) images each: the
 #      simulator's held-out presentations in both worlds and the first
@@ -45,7 +45,7 @@ rm -f "$OUT/g.pt" # the per-member files below carry the same
 missing=()
 for k in 1 2 3 4 5; do
   if [ -f "$DATA_DIR/ck/g_$k.pt" ]; then
-    $PY train_gpu.py pack --out "$OUT/g_$k.pt" "$DATA_DIR/ck/g_$k.pt"
+    $PY -m cardiac.train_gpu pack --out "$OUT/g_$k.pt" "$DATA_DIR/ck/g_$k.pt"
   else
     missing+=("$k")
     cp "$DATA_DIR/logs/g_$k.log" "$OUT/g_${k}_failed.log" 2>/dev/null || true

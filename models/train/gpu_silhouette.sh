@@ -11,14 +11,14 @@
 # Timeline from the script's start (BUDGET seconds, default 500):
 #   1. every core renders NTRAIN (default 2000) simulator radiographs and
 #      NWORLD2 (default 1000) of its second world with their exact heart
-#      silhouettes (dataset.py --heart-masks), and three development sets
+#      silhouettes (cardiac/dataset.py --heart-masks), and three development sets
 #      of NDEV (default 250) images, never trained on: the simulator's
 #      held-out presentations in both worlds (seeds 27,000,000+ and
-#      27,500,000+) and phantom.py's (seeds 17,000,000+);
+#      27,500,000+) and sim/phantom.py's (seeds 17,000,000+);
 #   2. side by side until BUDGET - 75 s: the silhouette model
-#      (train_silhouette.py train) and one heart-only member (train_gpu.py
+#      (cardiac/train_silhouette.py train) and one heart-only member (cardiac/train_gpu.py
 #      member --heart-only: the vertebral points leave its loss);
-#   3. train_silhouette.py eval: each route's heart VHS error over the true
+#   3. cardiac/train_silhouette.py eval: each route's heart VHS error over the true
 #      vertebral unit, on each development set (OUT/eval.txt), and both
 #      checkpoints packed in fp16 (OUT/sil.pt, OUT/h_1.pt) to export here.
 set -euo pipefail
@@ -32,7 +32,7 @@ D=${DATA_DIR:-/tmp/vetlens-sil}
 mkdir -p "$D" "$OUT"
 W=$(nproc)
 NTRAIN=${NTRAIN:-2000} NWORLD2=${NWORLD2:-1000} NDEV=${NDEV:-250}
-gen() { $PY dataset.py --size 224 --workers "$W" --no-compress "$@"; }
+gen() { $PY -m cardiac.dataset --size 224 --workers "$W" --no-compress "$@"; }
 pids=()
 gen --generator xraysim --n "$NTRAIN" --seed 1 --heart-masks "$D/xs.npz" & pids+=($!)
 gen --generator xraysim2 --n "$NWORLD2" --seed 5000001 --heart-masks "$D/x2.npz" & pids+=($!)
@@ -42,10 +42,10 @@ gen --generator phantom --heldout --n "$NDEV" --seed 17000000 "$D/dev_ph.npz" & 
 for p in "${pids[@]}"; do wait "$p" || { echo "gpu_silhouette: a data set failed" >&2; exit 1; }; done
 echo "gpu_silhouette: data after $(($(date +%s) - T0)) s"
 END=$((T0 + BUDGET - 75))
-$PY train_silhouette.py train --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx \
+$PY -m cardiac.train_silhouette train --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx \
   --deadline "$END" --out "$D/sil.pt" --extra >"$OUT/sil.log" 2>&1 &
 SIL=$!
-$PY train_gpu.py member --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx --heart-only \
+$PY -m cardiac.train_gpu member --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx --heart-only \
   --seed 401 --deadline "$END" --out "$D/h_1.pt" --max-rot 30 --zoom-out 0.3 --max-lr 5e-4 --every 500 \
   --recipe heart-only >"$OUT/h_1.log" 2>&1 &
 HO=$!
@@ -58,9 +58,9 @@ HOARG=()
 [ -f "$D/h_1.pt" ] && HOARG=(--heart-only "$D/h_1.pt")
 SILARG=()
 [ -f "$D/sil.pt" ] && SILARG=(--sil "$D/sil.pt")
-$PY train_silhouette.py eval --dev "$D/dev_xs.npz" "$D/dev_x2.npz" "$D/dev_ph.npz" "${SILARG[@]}" "${HOARG[@]}" \
+$PY -m cardiac.train_silhouette eval --dev "$D/dev_xs.npz" "$D/dev_x2.npz" "$D/dev_ph.npz" "${SILARG[@]}" "${HOARG[@]}" \
   --members ../cardiac_landmark_{1,2,3,4,5}.onnx 2>&1 | tee "$OUT/eval.txt"
-[ -f "$D/sil.pt" ] && $PY train_silhouette.py pack --out "$OUT/sil.pt" "$D/sil.pt"
-[ -f "$D/h_1.pt" ] && $PY train_gpu.py pack --out "$OUT/h_1.pt" "$D/h_1.pt"
+[ -f "$D/sil.pt" ] && $PY -m cardiac.train_silhouette pack --out "$OUT/sil.pt" "$D/sil.pt"
+[ -f "$D/h_1.pt" ] && $PY -m cardiac.train_gpu pack --out "$OUT/h_1.pt" "$D/h_1.pt"
 echo "gpu_silhouette: done after $(($(date +%s) - T0)) s of $BUDGET"
 exit $rc

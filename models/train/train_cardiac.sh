@@ -2,7 +2,7 @@
 # Retrain the cardiac models on a CPU (models/CARDIAC_MODEL_CARD.md), e.g.
 # with a clinic's labelled DogHeart/CCK folder. The shipped v3.2 members were
 # trained on a lent GPU by train_gpu.sh; this script fine-tunes them:
-#   1. 4,000 radiographs from the physically based simulator (xraysim.py),
+#   1. 4,000 radiographs from the physically based simulator (sim/xraysim.py),
 #      letterboxed to 224 px;
 #   2. the five landmark models, each fine-tuned from the shipped model of the
 #      same index and architecture (its sidecar's arch and width; trained
@@ -26,7 +26,7 @@ DOGHEART=${2:-}
 S=224
 mkdir -p data checkpoints
 DATA=data/xraysim_train_$S.npz
-[ -f $DATA ] || $PY dataset.py --generator xraysim --n 4000 --seed 1 --size $S $DATA
+[ -f $DATA ] || $PY -m cardiac.dataset --generator xraysim --n 4000 --seed 1 --size $S $DATA
 extra=()
 [ -n "$DOGHEART" ] && extra=(--dogheart "$DOGHEART")
 cycle() { # name minutes max_lr seed_offset role data
@@ -38,17 +38,17 @@ cycle() { # name minutes max_lr seed_offset role data
       read -r arch width < <($PY -c "import json,sys; p=json.load(open(sys.argv[1])).get('params',{}); print(p.get('arch','unet'), p.get('width',16))" "../cardiac_$5_$k.meta.json")
       init+=(--arch "$arch" --width "$width")
     fi
-    $PY train_landmarks.py --data "$6" "${extra[@]}" --size $S --seed $((k + $4)) --strong-aug \
+    $PY -m cardiac.train_landmarks --data "$6" "${extra[@]}" --size $S --seed $((k + $4)) --strong-aug \
       --minutes "$2" --max-lr "$3" --threads 1 "${init[@]}" --out "checkpoints/$1_$k.pt" > "checkpoints/$1_$k.log" 2>&1 &
   done
   wait
 }
 cycle xs "$MIN" 1.5e-3 100 landmark $DATA
 RDATA=data/xraysim_refine_$S.npz
-[ -f $RDATA ] || $PY refine.py --generator xraysim --n 2000 --seed 100000 --size $S ${DOGHEART:+--dogheart "$DOGHEART"} $RDATA
+[ -f $RDATA ] || $PY -m cardiac.refine --generator xraysim --n 2000 --seed 100000 --size $S ${DOGHEART:+--dogheart "$DOGHEART"} $RDATA
 extra=()  # DogHeart crops are built into the refinement .npz
 cycle xr "$($PY -c "print($MIN * 0.5)")" 1e-3 150 refine $RDATA
-$PY export_landmarks.py --models .. checkpoints/xs_{1,2,3,4,5}.pt
-$PY export_landmarks.py --models .. --role refine checkpoints/xr_{1,2,3,4,5}.pt
-$PY train_validity.py --arch mnv2 --aug strong --fixed-upto 11 --members 3 --n 3000 --seed 77 --epochs 6 --models .. ${DOGHEART:+--dogheart "$DOGHEART"}
+$PY -m cardiac.export_landmarks --models .. checkpoints/xs_{1,2,3,4,5}.pt
+$PY -m cardiac.export_landmarks --models .. --role refine checkpoints/xr_{1,2,3,4,5}.pt
+$PY -m cardiac.train_validity --arch mnv2 --aug strong --fixed-upto 11 --members 3 --n 3000 --seed 77 --epochs 6 --models .. ${DOGHEART:+--dogheart "$DOGHEART"}
 $PY make_manifest.py ..

@@ -3,21 +3,21 @@
 # command that ends at a fixed wall time (models/POP_MODEL_CARD.md;
 # SYNTHETIC composites only).
 #   1. a radiograph pool of POOL renders of the POOL_CONTENT generators
-#      (default the simulator's two worlds; phantom.py stays out, so that
+#      (default the simulator's two worlds; sim/phantom.py stays out, so that
 #      make eval-popnet's content-phantom set measures the gain on
 #      radiographs no training screen showed), LOOKS of the displayed
-#      radiographs shown as a viewer may (pop_traindata.py --looks:
+#      radiographs shown as a viewer may (pop/traindata.py --looks:
 #      inverted, windowed, cropped tight, a black or white surround; round 8
 #      showed two worlds alone teach mostly those two), and as many screen photos
-#      and negatives (3.2 : 1, as the shipped set) as pop_traindata.py
+#      and negatives (3.2 : 1, as the shipped set) as pop/traindata.py
 #      makes in GEN seconds on every core (the display family tv, the
 #      viewer layout viewer_light and the room dark left out entirely, for
 #      the leave-one-family-out check);
 #   2. viewport, corners_a, corners_b and quality side by side on the GPU
-#      (pop_train.py --device cuda --amp), each continuing from the shipped
+#      (pop/train.py --device cuda --amp), each continuing from the shipped
 #      ONNX file (models/pop_ROLE.onnx), until END less a margin;
 #   3. OUT/pop.pt (every state dict, its export parameters and reference
-#      inputs: pop_unpack.py export writes the ONNX files, sidecars and
+#      inputs: pop/unpack.py export writes the ONNX files, sidecars and
 #      export references from it on any machine) and OUT/pop_log.txt (data
 #      generation, training curves).
 # Usage: train_pop_gpu.sh OUT END [GEN_SECONDS]
@@ -55,7 +55,7 @@ mkdir -p data
 log "$($PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())')"
 log "train_pop_gpu.sh: END $(date -u -d @"$END" +%T) UTC, generation ${GEN}s on $WORKERS workers, device $DEVICE, models $MODELS"
 DATA=$WORK/pop_gpu_train.npz
-$PY pop_traindata.py "$DATA" --n "$MAXN" --neg $((MAXN * 10 / 32)) --seed0 30100000 \
+$PY -m pop.traindata "$DATA" --n "$MAXN" --neg $((MAXN * 10 / 32)) --seed0 30100000 \
 	--pool "$POOL" --pool-content "$POOL_CONTENT" --pool-path "data/pop_pool${POOL}_${POOL_CONTENT//,/+}.npz" --looks "$LOOKS" --workers "$WORKERS" --seconds "$GEN" \
 	--exclude display=tv --exclude layout=viewer_light --exclude room=dark 2>&1 | tee -a "$LOG"
 [ -f "$DATA" ] || { log "no training data"; exit 1; }
@@ -65,7 +65,7 @@ log "training until $(date -u -d @"$STOP" +%T) UTC"
 pids=()
 for m in $MODELS; do
 	init=""; [ -f "../pop_$m.onnx" ] && init="--init ../pop_$m.onnx"
-	$PY pop_train.py --model "$m" --data "$DATA" --device "$DEVICE" $AMP --deadline "$STOP" --threads 2 \
+	$PY -m pop.train --model "$m" --data "$DATA" --device "$DEVICE" $AMP --deadline "$STOP" --threads 2 \
 		--bs "${BS:-128}" --lr "${LR:-1e-3}" $init --pack "$WORK/$m.pt" >"$WORK/$m.log" 2>&1 &
 	pids+=($!)
 done
@@ -79,7 +79,7 @@ if [ -n "$AMP" ] && [ $((STOP - $(date +%s))) -gt 60 ]; then
 		log "$m failed: $(tail -2 "$WORK/$m.log" | tr '\n' ' '); again without --amp"
 		mv "$WORK/$m.log" "$WORK/$m.amp.log"
 		init=""; [ -f "../pop_$m.onnx" ] && init="--init ../pop_$m.onnx"
-		$PY pop_train.py --model "$m" --data "$DATA" --device "$DEVICE" --deadline "$STOP" --threads 2 \
+		$PY -m pop.train --model "$m" --data "$DATA" --device "$DEVICE" --deadline "$STOP" --threads 2 \
 			--bs "${BS:-128}" --lr "${LR:-1e-3}" $init --pack "$WORK/$m.pt" >"$WORK/$m.log" 2>&1 &
 		pids+=($!)
 	done
@@ -88,6 +88,6 @@ fi
 for m in $MODELS; do { echo "== $m"; cat "$WORK/$m".amp.log "$WORK/$m.log" 2>/dev/null; } >>"$LOG"; grep -h "val-metric" "$WORK/$m.log" | tail -1; done
 parts=(); for m in $MODELS; do [ -f "$WORK/$m.pt" ] && parts+=("$WORK/$m.pt"); done
 [ ${#parts[@]} -gt 0 ] || { log "no model trained"; exit 1; }
-$PY pop_unpack.py pack "$OUT/pop.pt" "${parts[@]}" 2>&1 | tee -a "$LOG"
+$PY -m pop.unpack pack "$OUT/pop.pt" "${parts[@]}" 2>&1 | tee -a "$LOG"
 log "done: $(ls -l "$OUT/pop.pt" | awk '{print $5}') bytes in $OUT/pop.pt"
 rm -rf "$WORK"

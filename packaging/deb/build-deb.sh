@@ -34,7 +34,7 @@ install -D -m 0755 "$BIN" "$root/usr/bin/vetlens"
 install -D -m 0644 "$ORT_LIB" "$root/usr/lib/vetlens/$(basename "$ORT_LIB")"
 
 # The models with their manifest, export references and the fine-tuning
-# trainer (vetlens learn runs models/train/learn.py); not the trainer's
+# trainer (vetlens learn runs python3 -m cardiac.learn in models/train); not the trainer's
 # tests, caches or local training data.
 mkdir -p "$root/usr/share/vetlens"
 tar -C "$(dirname "$MODELS")" -c \

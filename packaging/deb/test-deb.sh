@@ -33,7 +33,7 @@ fail() { echo "test-deb: $*" >&2; exit 1; }
 id=$(dpkg-deb -f "$deb" Package)
 [ "$id" = vetlens ] || fail "package name $id"
 for f in usr/bin/vetlens usr/lib/vetlens/libonnxruntime.so.1.30.0 usr/share/vetlens/models/manifest.json \
-	usr/share/vetlens/models/train/learn.py usr/share/applications/com.vetlens.desktop.desktop \
+	usr/share/vetlens/models/train/cardiac/learn.py usr/share/vetlens/models/train/sim/heldout.py usr/share/applications/com.vetlens.desktop.desktop \
 	usr/share/icons/hicolor/512x512/apps/com.vetlens.desktop.png; do
 	[ -f "$root/$f" ] || fail "missing /$f"
 done

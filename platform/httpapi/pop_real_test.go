@@ -16,7 +16,7 @@ import (
 )
 
 // screens holds screen-photo composites with exact corners (engine/pop's
-// fixtures, made by models/train/pop_composites.py).
+// fixtures, made by models/train/pop/composites.py).
 var screens = filepath.Join("..", "..", "engine", "pop", "testdata")
 
 // TestPoPEndpointsRealPipeline runs the five PoP endpoints and a

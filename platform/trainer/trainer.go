@@ -1,5 +1,6 @@
 // Package trainer runs the Python fine-tuning trainer
-// (models/train/learn.py) as a subprocess: the learn.Trainer port. It
+// (models/train/cardiac/learn.py, `python3 -m cardiac.learn`) as a
+// subprocess: the learn.Trainer port. It
 // passes the job as flags, reads the trainer's JSON lines from stdout as
 // progress, and turns a cancelled context into SIGTERM for the trainer's
 // whole process group (SIGKILL if it has not exited after KillAfter).
@@ -27,11 +28,19 @@ import (
 // DefaultPython is Debian's interpreter, the one with python3-torch.
 const DefaultPython = "/usr/bin/python3"
 
-// Python runs the trainer scripts in Dir with the interpreter Python.
+// The trainer's modules, run as `python3 -m MODULE` with Dir, their
+// package root, on PYTHONPATH.
+const (
+	LearnModule   = "cardiac.learn" // cardiac/learn.py: --check and the fine-tuning job
+	HeldoutModule = "sim.heldout"   // sim/heldout.py: the held-out phantom regression set
+)
+
+// Python runs the trainer modules under Dir with the interpreter Python.
 type Python struct {
 	// Python is the interpreter ("": DefaultPython).
 	Python string
-	// Dir holds learn.py and heldout.py (models/train).
+	// Dir is the trainer's package root (models/train), holding
+	// cardiac/learn.py and sim/heldout.py.
 	Dir string
 	// Log receives the trainer's stderr (nil: discarded; its last lines
 	// are in errors either way).
@@ -70,7 +79,7 @@ type event struct {
 	Seconds   float64 `json:"seconds"`
 }
 
-// Check runs `learn.py --check`: the torch version, or a
+// Check runs `cardiac.learn --check`: the torch version, or a
 // *learn.TrainerError (code missing_torch says what to install).
 func (p Python) Check(ctx context.Context) (string, error) {
 	var torch string
@@ -135,14 +144,14 @@ func (p Python) Train(ctx context.Context, s learn.TrainSpec, progress func(lear
 }
 
 // MakePhantoms writes the held-out phantom regression set: n xraysim
-// radiographs from held-out seeds (heldout.py, no negatives).
+// radiographs from held-out seeds (sim.heldout, no negatives).
 func (p Python) MakePhantoms(ctx context.Context, dir string, n int) error {
-	cmd := p.command(ctx, filepath.Join(p.Dir, "heldout.py"),
+	cmd := p.command(ctx, HeldoutModule,
 		"--generator", "xraysim", "--out", dir, "--n", strconv.Itoa(n), "--negatives", "0", "--workers", "2")
 	tail := &tailWriter{n: 4096}
 	cmd.Stdout, cmd.Stderr = io.Discard, p.stderr(tail)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("trainer: heldout.py: %w: %s", err, tail.String())
+		return fmt.Errorf("trainer: %s: %w: %s", HeldoutModule, err, tail.String())
 	}
 	return nil
 }
@@ -154,14 +163,27 @@ func (p Python) stderr(tail *tailWriter) io.Writer {
 	return io.MultiWriter(tail, p.Log)
 }
 
-// command builds a python command in its own process group, stopped on
-// ctx's end (ownGroup: SIGTERM to the group on Unix), then killed after
-// KillAfter.
-func (p Python) command(ctx context.Context, script string, args ...string) *exec.Cmd {
-	if abs, err := filepath.Abs(script); err == nil {
-		script = abs
+// moduleFile is the file of a trainer module under dir
+// (cardiac.learn: dir/cardiac/learn.py).
+func moduleFile(dir, module string) string {
+	return filepath.Join(dir, filepath.FromSlash(strings.ReplaceAll(module, ".", "/"))+".py")
+}
+
+// command builds `python -m module args` with Dir (absolute) first on
+// PYTHONPATH, in its own process group, stopped on ctx's end (ownGroup:
+// SIGTERM to the group on Unix), then killed after KillAfter. The working
+// directory stays the caller's, so relative paths in args keep their
+// meaning, and is not on Python's path (PYTHONSAFEPATH, Python 3.11+).
+func (p Python) command(ctx context.Context, module string, args ...string) *exec.Cmd {
+	root := p.Dir
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
 	}
-	cmd := exec.CommandContext(ctx, p.python(), append([]string{script}, args...)...)
+	if v := os.Getenv("PYTHONPATH"); v != "" {
+		root += string(os.PathListSeparator) + v
+	}
+	cmd := exec.CommandContext(ctx, p.python(), append([]string{"-m", module}, args...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONSAFEPATH=1")
 	ownGroup(cmd) // procgroup_unix.go, procgroup_windows.go
 	cmd.WaitDelay = p.KillAfter
 	if cmd.WaitDelay == 0 {
@@ -170,14 +192,13 @@ func (p Python) command(ctx context.Context, script string, args ...string) *exe
 	return cmd
 }
 
-// run runs learn.py with args, calling on for each JSON line; an error
-// line becomes a *learn.TrainerError.
+// run runs cardiac.learn with args, calling on for each JSON line; an
+// error line becomes a *learn.TrainerError.
 func (p Python) run(ctx context.Context, args []string, on func(event)) error {
-	script := filepath.Join(p.Dir, "learn.py")
-	if _, err := os.Stat(script); err != nil {
-		return fmt.Errorf("trainer: %w (set VETLENS_TRAIN_DIR to the folder holding learn.py)", err)
+	if _, err := os.Stat(moduleFile(p.Dir, LearnModule)); err != nil {
+		return fmt.Errorf("trainer: %w (set VETLENS_TRAIN_DIR to the trainer's folder, models/train, holding cardiac/learn.py)", err)
 	}
-	cmd := p.command(ctx, script, args...)
+	cmd := p.command(ctx, LearnModule, args...)
 	tail := &tailWriter{n: 4096}
 	cmd.Stderr = p.stderr(tail)
 	out, err := cmd.StdoutPipe()

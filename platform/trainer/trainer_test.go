@@ -15,7 +15,7 @@ import (
 	"vetlens/app/learn"
 )
 
-// fakeLearn is a stand-in learn.py implementing the contract's wire
+// fakeLearn is a stand-in cardiac/learn.py implementing the contract's wire
 // behaviour: --check answers by $FAKE_MODE, a job prints JSON lines
 // (with noise between them), "hang" waits for SIGTERM and exits 143
 // after removing its partial output, "error" reports an error line.
@@ -52,7 +52,13 @@ say(event="done", out=out, version=a["--version"], cases=3, seconds=1.0)
 func setup(t *testing.T, mode string) (Python, learn.TrainSpec) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "learn.py"), []byte(fakeLearn), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "cardiac"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cardiac", "__init__.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(moduleFile(dir, LearnModule), []byte(fakeLearn), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FAKE_MODE", mode)
@@ -109,7 +115,7 @@ func TestTrain(t *testing.T) {
 }
 
 // TestCheck: torch present, missing (typed, with the install line), and
-// no learn.py at all.
+// no cardiac/learn.py at all.
 func TestCheck(t *testing.T) {
 	p, _ := setup(t, "ok")
 	if v, err := p.Check(t.Context()); err != nil || v != "1.13" {
@@ -122,7 +128,7 @@ func TestCheck(t *testing.T) {
 	}
 	p.Dir = t.TempDir()
 	if _, err := p.Check(t.Context()); err == nil || !strings.Contains(err.Error(), "VETLENS_TRAIN_DIR") {
-		t.Fatalf("no learn.py: %v", err)
+		t.Fatalf("no cardiac/learn.py: %v", err)
 	}
 }
 

@@ -1,9 +1,9 @@
 // Package heldout reads the held-out folder format that
-// models/train/heldout.py writes (truth.json beside the images): the
+// models/train/sim/heldout.py writes (truth.json beside the images): the
 // evaluation tools (bench/evalcardiac, bench/spancheck) and the learning
 // loop's phantom regression set (app/learn) read it here; and the
 // per-image dump that `bench/evalcardiac --dump` writes and
-// `bench/spancheck --dump` and models/train/calibrate_spread.py read.
+// `bench/spancheck --dump` and models/train/cardiac/calibrate_spread.py read.
 package heldout
 
 import (

@@ -26,7 +26,7 @@ type Phantom struct {
 	// "xraysim_1_640x480.png"; Path is its full path.
 	Name, Path string
 	// Generator is "xraysim" (the simulator the models train on, seeds
-	// never trained on) or "" (the first 2D generator, phantom.py).
+	// never trained on) or "" (the first 2D generator, sim/phantom.py).
 	Generator string
 	// VHS and VLAS are the generator's own values for Landmarks.
 	VHS, VLAS float64

@@ -19,8 +19,8 @@ def assert_truth_gives_vhs(tc, t):
     """A screen photo's truth is consistent: undoing the perspective with
     the truth corners gives the displayed radiograph's VHS, and the
     displayed image lies inside the screen (unittest.TestCase tc)."""
-    import phantom
-    import pop_composites as pc
+    from sim import phantom
+    from pop import composites as pc
 
     c = np.array(t["corners"])
     w, h = t["displayed_size"]

@@ -1,9 +1,9 @@
-"""Tests for the column route's bound calibration (calibrate_column.py)."""
+"""Tests for the column route's bound calibration (cardiac/calibrate_column.py)."""
 import unittest
 
 import numpy as np
 
-import calibrate_column
+from cardiac import calibrate_column
 
 
 def row(err, sd, score, guard=""):

@@ -1,4 +1,4 @@
-"""Tests for the spread-cut calibration (calibrate_spread.py)."""
+"""Tests for the spread-cut calibration (cardiac/calibrate_spread.py)."""
 import json
 import os
 import subprocess
@@ -8,7 +8,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-import calibrate_spread
+from cardiac import calibrate_spread
 
 
 class CalibrateSpreadTest(unittest.TestCase):
@@ -29,9 +29,9 @@ class CalibrateSpreadTest(unittest.TestCase):
             with open(p, "w") as f:
                 for r in self.rows:
                     f.write(json.dumps(r) + "\n")
-            out = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "calibrate_spread.py"),
+            out = subprocess.run([sys.executable, "-m", "cardiac.calibrate_spread",
                                   "--max-err", "1.5", "--max-withheld", "0.5", p],
-                                 capture_output=True, text=True, check=True).stdout
+                                 cwd=os.path.dirname(HERE), capture_output=True, text=True, check=True).stdout
         chosen = float(out.strip().splitlines()[-1].split(":")[1])
         self.assertLess(chosen, 0.02)
         self.assertGreaterEqual(chosen, 0.006)

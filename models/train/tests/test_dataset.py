@@ -1,4 +1,4 @@
-"""dataset.py: DogHeart/CCK folders letterboxed into training .npz files."""
+"""cardiac/dataset.py: DogHeart/CCK folders letterboxed into training .npz files."""
 import json
 import os
 import subprocess
@@ -8,8 +8,8 @@ import unittest
 
 import numpy as np
 
-import dataset
-import phantom
+from cardiac import dataset
+from sim import phantom
 from tests.fixtures import write_dogheart
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,13 +49,13 @@ class DogHeartSetTest(unittest.TestCase):
         np.testing.assert_allclose(d["landmarks"][1, vk], dataset.to_letterbox_coords(np.array([[150.0, 90.0]]), 200, 400, 64)[0], atol=1e-6)
 
     def test_every_reader_takes_vlas_from_provenance(self):
-        # load_dogheart (train_landmarks.py --dogheart), the refinement crops
+        # load_dogheart (cardiac/train_landmarks.py --dogheart), the refinement crops
         # and build_dogheart_set read the VLAS point alike.
         vk = phantom.LANDMARKS.index("VLAS")
         _, lms, mask = dataset.load_dogheart(self.root, 64)
         self.assertEqual(list(mask[:, vk]), [0, 1])
         np.testing.assert_allclose(lms[1, vk], dataset.to_letterbox_coords(np.array([[150.0, 90.0]]), 200, 400, 64)[0], atol=1e-6)
-        import refine
+        from cardiac import refine
         _, _, cmask = refine.load_dogheart_crops(self.root, 32, crops=1)
         self.assertEqual(list(cmask[:, vk]), [0, 1])
 
@@ -68,7 +68,7 @@ class DogHeartSetTest(unittest.TestCase):
     def test_cli_and_empty_folder(self):
         out = os.path.join(self.tmp.name, "cli.npz")
         env = dict(os.environ, PYTHONPATH=HERE)
-        r = subprocess.run([sys.executable, "dataset.py", "--dogheart", self.root, "--size", "32", out],
+        r = subprocess.run([sys.executable, "-m", "cardiac.dataset", "--dogheart", self.root, "--size", "32", out],
                            cwd=HERE, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("2 images", r.stdout)
@@ -77,7 +77,7 @@ class DogHeartSetTest(unittest.TestCase):
         os.makedirs(os.path.join(empty, "Images"))
         with self.assertRaises(FileNotFoundError):
             dataset.build_dogheart_set(empty, 32, os.path.join(self.tmp.name, "e.npz"))
-        r = subprocess.run([sys.executable, "dataset.py", "--size", "32", out], cwd=HERE, env=env,
+        r = subprocess.run([sys.executable, "-m", "cardiac.dataset", "--size", "32", out], cwd=HERE, env=env,
                            capture_output=True, text=True, timeout=120)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("--n and --seed", r.stderr)

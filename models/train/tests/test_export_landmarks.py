@@ -7,7 +7,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import export_landmarks  # noqa: E402
+from cardiac import export_landmarks  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(__file__), "..")
 
@@ -36,8 +36,8 @@ class TestFamilyVersion(unittest.TestCase):
 
     def test_cli_refuses_before_exporting(self):
         with tempfile.TemporaryDirectory() as d:
-            r = subprocess.run([sys.executable, os.path.join(HERE, "export_landmarks.py"), "--models", d,
-                                "--version", "v9", os.path.join(d, "missing.pt")], capture_output=True, text=True)
+            r = subprocess.run([sys.executable, "-m", "cardiac.export_landmarks", "--models", d,
+                                "--version", "v9", os.path.join(d, "missing.pt")], cwd=HERE, capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("synthetic", r.stderr)
             self.assertEqual(os.listdir(d), [])

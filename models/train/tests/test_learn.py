@@ -1,4 +1,4 @@
-"""Tests for learn.py (the fine-tuning subprocess of `vetlens learn`) and clinic_cases.py.
+"""Tests for cardiac/learn.py (the fine-tuning subprocess of `vetlens learn`) and cardiac/clinic_cases.py.
 
 The end-to-end runs use a tiny base family (width-4 U-Nets on 64 px
 inputs, exported the way the shipped ones are) so they take seconds; the
@@ -21,20 +21,20 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.dirname(HERE)
 MODELS = os.path.dirname(TRAIN)
-LEARN = os.path.join(TRAIN, "learn.py")
+LEARN = ["-m", "cardiac.learn"]  # run from TRAIN, the package root
 S = 64
 
-import clinic_cases
-import learn
+from cardiac import clinic_cases
+from cardiac import learn
 
 
 def make_base(d):
     """A tiny cardiac family in d: the shipped validity model, five width-4
     landmark U-Nets on S px inputs, family file, model card, manifest."""
     import torch
-    import export_landmarks as E
+    from cardiac import export_landmarks as E
     import make_manifest
-    import train_landmarks as T
+    from cardiac import train_landmarks as T
 
     os.makedirs(d)
     for name in ("cardiac_validity.onnx", "cardiac_validity.meta.json", "CARDIAC_MODEL_CARD.md"):
@@ -54,8 +54,8 @@ def make_base(d):
 
 
 def run_learn(args, timeout=120):
-    """Run learn.py; returns (exit status, stdout events)."""
-    p = subprocess.run([sys.executable, LEARN] + args, capture_output=True, text=True, timeout=timeout)
+    """Run cardiac/learn.py; returns (exit status, stdout events)."""
+    p = subprocess.run([sys.executable, *LEARN] + args, cwd=TRAIN, capture_output=True, text=True, timeout=timeout)
     return p.returncode, [json.loads(line) for line in p.stdout.splitlines()], p.stderr
 
 
@@ -104,7 +104,7 @@ class LearnTest(unittest.TestCase):
             os.makedirs(os.path.join(d, "torch"))
             with open(os.path.join(d, "torch", "__init__.py"), "w") as f:
                 f.write("raise ImportError('No module named torch (test)')\n")
-            p = subprocess.run([sys.executable, LEARN, "--check"], capture_output=True, text=True, timeout=60,
+            p = subprocess.run([sys.executable, *LEARN, "--check"], cwd=TRAIN, capture_output=True, text=True, timeout=60,
                                env=dict(os.environ, PYTHONPATH=d))
         self.assertEqual(p.returncode, 3)
         ev = json.loads(p.stdout.strip())
@@ -159,7 +159,7 @@ class LearnTest(unittest.TestCase):
         """Each new model's reference outputs come back from its ONNX file:
         with onnxruntime when installed, else loaded into PyTorch."""
         import torch
-        import train_landmarks as T
+        from cardiac import train_landmarks as T
 
         self.assertEqual(self.rc, 0, self.stderr[-2000:])
         refs = sorted(glob.glob(os.path.join(self.out, "reference", "cardiac_landmark_*.json")))
@@ -212,8 +212,8 @@ class LearnTest(unittest.TestCase):
 
     def test_sigterm_leaves_no_outdir(self):
         out = os.path.join(self.tmp, "out-cancel")
-        p = subprocess.Popen([sys.executable, LEARN] + self.args(out, "--steps", "100000"),
-                             stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen([sys.executable, *LEARN] + self.args(out, "--steps", "100000"),
+                             cwd=TRAIN, stdout=subprocess.PIPE, text=True)
         try:
             for line in p.stdout:
                 ev = json.loads(line)
@@ -248,7 +248,7 @@ class LearnTest(unittest.TestCase):
         self.assertEqual(X.shape, (2, S, S))
         np.testing.assert_array_equal(M, np.ones((2, 7)))
         c = self.cases[0]
-        import dataset
+        from cardiac import dataset
         from PIL import Image
         with Image.open(os.path.join(self.pool, "Images", c["case"] + ".png")) as im:
             w, h = im.size
@@ -304,7 +304,7 @@ class HeldoutCurveTest(unittest.TestCase):
         self.assertTrue(all(np.isfinite(p["vhs_mae"]) and p["vhs_mae"] >= 0 for p in pts))
         # The curve's first point is the base models' ensemble on the held-out cases.
         X, Y, _ = learn.load_cases(self.pool, self.held, S)
-        import train_landmarks as T
+        from cardiac import train_landmarks as T
         prov = learn.read_provenance(self.pool)
         P = []
         for k in range(1, 6):
@@ -328,7 +328,7 @@ class HeldoutCurveTest(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
 
     def test_span_vhs_is_phantom_measure(self):
-        import phantom
+        from sim import phantom
         rng = np.random.default_rng(3)
         P = rng.uniform(0, 100, (4, len(phantom.LANDMARKS), 2))
         want = [phantom.measure({k: p[i] for i, k in enumerate(phantom.LANDMARKS)})[0] for p in P]
@@ -342,14 +342,14 @@ class StepsTest(unittest.TestCase):
 
 
 class ArchitectureTest(unittest.TestCase):
-    """learn.py rebuilds each member in its sidecar's architecture."""
+    """cardiac/learn.py rebuilds each member in its sidecar's architecture."""
 
     def test_shipped_member_round_trips(self):
         # The shipped members (v3.2: MobileNetV2, decoder width in the
         # sidecar) come back from ONNX exactly: the fine-tune starts from
         # what the engine runs.
         import torch
-        import train_landmarks as T
+        from cardiac import train_landmarks as T
 
         path = os.path.join(MODELS, "cardiac_landmark_1.onnx")
         with open(os.path.join(MODELS, "cardiac_landmark_1.meta.json")) as f:
@@ -369,7 +369,7 @@ class ArchitectureTest(unittest.TestCase):
         # forward() runs the frozen trunk without autograd in chunks: the
         # same outputs and the same gradients on every weight that trains.
         import torch
-        import train_landmarks as T
+        from cardiac import train_landmarks as T
 
         torch.manual_seed(0)
         net = T.build_net("mnv2", 8)
@@ -405,8 +405,8 @@ class ArchitectureTest(unittest.TestCase):
 
 class ClinicCasesTest(unittest.TestCase):
     def test_folder_and_provenance(self):
-        import dataset
-        import phantom
+        from cardiac import dataset
+        from sim import phantom
 
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "c")

@@ -1,4 +1,4 @@
-"""Tests for the ImageNet-initialised MobileNetV2 landmark network (mobilenet.py)."""
+"""Tests for the ImageNet-initialised MobileNetV2 landmark network (cardiac/mobilenet.py)."""
 import os
 import tempfile
 import unittest
@@ -6,8 +6,8 @@ import unittest
 import numpy as np
 import torch
 
-import mobilenet
-import train_landmarks as T
+from cardiac import mobilenet
+from cardiac import train_landmarks as T
 
 
 def keras_tensors(enc, rng):

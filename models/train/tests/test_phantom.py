@@ -7,8 +7,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-import dataset
-import phantom
+from cardiac import dataset
+from sim import phantom
 
 from tests import fixtures
 

@@ -4,8 +4,8 @@ import unittest
 
 import numpy as np
 
-import phantom
-import pop_composites as pc
+from sim import phantom
+from pop import composites as pc
 
 
 class TestComposites(unittest.TestCase):

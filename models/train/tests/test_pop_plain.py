@@ -9,9 +9,9 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import pop_plain  # noqa: E402
-import pop_variety as pv  # noqa: E402
-import xraysim  # noqa: E402
+from pop import plain as pop_plain  # noqa: E402
+from pop import variety as pv  # noqa: E402
+from sim import xraysim  # noqa: E402
 
 
 def _fake_render(job):

@@ -7,10 +7,10 @@ import unittest
 import numpy as np
 from PIL import Image, ImageDraw
 
-import dataset
-import phantom
-import pop_composites as pc
-import pop_rectified as pr
+from cardiac import dataset
+from sim import phantom
+from pop import composites as pc
+from pop import rectified as pr
 
 
 class TestRectify(unittest.TestCase):

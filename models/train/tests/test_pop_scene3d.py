@@ -6,8 +6,8 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import pop_composites as pc  # noqa: E402
-import pop_scene3d as s3  # noqa: E402
+from pop import composites as pc  # noqa: E402
+from pop import scene3d as s3  # noqa: E402
 from tests.fixtures import assert_truth_gives_vhs  # noqa: E402
 
 SEED = 48_900_000  # test seeds, apart from the held-out set's 48,000,000+

@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 from PIL import Image
 
-import pop_sides as ps
+from pop import sides as ps
 
 TRUTH = [(100, 80), (300, 80), (300, 220), (100, 220)]  # 200 x 140
 

@@ -1,4 +1,4 @@
-"""pop_train.py: a shipped ONNX file loaded back into its PyTorch network
+"""pop/train.py: a shipped ONNX file loaded back into its PyTorch network
 computes the export reference; the device-side augmentation keeps the
 labels consistent with the flipped images."""
 import json
@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 import torch
 
-import pop_train as pt
+from pop import train as pt
 
 MODELS = os.path.join(os.path.dirname(__file__), "..", "..")
 

@@ -9,8 +9,8 @@ import unittest
 import numpy as np
 from PIL import Image, ImageDraw
 
-import pop_traindata as td
-import xraysim
+from pop import traindata as td
+from sim import xraysim
 
 
 class TestPool(unittest.TestCase):

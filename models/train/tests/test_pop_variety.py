@@ -6,9 +6,9 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import pop_composites as pc  # noqa: E402
-import pop_variety as pv  # noqa: E402
-import xraysim  # noqa: E402
+from pop import composites as pc  # noqa: E402
+from pop import variety as pv  # noqa: E402
+from sim import xraysim  # noqa: E402
 from tests.fixtures import assert_truth_gives_vhs  # noqa: E402
 
 

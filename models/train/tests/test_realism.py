@@ -1,4 +1,4 @@
-"""Tests for realism.py on small images generated here."""
+"""Tests for sim/realism.py on small images generated here."""
 import io
 import json
 import os
@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-import realism
+from sim import realism
 
 
 def fake_radiograph(seed=0, w=300, h=240, border=8, blur=1.0):

@@ -7,8 +7,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-import phantom
-import refine
+from sim import phantom
+from cardiac import refine
 
 from tests import fixtures
 

@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import screenshots  # noqa: E402
+from sim import screenshots  # noqa: E402
 
 
 class TestScreenshots(unittest.TestCase):

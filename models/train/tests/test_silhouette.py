@@ -4,8 +4,8 @@ import unittest
 import numpy as np
 import torch
 
-import train_silhouette as S
-import xraysim
+from cardiac import train_silhouette as S
+from sim import xraysim
 
 
 class AxesFromMaskTest(unittest.TestCase):

@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import tilt  # noqa: E402
+from sim import tilt  # noqa: E402
 
 NAMES = ["heart_top", "heart_bottom", "Vertebra A", "Vertebra B"]
 

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import train_gpu  # noqa: E402
-import train_landmarks as T  # noqa: E402
+from cardiac import train_gpu  # noqa: E402
+from cardiac import train_landmarks as T  # noqa: E402
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "..", "cardiac_landmark_1.onnx")
 

@@ -1,5 +1,5 @@
 """Tests for the validity trainer's augmentation, ensemble and data cache
-(train_validity.py) and the landmark trainer's zoom-out framing."""
+(cardiac/train_validity.py) and the landmark trainer's zoom-out framing."""
 import os
 import tempfile
 import unittest
@@ -8,8 +8,8 @@ from unittest import mock
 import numpy as np
 import torch
 
-import train_landmarks as T
-import train_validity as V
+from cardiac import train_landmarks as T
+from cardiac import train_validity as V
 
 
 class AugmentTest(unittest.TestCase):
@@ -61,7 +61,7 @@ class MobileNetTest(unittest.TestCase):
         # The ImageNet stem and blocks 0-11 keep weights and BatchNorm
         # statistics through training; block 12 and the head move.
         # Random tensors stand in for the ImageNet weights (no npm here).
-        import mobilenet
+        from cardiac import mobilenet
         from tests.test_mobilenet import keras_tensors
 
         X = torch.randint(0, 256, (128, 3, 32, 32), dtype=torch.uint8)

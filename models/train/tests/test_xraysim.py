@@ -1,4 +1,4 @@
-"""Tests for the physically based radiograph simulator (xraysim.py)."""
+"""Tests for the physically based radiograph simulator (sim/xraysim.py)."""
 import math
 import os
 import unittest
@@ -7,7 +7,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-import xraysim
+from sim import xraysim
 
 
 class ChordTest(unittest.TestCase):

@@ -3,9 +3,9 @@
 
 Two worlds at the same six sizes:
   xraysim_*  the physically based simulator the models train on
-             (models/train/xraysim.py), heldout=True, seeds 29100001.. that
+             (models/train/sim/xraysim.py), heldout=True, seeds 29100001.. that
              training never uses: the models' own world, where they measure;
-  phantom_*  the first, 2D generator (models/train/phantom.py), heldout=True,
+  phantom_*  the first, 2D generator (models/train/sim/phantom.py), heldout=True,
              seeds 9100001..: a world the v3.1 models never saw, where they
              must withhold rather than return a wrong number.
 Run from anywhere:
@@ -17,8 +17,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "models", "train"))
-import phantom  # noqa: E402
-import xraysim  # noqa: E402
+from sim import phantom  # noqa: E402
+from sim import xraysim  # noqa: E402
 
 SIZES = [(640, 480), (480, 720), (1024, 1024), (1400, 900), (900, 1300), (2000, 1500)]
 
@@ -49,8 +49,8 @@ def main():
                       "landmarks": {k: [float(v[0]), float(v[1])] for k, v in t.items()}})
         print(name, round(m["vhs"], 2), round(m["vlas"], 2), m["presentation"])
     with open(os.path.join(HERE, "truth.json"), "w") as f:
-        json.dump({"source": "models/train/phantom.py generate(seed, w, h, heldout=True) for phantom_*, "
-                             "models/train/xraysim.py generate(seed, w, h, heldout=True) for xraysim_*",
+        json.dump({"source": "models/train/sim/phantom.py generate(seed, w, h, heldout=True) for phantom_*, "
+                             "models/train/sim/xraysim.py generate(seed, w, h, heldout=True) for xraysim_*",
                    "phantoms": truth}, f, indent=1)
 
 
