@@ -27,9 +27,8 @@ func (m *Models) rateQuality(ctx context.Context, frame, work gocv.Mat, q Quad, 
 // Analyze is the learned pipeline on a decoded BGR frame: corners and
 // presence (detect), PoP detection, rectification to the displayed
 // radiograph's own aspect, and frame quality (the classical measures plus
-// the quality model's blur and glare over the heart). A frame is a screen
-// photo when it is a colour photograph (Chroma >= MinChroma), p_screen
-// reaches MinPresence and the quad is not the file's own frame.
+// the quality model's blur and glare over the heart). Whether the frame
+// is a screen photo at all is ScreenPhoto's decision.
 func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error) {
 	if frame.Channels() != 3 {
 		return nil, fmt.Errorf("analyze: %d channels, want BGR", frame.Channels())
@@ -41,7 +40,7 @@ func (m *Models) Analyze(ctx context.Context, frame gocv.Mat) (*Analysis, error)
 		return nil, err
 	}
 	a := &Analysis{FrameHash: FrameHash(frame), Corners: c, Chroma: Chroma(frame), FileFrame: c.FileFrame(), Learned: &lr}
-	a.PoPDetected = a.Chroma >= MinChroma && lr.Presence >= MinPresence && !a.FileFrame
+	a.PoPDetected = ScreenPhoto(a.Chroma, lr.Presence, c, a.FileFrame)
 	switch {
 	case !a.PoPDetected:
 		a.PossibleScreen = PossibleScreen(a.Chroma, lr.Presence, c, a.FileFrame)

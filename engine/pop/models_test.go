@@ -471,14 +471,7 @@ func TestPossibleScreen(t *testing.T) {
 	if _, f := Aspect(tilted.Quad, 1280, 720); Tilt(tilted.Quad, 1280, 720, f) < 25 {
 		t.Fatalf("the tilted quad's tilt is %.1f degrees", Tilt(tilted.Quad, 1280, 720, f))
 	}
-	cases := []struct {
-		name      string
-		chroma    float64
-		presence  float64
-		c         Corners
-		fileFrame bool
-		want      bool
-	}{
+	cases := []frameDecision{
 		{"colour, unsure presence, confident tilted quad", 12, 0.10, tilted, false, true},
 		{"at the lower presence bound", 12, PossiblePresence, tilted, false, true},
 		{"presence too low", 12, PossiblePresence - 0.001, tilted, false, false},
