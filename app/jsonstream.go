@@ -13,7 +13,9 @@ import (
 
 // jsonStream is a minimal streaming JSON reader for the cardiac request:
 // strings are read with a length cap, values that are not needed are
-// skipped without being kept.
+// skipped without being kept. It exists for the capped string read
+// (str, strBody), which encoding/json's Decoder.Token cannot do (see
+// ReadCardiacRequest and experiments/2026-11-28-request-reader.md).
 type jsonStream struct {
 	r       *bufio.Reader
 	ignored int // bytes skipped in ignored fields
