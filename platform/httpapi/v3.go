@@ -89,7 +89,7 @@ func (s *Server) logFail(r *http.Request, status int, err error) {
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedRequest) {
-	writeJSON(w, http.StatusOK, s.svc.Status.CardiacHealth())
+	writeJSON(w, http.StatusOK, cardiacv3.Health(s.svc.Status.CardiacHealth()))
 }
 
 // readCardiac reads the cardiac request body as a stream
