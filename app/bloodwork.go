@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -61,13 +60,6 @@ type BloodworkForm struct {
 	// (the clinician undid it): the value is then taken as entered, in
 	// its selected unit, and refused when implausible.
 	KeepAsEntered [usg.NumFeatures]bool
-}
-
-// EnteredValue is one value as the clinician entered it.
-type EnteredValue struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
 }
 
 // Correction is one automatic unit correction of an entered value.
@@ -250,18 +242,18 @@ func (s *USG) lastScreening(ctx context.Context, id PatientID, req *usg.Request)
 		if s.clock.Now().Sub(l.Time) > repeatWindow {
 			return nil, false, nil
 		}
-		var in usgLogInputs
-		if err := json.Unmarshal(l.Inputs, &in); err != nil {
-			return nil, false, fmt.Errorf("usg log %d: %w", l.Seq, err)
+		in, err := decodeUSGLogInputs(l)
+		if err != nil {
+			return nil, false, err
 		}
 		for j, k := range usg.Features() {
 			if v, ok := in.Features[k]; !ok || v != req.Values[j] {
 				return nil, false, nil
 			}
 		}
-		var res usg.Result
-		if err := json.Unmarshal(l.Outputs, &res); err != nil {
-			return nil, false, fmt.Errorf("usg log %d: %w", l.Seq, err)
+		res, err := decodeUSGLogResult(l)
+		if err != nil {
+			return nil, false, err
 		}
 		return &usg.Response{Result: res}, true, nil
 	}

@@ -7,16 +7,17 @@ import (
 	"vetlens/internal/membudget"
 )
 
-// Health is the /v3/health body.
+// Health is the cardiac service's health: the loaded models and whether
+// it is "healthy" or "degraded", and why. Its wire body is
+// cardiacv3.Health, which has the same fields.
 type Health struct {
-	Status             string `json:"status"`
-	ModelsLoaded       int    `json:"models_loaded"`
-	PopModelsLoaded    int    `json:"pop_models_loaded"`
-	PopPipelineEnabled bool   `json:"pop_pipeline_enabled"`
-	ModelVersion       string `json:"model_version"`
-	// Reasons say why status is "degraded" (absent when healthy). An
-	// addition to the spec's shape; clients that do not know it ignore it.
-	Reasons []string `json:"reasons,omitempty"`
+	Status             string
+	ModelsLoaded       int
+	PopModelsLoaded    int
+	PopPipelineEnabled bool
+	ModelVersion       string
+	// Reasons say why status is "degraded" (empty when healthy).
+	Reasons []string
 }
 
 // ExpectedModels is the expected count of prediction and of PoP models.
@@ -53,14 +54,14 @@ func (s *Status) CardiacHealth() Health {
 	return h
 }
 
-// USGHealth is the USG engine's health body with its status "degraded"
+// USGHealth is the USG engine's health with its status "degraded"
 // and a reason when the store's disk is low or full (the spec's "ok"
 // otherwise); ErrUSGUnavailable when the model is not loaded.
-func (s *Status) USGHealth() (USGHealthBody, error) {
+func (s *Status) USGHealth() (USGHealth, error) {
 	if s.usg == nil {
-		return USGHealthBody{}, ErrUSGUnavailable
+		return USGHealth{}, ErrUSGUnavailable
 	}
-	h := USGHealthBody{Health: s.usg.Health()}
+	h := USGHealth{Health: s.usg.Health()}
 	if d := s.Disk(); d.Level != DiskOK {
 		h.Status = "degraded"
 		h.Reasons = []string{d.Reason}
@@ -68,12 +69,12 @@ func (s *Status) USGHealth() (USGHealthBody, error) {
 	return h, nil
 }
 
-// USGHealthBody is /usg/v1/health: the spec's body plus reasons when
-// degraded.
-type USGHealthBody struct {
+// USGHealth is the USG engine's health plus reasons when degraded. Its
+// wire body is usgv1.Health, which has the same fields.
+type USGHealth struct {
 	usg.Health
-	// Reasons say why status is "degraded" (absent when ok).
-	Reasons []string `json:"reasons,omitempty"`
+	// Reasons say why status is "degraded" (empty when ok).
+	Reasons []string
 }
 
 // PixelStats reports the pixel memory budget's capacity and counters.

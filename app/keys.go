@@ -33,17 +33,18 @@ var ErrInvalidKey = &Error{Kind: KindUnauthorized, Msg: "invalid API key"}
 // ErrMissingKey means no key was sent.
 var ErrMissingKey = &Error{Kind: KindUnauthorized, Msg: "missing API key"}
 
-// KeyInfo is a key as listed: never the secret.
+// KeyInfo is a key as listed: never the secret. Its wire body (the admin
+// socket's) is admin.KeyInfo, which has the same fields.
 type KeyInfo struct {
-	Prefix   string `json:"prefix"`
-	Customer string `json:"customer"`
-	Tier     string `json:"tier"`
-	Created  string `json:"created"`
-	Status   string `json:"status"` // active or revoked
+	Prefix   string
+	Customer string
+	Tier     string
+	Created  string
+	Status   string // active or revoked
 	// Rechecks is how many free recheck_24h answers the key was given in
 	// the current month (UTC), so a clinic's operator can see a key
 	// measuring many radiographs under one uuid (issue 46).
-	Rechecks int `json:"rechecks_this_month"`
+	Rechecks int
 }
 
 func hashKey(key string) []byte {

@@ -260,27 +260,23 @@ func NewFrameBody(sessionID string, out FrameOutcome, modelVersion string) (*Fra
 	return body, nil
 }
 
-// Corners is the /v3/corners body.
+// Corners are a screen's corners found on an image: pixels, ordered TL,
+// TR, BR, BL. Their wire body is cardiacv3.Corners (cardiacv3.NewCorners).
 type Corners struct {
-	Corners      [4][2]float64 `json:"corners"`
-	Order        string        `json:"order"`
-	ImageWidth   int           `json:"image_width"`
-	ImageHeight  int           `json:"image_height"`
-	ModelVersion string        `json:"model_version"`
+	Corners                 [4][2]float64
+	ImageWidth, ImageHeight int
+	ModelVersion            string
 }
 
-// Rectified is the /v3/rectify body; /v3/preprocess adds corners and order.
+// Rectified is an image rectified by its screen's corners: the JPEG and
+// its size, and the corners when they were found (Preprocess). Its wire
+// body is cardiacv3.Rectified (cardiacv3.NewRectified).
 type Rectified struct {
-	RectifiedImage string         `json:"rectified_image"`
-	Corners        *[4][2]float64 `json:"corners,omitempty"`
-	Order          string         `json:"order,omitempty"`
-	Width          int            `json:"width"`
-	Height         int            `json:"height"`
-	ModelVersion   string         `json:"model_version"`
+	JPEG          []byte
+	Corners       *[4][2]float64
+	Width, Height int
+	ModelVersion  string
 }
-
-// CornerOrder is the order of the corners.
-const CornerOrder = "TL,TR,BR,BL"
 
 // DetectCorners finds the screen corners (422 when none). Never billed.
 // The image holds its reservation of the pixel budget while it runs.
@@ -297,7 +293,7 @@ func (s *Sessions) DetectCorners(ctx context.Context, img []byte) (*Corners, err
 	if err != nil {
 		return nil, err
 	}
-	return &Corners{Corners: cs, Order: CornerOrder, ImageWidth: w, ImageHeight: h, ModelVersion: s.pop.ModelVersion()}, nil
+	return &Corners{Corners: cs, ImageWidth: w, ImageHeight: h, ModelVersion: s.pop.ModelVersion()}, nil
 }
 
 func (s *Sessions) corners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
@@ -340,7 +336,7 @@ func (s *Sessions) rectify(ctx context.Context, img []byte, corners [4][2]float6
 	if err != nil {
 		return nil, popErr("rectify", err)
 	}
-	return &Rectified{RectifiedImage: base64.StdEncoding.EncodeToString(jpg), Width: w, Height: h, ModelVersion: s.pop.ModelVersion()}, nil
+	return &Rectified{JPEG: jpg, Width: w, Height: h, ModelVersion: s.pop.ModelVersion()}, nil
 }
 
 // Preprocess is corners followed by rectify (422 when no corners),
@@ -362,6 +358,6 @@ func (s *Sessions) Preprocess(ctx context.Context, img []byte) (*Rectified, erro
 	if err != nil {
 		return nil, err
 	}
-	r.Corners, r.Order = &cs, CornerOrder
+	r.Corners = &cs
 	return r, nil
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"vetlens/app/repo"
@@ -12,14 +11,6 @@ import (
 
 // ErrUSGUnavailable means the USG model is not loaded (503).
 var ErrUSGUnavailable = &Error{Kind: KindUnavailable, Msg: "USG model not loaded"}
-
-// usgLogInputs is the logged form of a validated request.
-type usgLogInputs struct {
-	Features map[string]float64 `json:"features"`
-	Warnings []string           `json:"warnings,omitempty"`
-	// Entered are the values as entered at the desktop, with units.
-	Entered []EnteredValue `json:"entered,omitempty"`
-}
 
 // PredictUSG runs a validated USG request, logs it (clinic_code, uuid,
 // inputs after correction, the response, model_version) and bills it at
@@ -39,17 +30,9 @@ func (s *USG) predictLogged(ctx context.Context, c Caller, req *usg.Request, ent
 	if err != nil {
 		return nil, err
 	}
-	in := usgLogInputs{Features: map[string]float64{}, Warnings: req.Warnings, Entered: entered}
-	for i, f := range usg.Features() {
-		in.Features[f] = req.Values[i]
-	}
-	inJSON, err := json.Marshal(in)
+	inJSON, outJSON, err := encodeUSGLog(req, entered, resp.Result)
 	if err != nil {
-		return nil, fmt.Errorf("usg log: %w", err)
-	}
-	outJSON, err := json.Marshal(resp.Result)
-	if err != nil {
-		return nil, fmt.Errorf("usg log: %w", err)
+		return nil, err
 	}
 	entry := &repo.USGLogEntry{
 		Time: s.clock.Now().UTC(), Customer: c.Customer, KeyPrefix: c.KeyPrefix,

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"vetlens/internal/config"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/app"
 )
 
@@ -88,11 +88,11 @@ func Corners(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	body, err := svc.Sessions.DetectCorners(ctx, img)
+	c, err := svc.Sessions.DetectCorners(ctx, img)
 	if err != nil {
 		return reportFileError(stdout, stderr, file, err)
 	}
-	if err := writeLine(stdout, body); err != nil {
+	if err := writeLine(stdout, cardiacv3.NewCorners(c.Corners, c.ImageWidth, c.ImageHeight, c.ModelVersion)); err != nil {
 		fmt.Fprintf(stderr, "vetlens corners: write output: %v\n", err)
 		return ExitRejected
 	}
@@ -121,22 +121,19 @@ func Preprocess(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return code
 	}
-	body, err := svc.Sessions.Preprocess(ctx, img)
+	r, err := svc.Sessions.Preprocess(ctx, img)
 	if err != nil {
 		return reportFileError(stdout, stderr, file, err)
 	}
+	jpg := r.JPEG
 	if *out != "" {
-		jpg, err := base64.StdEncoding.DecodeString(body.RectifiedImage)
-		if err != nil {
-			return reportFileError(stdout, stderr, file, fmt.Errorf("rectified image: %w", err))
-		}
 		if err := os.WriteFile(*out, jpg, 0o644); err != nil {
 			fmt.Fprintf(stderr, "vetlens preprocess: %v\n", err)
 			return ExitRejected
 		}
-		body.RectifiedImage = ""
+		jpg = nil // written to the file, left out of the body
 	}
-	if err := writeLine(stdout, body); err != nil {
+	if err := writeLine(stdout, cardiacv3.NewRectified(jpg, r.Corners, r.Width, r.Height, r.ModelVersion)); err != nil {
 		fmt.Fprintf(stderr, "vetlens preprocess: write output: %v\n", err)
 		return ExitRejected
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"vetlens/app"
+	"vetlens/api/cardiacv3"
 )
 
 const popFixtures = "../engine/pop/testdata"
@@ -47,7 +47,7 @@ func TestCornersCommand(t *testing.T) {
 				t.Fatalf("stdout %s lacks %s", out.String(), tc.want)
 			}
 			if tc.status == ExitOK {
-				var body app.Corners
+				var body cardiacv3.Corners
 				if err := json.Unmarshal(out.Bytes(), &body); err != nil || body.ImageWidth != 960 || body.ImageHeight != 540 {
 					t.Fatalf("body %+v, %v", body, err)
 				}
@@ -68,7 +68,7 @@ func TestPreprocessCommand(t *testing.T) {
 	if got := Preprocess(context.Background(), []string{filepath.Join(popFixtures, "screen_0001.jpg"), "-o", jpg}, &out, &errb); got != ExitOK {
 		t.Fatalf("exit %d: %s %s", got, out.String(), errb.String())
 	}
-	var body app.Rectified
+	var body cardiacv3.Rectified
 	if err := json.Unmarshal(out.Bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestPreprocessCommand(t *testing.T) {
 	if got := Preprocess(context.Background(), []string{filepath.Join(popFixtures, "screen_0001.jpg")}, &out, &errb); got != ExitOK {
 		t.Fatalf("exit %d", got)
 	}
-	body = app.Rectified{}
+	body = cardiacv3.Rectified{}
 	if err := json.Unmarshal(out.Bytes(), &body); err != nil || body.RectifiedImage == "" {
 		t.Fatalf("body without -o lacks the image: %v", err)
 	}

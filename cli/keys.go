@@ -13,10 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"vetlens/api/admin"
 	"vetlens/app"
 	"vetlens/internal/adminsock"
 	"vetlens/internal/config"
-	"vetlens/platform/httpapi"
 	"vetlens/platform/store"
 	"vetlens/platform/store/postgres"
 )
@@ -182,15 +182,21 @@ func (s socketAdmin) call(ctx context.Context, method, path string, in, out any)
 }
 
 func (s socketAdmin) create(ctx context.Context, customer, tier string) (string, app.KeyInfo, error) {
-	var out httpapi.AdminCreated
-	err := s.call(ctx, "POST", "/keys", httpapi.AdminCreate{Customer: customer, Tier: tier}, &out)
-	return out.Key, out.Info, err
+	var out admin.Created
+	err := s.call(ctx, "POST", "/keys", admin.CreateRequest{Customer: customer, Tier: tier}, &out)
+	return out.Key, app.KeyInfo(out.Info), err
 }
 func (s socketAdmin) list(ctx context.Context) ([]app.KeyInfo, error) {
-	var out []app.KeyInfo
-	return out, s.call(ctx, "GET", "/keys", nil, &out)
+	var ks []admin.KeyInfo
+	err := s.call(ctx, "GET", "/keys", nil, &ks)
+	out := make([]app.KeyInfo, len(ks))
+	for i, k := range ks {
+		out[i] = app.KeyInfo(k)
+	}
+	return out, err
 }
 func (s socketAdmin) revoke(ctx context.Context, p string) (app.KeyInfo, error) {
-	var out app.KeyInfo
-	return out, s.call(ctx, "POST", "/keys/"+url.PathEscape(p)+"/revoke", nil, &out)
+	var out admin.KeyInfo
+	err := s.call(ctx, "POST", "/keys/"+url.PathEscape(p)+"/revoke", nil, &out)
+	return app.KeyInfo(out), err
 }

@@ -4,24 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"vetlens/api/admin"
 	"vetlens/app"
 )
 
-// AdminCreate is the body of POST /keys on the admin socket.
-type AdminCreate struct {
-	Customer string `json:"customer"`
-	Tier     string `json:"tier,omitempty"`
-}
-
-// AdminCreated is its answer: the key, shown once.
-type AdminCreated struct {
-	Key  string      `json:"key"`
-	Info app.KeyInfo `json:"info"`
-}
-
 // AdminHandler serves key administration to `vetlens keys` while the
 // server holds the database: POST /keys (create), GET /keys (list),
-// POST /keys/{prefix}/revoke. It must only be served on the admin socket
+// POST /keys/{prefix}/revoke; its bodies are package api/admin's. It must only be served on the admin socket
 // (internal/adminsock: the unix socket in the data dir, mode 0600, or on
 // Windows loopback TCP behind its token check), never on the network.
 func AdminHandler(svc *app.Service) http.Handler {
@@ -37,7 +26,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 		writeJSON(w, status, map[string]string{"error": err.Error()})
 	}
 	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
-		var req AdminCreate
+		var req admin.CreateRequest
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
 			return
@@ -47,7 +36,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 			fail(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, AdminCreated{Key: key, Info: info})
+		writeJSON(w, http.StatusOK, admin.Created{Key: key, Info: admin.KeyInfo(info)})
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
 		ks, err := svc.Accounts.ListKeys(r.Context())
@@ -55,7 +44,11 @@ func AdminHandler(svc *app.Service) http.Handler {
 			fail(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, ks)
+		out := make([]admin.KeyInfo, len(ks))
+		for i, k := range ks {
+			out[i] = admin.KeyInfo(k)
+		}
+		writeJSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("POST /keys/{prefix}/revoke", func(w http.ResponseWriter, r *http.Request) {
 		info, err := svc.Accounts.RevokeKey(r.Context(), r.PathValue("prefix"))
@@ -63,7 +56,7 @@ func AdminHandler(svc *app.Service) http.Handler {
 			fail(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, info)
+		writeJSON(w, http.StatusOK, admin.KeyInfo(info))
 	})
 	return mux
 }

@@ -101,7 +101,7 @@ func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
 		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
 	}
-	writeJSON(w, http.StatusOK, h)
+	writeJSON(w, http.StatusOK, usgv1.Health(h))
 }
 
 func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {

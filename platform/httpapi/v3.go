@@ -89,7 +89,7 @@ func (s *Server) logFail(r *http.Request, status int, err error) {
 }
 
 func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedRequest) {
-	writeJSON(w, http.StatusOK, s.svc.Status.CardiacHealth())
+	writeJSON(w, http.StatusOK, cardiacv3.Health(s.svc.Status.CardiacHealth()))
 }
 
 // readCardiac reads the cardiac request body as a stream
@@ -159,7 +159,11 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *k
 
 func (s *Server) corners(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *cardiacv3.ImageRequest, img []byte) (any, error) {
-		return s.svc.Sessions.DetectCorners(ctx, img)
+		c, err := s.svc.Sessions.DetectCorners(ctx, img)
+		if err != nil {
+			return nil, err
+		}
+		return cardiacv3.NewCorners(c.Corners, c.ImageWidth, c.ImageHeight, c.ModelVersion), nil
 	})
 }
 
@@ -169,14 +173,22 @@ func (s *Server) rectify(ctx context.Context, w http.ResponseWriter, req *keyedR
 		if err != nil {
 			return nil, err
 		}
-		return s.svc.Sessions.Rectify(ctx, img, cs)
+		return rectifiedBody(s.svc.Sessions.Rectify(ctx, img, cs))
 	})
 }
 
 func (s *Server) preprocess(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
 	s.popImage(ctx, w, req, func(ctx context.Context, _ *cardiacv3.ImageRequest, img []byte) (any, error) {
-		return s.svc.Sessions.Preprocess(ctx, img)
+		return rectifiedBody(s.svc.Sessions.Preprocess(ctx, img))
 	})
+}
+
+// rectifiedBody is the /v3/rectify or /v3/preprocess body of r.
+func rectifiedBody(r *app.Rectified, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return cardiacv3.NewRectified(r.JPEG, r.Corners, r.Width, r.Height, r.ModelVersion), nil
 }
 
 // popImage serves a PoP endpoint whose request carries an image: 503
