@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"vetlens/api"
 	"vetlens/engine/cardiac"
 	"vetlens/internal/stats"
 )
@@ -186,13 +187,7 @@ func photoOf(r *cardiac.Result) PhotoResult {
 		return PhotoResult{Rejected: true, RejectionReason: cardiac.RejectionReason, ClassifierConfidence: &cc}
 	}
 	p := PhotoResult{VHS: r.VHS, VLAS: r.VLAS, LandmarksDetected: r.LandmarksDetected, AxesPerpendicular: r.AxesPerpendicular}
-	if !math.IsNaN(r.Spread) && !math.IsInf(r.Spread, 0) {
-		sp := r.Spread
-		p.Spread = &sp
-		p.ModelConfidence = string(r.Confidence)
-	} else {
-		p.ModelConfidence = string(cardiac.ConfidenceReview)
-	}
+	p.Spread, p.ModelConfidence = api.SpreadConfidence(r)
 	if r.LandmarksDetected {
 		pop := r.PopDetected
 		p.PopDetected = &pop
