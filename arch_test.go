@@ -107,9 +107,8 @@ const apperr = "vetlens/app/apperr"
 //     opens them in ONNX Runtime;
 //   - app holds no wire JSON: no file of app (or its subpackages)
 //     imports encoding/json or tags a struct field with json, but for
-//     the storage and learning encodings and the bodies not yet moved to
-//     api, each named with its reason in appJSON (wirejson_test.go),
-//     a list that only shrinks;
+//     the storage and learning encodings, each named with its reason in
+//     appJSON (wirejson_test.go), a list that only shrinks;
 //   - ui, app (and its subpackages) and the HTTP adapter link no model
 //     runtime at all: neither those loaders nor engine/ort nor
 //     onnxruntime_go. The command line (and bench, and tests) load the

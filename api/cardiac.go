@@ -33,8 +33,8 @@ type Landmark struct {
 // billing). Fields the spec omits carry omitempty; vhs and vlas are always
 // present and null when not measured.
 //
-// The app layer adds the storage fields by embedding, which encoding/json
-// flattens into one object (app.SingleBody).
+// SingleBody adds the storage fields by embedding, which encoding/json
+// flattens into one object.
 type CardiacResponse struct {
 	VHS               *float64           `json:"vhs"`
 	VLAS              *float64           `json:"vlas"`

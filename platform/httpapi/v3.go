@@ -113,20 +113,38 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		return
 	}
 	if pr.Batch {
-		body, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
+		a, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
 		if err != nil {
 			s.v3Fail(w, req.r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, body)
+		writeJSON(w, http.StatusOK, apiwire.NewBatchBody(a.Results, apiwire.Summary(a.Summary), dated(a.Historic.VHS), dated(a.Historic.VLAS),
+			a.ModelVersion, billingBody(a.Billing)))
 		return
 	}
-	body, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
+	a, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
 	}
+	body := apiwire.SingleBody{CardiacResponse: apiwire.NewCardiacResponse(a.Result, a.ModelVersion), Billing: billingBody(a.Billing)}
+	if h := a.Historic; h != nil {
+		body.SetHistoric(dated(h.VHS), dated(h.VLAS))
+	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// dated is historic_vhs or historic_vlas of a uuid's earlier values (nil
+// stays nil: a JSON null).
+func dated(ds []app.Dated) []apiwire.Dated {
+	if ds == nil {
+		return nil
+	}
+	out := make([]apiwire.Dated, len(ds))
+	for i, d := range ds {
+		out[i] = apiwire.Dated(d)
+	}
+	return out
 }
 
 func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
