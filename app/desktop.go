@@ -12,7 +12,6 @@ import (
 	"vetlens/app/patient"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/usg"
 	"vetlens/internal/ident"
 )
 
@@ -310,9 +309,9 @@ func (s *Patients) Patient(ctx context.Context, id PatientID) (*PatientRecord, e
 		rec.Cardiac[i] = CardiacEntry{PatientEntry: h, Kind: EntryKind(h.HistoryEntry), SupersededBy: supersededBy[key{h.Customer, h.Seq}]}
 	}
 	for _, l := range logs {
-		var out usg.Result
-		if err := json.Unmarshal(l.Outputs, &out); err != nil {
-			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		out, err := decodeUSGLogResult(l)
+		if err != nil {
+			return nil, fmt.Errorf("patient %w", err)
 		}
 		var in usgLogInputs
 		if err := json.Unmarshal(l.Inputs, &in); err != nil {
