@@ -25,8 +25,6 @@ var appJSON = map[string]string{
 	"app/repo/":     "the storage ports' records: how bbolt keeps each entity (and PostgreSQL its JSON columns)",
 	"app/learn/":    "on-site learning's own files: runs, curves, model versions, held-out sets",
 	"app/usglog.go": "the USG log's stored inputs and outputs (repo.USGLogEntry's JSON)",
-	"app/desktop.go": "reads the USG log's stored inputs; to call usglog.go's decoder once the split of desktop.go " +
-		"(a pure move, another branch) lands",
 }
 
 // engineJSON is appJSON for engine: the engines return values, and the

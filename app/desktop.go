@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -313,9 +312,9 @@ func (s *Patients) Patient(ctx context.Context, id PatientID) (*PatientRecord, e
 		if err != nil {
 			return nil, fmt.Errorf("patient %w", err)
 		}
-		var in usgLogInputs
-		if err := json.Unmarshal(l.Inputs, &in); err != nil {
-			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		in, err := decodeUSGLogInputs(l)
+		if err != nil {
+			return nil, fmt.Errorf("patient %w", err)
 		}
 		rec.USG = append(rec.USG, USGVisit{
 			Seq: l.Seq, Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,
