@@ -105,11 +105,11 @@ const apperr = "vetlens/app/apperr"
 //     engine/infer's Session, and a loader beside each
 //     (engine/cardiac/cardiacort, engine/usg/usgort, engine/pop/poport)
 //     opens them in ONNX Runtime;
-//   - app holds no wire JSON: no file of app (or its subpackages)
-//     imports encoding/json or tags a struct field with json, but for
-//     the storage and learning encodings and the bodies not yet moved to
-//     api, each named with its reason in appJSON (wirejson_test.go),
-//     a list that only shrinks;
+//   - app and engine hold no wire JSON: no file of app or engine (or
+//     their subpackages) imports encoding/json or tags a struct field
+//     with json, but for the storage and learning encodings (appJSON) and
+//     the model files and test data the engines read (engineJSON), each
+//     named with its reason in wirejson_test.go, lists that only shrink;
 //   - ui, app (and its subpackages) and the HTTP adapter link no model
 //     runtime at all: neither those loaders nor engine/ort nor
 //     onnxruntime_go. The command line (and bench, and tests) load the
@@ -173,6 +173,7 @@ func TestLayering(t *testing.T) {
 			[]string{"vetlens/engine"}},
 	}
 	t.Run("app holds no wire JSON", checkAppHoldsNoWireJSON)
+	t.Run("engine holds no wire JSON", checkEngineHoldsNoWireJSON)
 	for i, r := range slices.Concat(rules, direct) {
 		t.Run(r.name, func(t *testing.T) {
 			checked := 0

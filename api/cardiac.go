@@ -6,7 +6,8 @@
 // names and their rounding.
 //
 // Its subpackages hold the rest of the wire layer: cardiacv3 (the cardiac
-// spec's error body, image field and one-image PoP request body), usgv1
+// spec's error body, image field, one-image PoP request body and the PoP
+// session's start and frame bodies), usgv1
 // (the USG spec's request parser, error codes and error body) and
 // errstatus (the one error → HTTP status table of both specs).
 package api
@@ -32,8 +33,8 @@ type Landmark struct {
 // billing). Fields the spec omits carry omitempty; vhs and vlas are always
 // present and null when not measured.
 //
-// The app layer adds the storage fields by embedding, which encoding/json
-// flattens into one object (app.SingleBody).
+// SingleBody adds the storage fields by embedding, which encoding/json
+// flattens into one object.
 type CardiacResponse struct {
 	VHS               *float64           `json:"vhs"`
 	VLAS              *float64           `json:"vlas"`
@@ -110,6 +111,22 @@ func Landmarks(r *cardiac.Result) []Landmark {
 		out[k] = Landmark{X: cardiac.Round(x, cardiac.DecimalsCoordinate), Y: cardiac.Round(y, cardiac.DecimalsCoordinate), Class: cardiac.ClassNames[k]}
 	}
 	return out
+}
+
+// SpreadConfidence is a result's spread and model_confidence as the
+// per-photo and frame bodies carry them: the spread when it is finite
+// (JSON has no NaN) with the ensemble's confidence, else no spread and
+// "review"; a rejected result (code 6) has neither spread nor confidence
+// ("").
+func SpreadConfidence(r *cardiac.Result) (*float64, string) {
+	if r.Code == cardiac.CodeRejected {
+		return nil, ""
+	}
+	if !isFinite(r.Spread) {
+		return nil, string(cardiac.ConfidenceReview)
+	}
+	s := r.Spread
+	return &s, string(r.Confidence)
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

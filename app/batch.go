@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"image"
 	"math"
@@ -12,50 +11,34 @@ import (
 	"vetlens/internal/stats"
 )
 
-// PhotoResult is one per_photo entry (and the body of a stream photo
-// event, with Index, NTotal and ModelVersion set).
-type PhotoResult struct {
-	Index                *int     `json:"index,omitempty"`
-	VHS                  *float64 `json:"vhs"`
-	VLAS                 *float64 `json:"vlas"`
-	Spread               *float64 `json:"spread"`
-	ModelConfidence      string   `json:"model_confidence,omitempty"`
-	LandmarksDetected    bool     `json:"landmarks_detected"`
-	AxesPerpendicular    bool     `json:"axes_perpendicular"`
-	PopDetected          *bool    `json:"pop_detected,omitempty"`
-	Rejected             bool     `json:"rejected,omitempty"`
-	RejectionReason      string   `json:"rejection_reason,omitempty"`
-	ClassifierConfidence *float64 `json:"classifier_confidence,omitempty"`
-	NTotal               *int     `json:"n_total,omitempty"`
-	ModelVersion         string   `json:"model_version,omitempty"`
-}
-
-// Summary is the batch-level result (the stream's summary event).
+// Summary is the batch-level result (the stream's summary event). Its
+// wire body is api.Summary, a conversion of this.
 type Summary struct {
-	BestVHS              *float64 `json:"best_vhs"`
-	BestVLAS             *float64 `json:"best_vlas"`
-	MedianVHS            *float64 `json:"median_vhs"`
-	MedianVLAS           *float64 `json:"median_vlas"`
-	VHSStd               *float64 `json:"vhs_std"`
-	VLASStd              *float64 `json:"vlas_std"`
-	VHSConfidence        string   `json:"vhs_confidence"`
-	VLASConfidence       string   `json:"vlas_confidence"`
-	BestPhotoIndex       *int     `json:"best_photo_index"`
-	NPhotosProcessed     int      `json:"n_photos_processed"`
-	NPhotosWithLandmarks int      `json:"n_photos_with_landmarks"`
+	BestVHS              *float64
+	BestVLAS             *float64
+	MedianVHS            *float64
+	MedianVLAS           *float64
+	VHSStd               *float64
+	VLASStd              *float64
+	VHSConfidence        string
+	VLASConfidence       string
+	BestPhotoIndex       *int
+	NPhotosProcessed     int
+	NPhotosWithLandmarks int
 }
 
-// BatchBody is the batch prediction response.
-type BatchBody struct {
-	VHS  *float64 `json:"vhs"`
-	VLAS *float64 `json:"vlas"`
-	Summary
-	ProcessingStarted bool            `json:"processing_started"`
-	PerPhoto          []PhotoResult   `json:"per_photo"`
-	HistoricVHS       json.RawMessage `json:"historic_vhs"`
-	HistoricVLAS      json.RawMessage `json:"historic_vlas"`
-	ModelVersion      string          `json:"model_version"`
-	Billing           Billing         `json:"billing"`
+// BatchAnswer is a batch prediction: each image's result, the summary,
+// the uuid's earlier values and how the batch was metered. Its wire body
+// is api.BatchBody (api.NewBatchBody), whose vhs and vlas are the
+// summary's best.
+type BatchAnswer struct {
+	// Results are the images' results in order; nil for an image that
+	// could not be decoded (a rejected photo, invalid_image).
+	Results      []*cardiac.Result
+	Summary      Summary
+	Historic     Historic
+	ModelVersion string
+	Billing      Billing
 }
 
 // Batch-level confidence: the level of the median spread of the photos
@@ -70,7 +53,8 @@ const (
 // error (the client went away) stops the batch; nothing is billed.
 type StreamEvents interface {
 	Started(nImages int, modelVersion string) error
-	Photo(p PhotoResult) error
+	// Photo reports image index of n, measured (never nil).
+	Photo(index, n int, modelVersion string, r *cardiac.Result) error
 	ImageError(index int, uuid string, err error) error
 	Summary(s Summary) error
 	Billing(b Billing) error
@@ -82,7 +66,7 @@ type StreamEvents interface {
 // otherwise a bad image is already refused by ParseCardiacRequest (strict)
 // and a pixel-level decode failure is reported as a rejected photo with
 // rejection_reason "invalid_image". Batch mode never renders images.
-func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchBody, error) {
+func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchAnswer, error) {
 	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
@@ -97,8 +81,7 @@ func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 			return nil, fmt.Errorf("stream: %w", err)
 		}
 	}
-	var photos []PhotoResult
-	var results []*cardiac.Result // parallel to photos; nil for a failed image
+	var results []*cardiac.Result // nil for a failed image
 	for i, b := range req.Images {
 		var imgErr error
 		if i < len(req.ImageErrs) && req.ImageErrs[i] != nil {
@@ -121,8 +104,6 @@ func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 					return nil, fmt.Errorf("stream: %w", err)
 				}
 			}
-			zero := 0.0
-			photos = append(photos, PhotoResult{Rejected: true, RejectionReason: "invalid_image", ClassifierConfidence: &zero})
 			results = append(results, nil)
 			continue
 		}
@@ -131,14 +112,9 @@ func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 		if err != nil {
 			return nil, fmt.Errorf("predict images[%d]: %w", i, err)
 		}
-		p := photoOf(res)
-		photos = append(photos, p)
 		results = append(results, res)
 		if events != nil {
-			idx, nt := i, n
-			p.Index, p.NTotal, p.ModelVersion = &idx, &nt, mv
-			p.PopDetected = nil // not a field of the spec's photo event
-			if err := events.Photo(p); err != nil {
+			if err := events.Photo(i, n, mv, res); err != nil {
 				return nil, fmt.Errorf("stream: %w", err)
 			}
 		}
@@ -149,19 +125,11 @@ func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 			return nil, fmt.Errorf("stream: %w", err)
 		}
 	}
-	body := &BatchBody{Summary: sum, ProcessingStarted: true, PerPhoto: photos, ModelVersion: mv}
-	if body.PerPhoto == nil {
-		body.PerPhoto = []PhotoResult{}
-	}
-	if sum.BestPhotoIndex != nil {
-		best := results[*sum.BestPhotoIndex]
-		body.VHS, body.VLAS = best.VHS, sum.BestVLAS
-	}
-	hv, hl, err := s.history(ctx, c, req.UUID)
+	h, err := s.history(ctx, c, req.UUID)
 	if err != nil {
 		return nil, err
 	}
-	body.HistoricVHS, body.HistoricVLAS = hv, hl
+	body := &BatchAnswer{Results: results, Summary: sum, Historic: h, ModelVersion: mv}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("predict batch: %w", err)
 	}
@@ -178,26 +146,6 @@ func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacReques
 		}
 	}
 	return body, nil
-}
-
-func photoOf(r *cardiac.Result) PhotoResult {
-	if r.Code == cardiac.CodeRejected {
-		cc := cardiac.Round(r.ClassifierConfidence, cardiac.DecimalsClassifier)
-		return PhotoResult{Rejected: true, RejectionReason: cardiac.RejectionReason, ClassifierConfidence: &cc}
-	}
-	p := PhotoResult{VHS: r.VHS, VLAS: r.VLAS, LandmarksDetected: r.LandmarksDetected, AxesPerpendicular: r.AxesPerpendicular}
-	if !math.IsNaN(r.Spread) && !math.IsInf(r.Spread, 0) {
-		sp := r.Spread
-		p.Spread = &sp
-		p.ModelConfidence = string(r.Confidence)
-	} else {
-		p.ModelConfidence = string(cardiac.ConfidenceReview)
-	}
-	if r.LandmarksDetected {
-		pop := r.PopDetected
-		p.PopDetected = &pop
-	}
-	return p
 }
 
 // summarize applies the batch rules. Best image: among images with a

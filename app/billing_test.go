@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -196,8 +195,8 @@ func TestCodesBilling(t *testing.T) {
 		if want {
 			billed++
 		}
-		if body.ResultCode != cardiac.Code(code) || body.Billing.Billable != want || *body.Billing.MonthlyUsage != billed {
-			t.Errorf("single code %d: code %d billing %+v, want billable %v usage %d", code, body.ResultCode, body.Billing, want, billed)
+		if body.Result.Code != cardiac.Code(code) || body.Billing.Billable != want || *body.Billing.MonthlyUsage != billed {
+			t.Errorf("single code %d: code %d billing %+v, want billable %v usage %d", code, body.Result.Code, body.Billing, want, billed)
 		}
 		if want && (body.Billing.CallType != CallSingle || *body.Billing.Rate != 300) {
 			t.Errorf("single code %d: %+v", code, body.Billing)
@@ -205,8 +204,8 @@ func TestCodesBilling(t *testing.T) {
 		if !want && body.Billing.Reason != ReasonNoValid {
 			t.Errorf("code %d reason %s", code, body.Billing.Reason)
 		}
-		if (code == 6) != (body.HistoricVHS == nil) {
-			t.Errorf("code %d: historic_vhs %s (omitted only on rejection)", code, body.HistoricVHS)
+		if (code == 6) != (body.Historic == nil) {
+			t.Errorf("code %d: historic %+v (omitted only on rejection)", code, body.Historic)
 		}
 		bb, err := s.Cardiac.PredictBatch(ctx, c, &CardiacRequest{Batch: true, Images: [][]byte{codeImage(t, code)}}, nil)
 		if err != nil {
@@ -230,29 +229,29 @@ func TestHistoryPerCustomer(t *testing.T) {
 	s, clk := newTestService(t, t0)
 	a := newCaller(t, s, "a", "")
 	b := newCaller(t, s, "b", "")
-	pred := func(c Caller, uuid string, code int) *SingleBody {
+	pred := func(c Caller, uuid string, code int) Historic {
 		body, err := s.Cardiac.PredictSingle(ctx, c, &CardiacRequest{Images: [][]byte{codeImage(t, code)}, UUID: uuid, HasUUID: uuid != ""})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return body
+		return *body.Historic
 	}
-	if got := string(pred(a, "", 1).HistoricVHS); got != "null" {
+	if got := wireHistoric(pred(a, "", 1).VHS); got != "null" {
 		t.Fatalf("no uuid: historic_vhs %s, want null", got)
 	}
-	if got := string(pred(a, "rex", 1).HistoricVHS); got != "[]" {
+	if got := wireHistoric(pred(a, "rex", 1).VHS); got != "[]" {
 		t.Fatalf("new uuid: %s, want []", got)
 	}
 	clk.Add(48 * time.Hour)
 	got := pred(a, "rex", 4)
-	if string(got.HistoricVHS) != `[["2026-01-15",9.1]]` || string(got.HistoricVLAS) != `[["2026-01-15",2]]` {
-		t.Fatalf("second visit: %s %s", got.HistoricVHS, got.HistoricVLAS)
+	if wireHistoric(got.VHS) != `[["2026-01-15",9.1]]` || wireHistoric(got.VLAS) != `[["2026-01-15",2]]` {
+		t.Fatalf("second visit: %+v", got)
 	}
 	third := pred(a, "rex", 5)
-	if string(third.HistoricVHS) != `[["2026-01-15",9.1],["2026-01-17",9.4]]` || string(third.HistoricVLAS) != `[["2026-01-15",2]]` {
-		t.Fatalf("third visit: %s %s", third.HistoricVHS, third.HistoricVLAS)
+	if wireHistoric(third.VHS) != `[["2026-01-15",9.1],["2026-01-17",9.4]]` || wireHistoric(third.VLAS) != `[["2026-01-15",2]]` {
+		t.Fatalf("third visit: %+v", third)
 	}
-	if got := string(pred(b, "rex", 1).HistoricVHS); got != "[]" {
+	if got := wireHistoric(pred(b, "rex", 1).VHS); got != "[]" {
 		t.Fatalf("customer b sees %s for a's patient", got)
 	}
 }
@@ -325,9 +324,8 @@ func TestBillingErrorShape(t *testing.T) {
 	c := newCaller(t, s, "clinic", "")
 	testStores[s].Close()
 	b := s.Accounts.Meter(context.Background(), c, Charge{Service: "cardiac", CallType: CallSingle, Valid: true})
-	j, _ := json.Marshal(b)
-	if string(j) != `{"billable":false,"reason":"billing_error"}` {
-		t.Fatalf("%s", j)
+	if b != (Billing{Reason: ReasonError}) {
+		t.Fatalf("%+v", b)
 	}
 }
 

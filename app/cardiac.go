@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"time"
 
-	"vetlens/api"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
@@ -18,14 +16,29 @@ import (
 // ErrCardiacUnavailable means the cardiac models are not loaded (503).
 var ErrCardiacUnavailable = &Error{Kind: KindUnavailable, Msg: "cardiac models not loaded"}
 
-// SingleBody is the single-image prediction response: the engine's body
-// plus history and billing. HistoricVHS/VLAS hold the JSON `null` without
-// a uuid, an array with one, and are omitted on rejection (code 6).
-type SingleBody struct {
-	api.CardiacResponse
-	HistoricVHS  json.RawMessage `json:"historic_vhs,omitempty"`
-	HistoricVLAS json.RawMessage `json:"historic_vlas,omitempty"`
-	Billing      Billing         `json:"billing"`
+// SingleAnswer is a single-image prediction: the engine's result, the
+// uuid's earlier values and how the call was metered. Its wire body is
+// api.SingleBody.
+type SingleAnswer struct {
+	Result       *cardiac.Result
+	ModelVersion string
+	// Historic is the uuid's earlier values; nil on rejection (code 6),
+	// whose body has no historic fields.
+	Historic *Historic
+	Billing  Billing
+}
+
+// Historic is a uuid's earlier valid values (historic_vhs,
+// historic_vlas): oldest first, the MaxHistoric most recent of each; both
+// nil without a uuid.
+type Historic struct {
+	VHS, VLAS []Dated
+}
+
+// Dated is one earlier value and its day (YYYY-MM-DD, UTC).
+type Dated struct {
+	Day   string
+	Value float64
 }
 
 // decodeImage decodes JPEG/PNG bytes, mapping imageproc's sentinels:
@@ -130,7 +143,7 @@ func (s *measurer) reservePoP(ctx context.Context, b []byte) (image.Config, func
 // PredictSingle measures one image: prediction, history for the uuid and
 // billing (call type single). History is read before this measurement is
 // added, so historic_* hold the earlier values.
-func (s *Cardiac) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleBody, error) {
+func (s *Cardiac) PredictSingle(ctx context.Context, c Caller, req *CardiacRequest) (*SingleAnswer, error) {
 	ctx = withSlotKey(ctx, c)
 	if s.cardiac == nil {
 		return nil, ErrCardiacUnavailable
@@ -234,14 +247,14 @@ func slotKey(ctx context.Context) string {
 }
 
 // finishSingle adds history and billing to one result.
-func (s *Cardiac) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleBody, error) {
-	body := &SingleBody{CardiacResponse: api.NewCardiacResponse(res, s.cardiac.ModelVersion())}
+func (s *Cardiac) finishSingle(ctx context.Context, c Caller, uuid string, res *cardiac.Result, callType string) (*SingleAnswer, error) {
+	body := &SingleAnswer{Result: res, ModelVersion: s.cardiac.ModelVersion()}
 	if res.Code != cardiac.CodeRejected {
-		hv, hl, err := s.history(ctx, c, uuid)
+		h, err := s.history(ctx, c, uuid)
 		if err != nil {
 			return nil, err
 		}
-		body.HistoricVHS, body.HistoricVLAS = hv, hl
+		body.Historic = &h
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
@@ -260,19 +273,18 @@ func (s *Cardiac) finishSingle(ctx context.Context, c Caller, uuid string, res *
 // keeps every entry.
 const MaxHistoric = 50
 
-// history returns the historic_vhs and historic_vlas values: JSON null
-// without a uuid, else [[YYYY-MM-DD, value], ...] oldest first, the
-// MaxHistoric most recent of each, without the entries removed at the
-// desktop or replaced by a correction.
-func (s *Cardiac) history(ctx context.Context, c Caller, uuid string) (json.RawMessage, json.RawMessage, error) {
+// history returns the historic_vhs and historic_vlas values: nil without
+// a uuid, else oldest first, the MaxHistoric most recent of each, without
+// the entries removed at the desktop or replaced by a correction.
+func (s *Cardiac) history(ctx context.Context, c Caller, uuid string) (Historic, error) {
 	if uuid == "" {
-		return json.RawMessage("null"), json.RawMessage("null"), nil
+		return Historic{}, nil
 	}
 	hs, err := s.repos.History.List(ctx, c.Customer, uuid)
 	if err != nil {
-		return nil, nil, fmt.Errorf("history: %w", err)
+		return Historic{}, fmt.Errorf("history: %w", err)
 	}
-	vhs, vlas := [][2]any{}, [][2]any{}
+	vhs, vlas := []Dated{}, []Dated{}
 	superseded := map[uint64]bool{}
 	for _, h := range hs {
 		if h.Supersedes != 0 && h.Hidden == nil { // a removed correction replaces nothing
@@ -285,16 +297,13 @@ func (s *Cardiac) history(ctx context.Context, c Caller, uuid string) (json.RawM
 		}
 		d := h.Time.UTC().Format("2006-01-02")
 		if h.VHS != nil {
-			vhs = append(vhs, [2]any{d, *h.VHS})
+			vhs = append(vhs, Dated{d, *h.VHS})
 		}
 		if h.VLAS != nil {
-			vlas = append(vlas, [2]any{d, *h.VLAS})
+			vlas = append(vlas, Dated{d, *h.VLAS})
 		}
 	}
-	vhs, vlas = vhs[max(0, len(vhs)-MaxHistoric):], vlas[max(0, len(vlas)-MaxHistoric):]
-	a, _ := json.Marshal(vhs)
-	b, _ := json.Marshal(vlas)
-	return a, b, nil
+	return Historic{VHS: vhs[max(0, len(vhs)-MaxHistoric):], VLAS: vlas[max(0, len(vlas)-MaxHistoric):]}, nil
 }
 
 // record keeps a valid measurement (codes 1-4; valid is false otherwise) in the uuid's history.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -12,7 +11,6 @@ import (
 	"vetlens/app/patient"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
-	"vetlens/engine/usg"
 	"vetlens/internal/ident"
 )
 
@@ -310,13 +308,13 @@ func (s *Patients) Patient(ctx context.Context, id PatientID) (*PatientRecord, e
 		rec.Cardiac[i] = CardiacEntry{PatientEntry: h, Kind: EntryKind(h.HistoryEntry), SupersededBy: supersededBy[key{h.Customer, h.Seq}]}
 	}
 	for _, l := range logs {
-		var out usg.Result
-		if err := json.Unmarshal(l.Outputs, &out); err != nil {
-			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		out, err := decodeUSGLogResult(l)
+		if err != nil {
+			return nil, fmt.Errorf("patient %w", err)
 		}
-		var in usgLogInputs
-		if err := json.Unmarshal(l.Inputs, &in); err != nil {
-			return nil, fmt.Errorf("patient usg log %d: %w", l.Seq, err)
+		in, err := decodeUSGLogInputs(l)
+		if err != nil {
+			return nil, fmt.Errorf("patient %w", err)
 		}
 		rec.USG = append(rec.USG, USGVisit{
 			Seq: l.Seq, Time: l.Time, Customer: l.Customer, ProbabilityImpaired: out.ProbabilityImpaired,

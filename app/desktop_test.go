@@ -155,8 +155,9 @@ func TestSaveMeasurement(t *testing.T) {
 				}
 			}
 			// The values in effect are what the API's history reports.
-			hv, _, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex")
-			if err != nil || !strings.Contains(string(hv), fmt.Sprintf(`["2026-03-01",%g]`, tc.vhs)) {
+			h, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex")
+			hv := wireHistoric(h.VHS)
+			if err != nil || !strings.Contains(hv, fmt.Sprintf(`["2026-03-01",%g]`, tc.vhs)) {
 				t.Fatalf("historic_vhs %s %v", hv, err)
 			}
 		})

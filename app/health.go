@@ -70,7 +70,7 @@ func (s *Status) USGHealth() (USGHealth, error) {
 }
 
 // USGHealth is the USG engine's health plus reasons when degraded. Its
-// wire body is usgv1.Health, which has the same fields.
+// wire body is usgv1.Health (usgv1.NewHealth).
 type USGHealth struct {
 	usg.Health
 	// Reasons say why status is "degraded" (empty when ok).

@@ -6,8 +6,23 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/api"
 	"vetlens/app/repo"
 )
+
+// wireHistoric is historic_vhs (or _vlas) of ds as the API writes it
+// (api.Dated; nil is null).
+func wireHistoric(ds []Dated) string {
+	var w []api.Dated
+	if ds != nil {
+		w = []api.Dated{}
+	}
+	for _, d := range ds {
+		w = append(w, api.Dated(d))
+	}
+	b, _ := json.Marshal(w)
+	return string(b)
+}
 
 // TestHistoricIsBounded: a response's historic_vhs and historic_vlas hold
 // at most MaxHistoric values each, the most recent ones, oldest first,
@@ -29,11 +44,7 @@ func TestHistoricIsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, raw := range map[string]json.RawMessage{"historic_vhs": body.HistoricVHS, "historic_vlas": body.HistoricVLAS} {
-			var got [][2]any
-			if err := json.Unmarshal(raw, &got); err != nil {
-				t.Fatalf("%d: %s %s: %v", n, name, raw, err)
-			}
+		for name, got := range map[string][]Dated{"historic_vhs": body.Historic.VHS, "historic_vlas": body.Historic.VLAS} {
 			want := min(n, MaxHistoric)
 			if len(got) != want {
 				t.Fatalf("%d measurements: %s has %d values, want %d", n, name, len(got), want)
@@ -43,7 +54,7 @@ func TestHistoricIsBounded(t *testing.T) {
 				base = 2
 			}
 			for k, e := range got { // the most recent, oldest first
-				if i := n - want + k; e[1].(float64) != base+float64(i)/1000 {
+				if i := n - want + k; e.Value != base+float64(i)/1000 {
 					t.Fatalf("%d measurements: %s[%d] = %v, want measurement %d", n, name, k, e, i)
 				}
 			}

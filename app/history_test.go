@@ -102,8 +102,8 @@ func TestHistoryVersions(t *testing.T) {
 	if rec.Cardiac[0].SupersededBy != 0 || !rec.Cardiac[0].Current() {
 		t.Fatalf("after removing its correction: %+v", rec.Cardiac[0])
 	}
-	if vhs, _, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex"); err != nil || string(vhs) != `[["2026-03-01",10]]` {
-		t.Fatalf("historic_vhs %s %v", vhs, err)
+	if h, err := s.Cardiac.history(ctx, DesktopCaller(), "Rex"); err != nil || wireHistoric(h.VHS) != `[["2026-03-01",10]]` {
+		t.Fatalf("historic_vhs %+v %v", h, err)
 	}
 	// API entries keep no image: they cannot be reopened.
 	lan := newCaller(t, s, "lan-pc", TierPaygo)

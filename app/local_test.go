@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/api"
 	"vetlens/app/repo"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
@@ -39,8 +40,8 @@ func TestLocalServiceAnswersLikeTheAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(*got, want.CardiacResponse) || res.Code != cardiac.Code(code) {
-				t.Fatalf("local %+v (code %d)\nAPI   %+v", *got, res.Code, want.CardiacResponse)
+			if w := api.NewCardiacResponse(want.Result, want.ModelVersion); !reflect.DeepEqual(*got, w) || res.Code != cardiac.Code(code) {
+				t.Fatalf("local %+v (code %d)\nAPI   %+v", *got, res.Code, w)
 			}
 		})
 	}
@@ -189,8 +190,8 @@ func TestPredictScreenAware(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if body.ResultCode != tc.code || body.PopDetected == nil || !*body.PopDetected {
-				t.Fatalf("body code %d pop %v", body.ResultCode, body.PopDetected)
+			if body.Result.Code != tc.code || !body.Result.PopDetected {
+				t.Fatalf("body code %d pop %v", body.Result.Code, body.Result.PopDetected)
 			}
 			if body.Billing.Billable != ValidCode(tc.code) {
 				t.Errorf("billing %+v for code %d", body.Billing, tc.code)
@@ -371,7 +372,7 @@ func TestLocalSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := l.Start; st.SessionID != "sess-1" || st.SessionStatus != StatusReady || st.ModelVersion != "fake-1" || st.SessionConfig.MaxFrames != 20 {
+	if st := l.Start; st.SessionID != "sess-1" || st.ModelVersion != "fake-1" || st.SessionConfig.MaxFrames != 20 {
 		t.Fatalf("start body %+v", st)
 	}
 	for i, want := range []string{StatusContinue, StatusComplete} {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +11,7 @@ import (
 // Cents is an amount of money in US cents. Every price, charge and
 // ledger amount is a whole number of cents, so sums are exact; dollars
 // appear only at the edges: the spec's billing object carries the rate as
-// a number of dollars (Billing's JSON), String writes dollars for people,
+// a number of dollars (api.Billing, api.NewBilling), String writes dollars for people,
 // and ParseDollars reads them from flags.
 type Cents int64
 
@@ -84,43 +83,4 @@ func CentsFromDollars(d float64) (Cents, error) {
 		return 0, fmt.Errorf("%v: %w", d, ErrBadAmount)
 	}
 	return Cents(c), nil
-}
-
-// billingWire is the spec's billing object as it goes on the wire: the
-// rate in dollars.
-type billingWire struct {
-	Billable     bool     `json:"billable"`
-	Reason       string   `json:"reason"`
-	CallType     string   `json:"call_type,omitempty"`
-	MonthlyUsage *int     `json:"monthly_usage,omitempty"`
-	Tier         Tier     `json:"tier,omitempty"`
-	Rate         *float64 `json:"rate,omitempty"`
-}
-
-// MarshalJSON writes the spec's billing object, the rate in dollars.
-func (b Billing) MarshalJSON() ([]byte, error) {
-	w := billingWire{Billable: b.Billable, Reason: b.Reason, CallType: b.CallType, MonthlyUsage: b.MonthlyUsage, Tier: b.Tier}
-	if b.Rate != nil {
-		d := b.Rate.Dollars()
-		w.Rate = &d
-	}
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON reads the spec's billing object; a rate that is not a
-// whole number of cents is an error.
-func (b *Billing) UnmarshalJSON(data []byte) error {
-	var w billingWire
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	*b = Billing{Billable: w.Billable, Reason: w.Reason, CallType: w.CallType, MonthlyUsage: w.MonthlyUsage, Tier: w.Tier}
-	if w.Rate != nil {
-		c, err := CentsFromDollars(*w.Rate)
-		if err != nil {
-			return fmt.Errorf("billing rate: %w", err)
-		}
-		b.Rate = &c
-	}
-	return nil
 }

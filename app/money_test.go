@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -82,57 +81,6 @@ func TestCentsFromDollars(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("CentsFromDollars(%v) = %d, %v; want %d", tc.d, got, err, tc.want)
 		}
-	}
-}
-
-// TestBillingWire: the billing object on the wire is the spec's, the rate
-// a number of dollars, converted from cents only there; it reads back to
-// the same cents.
-func TestBillingWire(t *testing.T) {
-	usage := 101
-	rate := func(c Cents) *Cents { return &c }
-	for _, tc := range []struct {
-		name string
-		b    Billing
-		want string
-	}{
-		{"single at starter", Billing{Billable: true, Reason: ReasonValid, CallType: CallSingle, MonthlyUsage: &usage, Tier: TierStarter, Rate: rate(250)},
-			`{"billable":true,"reason":"valid_vhs","call_type":"single","monthly_usage":101,"tier":"starter","rate":2.5}`},
-		{"session at paygo", Billing{Billable: true, Reason: ReasonValid, CallType: CallSession, MonthlyUsage: &usage, Tier: TierPaygo, Rate: rate(400)},
-			`{"billable":true,"reason":"valid_vhs","call_type":"session","monthly_usage":101,"tier":"paygo","rate":4}`},
-		{"usg", Billing{Billable: true, Reason: ReasonValid, CallType: CallUSG, MonthlyUsage: &usage, Tier: TierPaygo, Rate: rate(DefaultUSGRate)},
-			`{"billable":true,"reason":"valid_vhs","call_type":"usg","monthly_usage":101,"tier":"paygo","rate":0.5}`},
-		{"custom enterprise", Billing{Billable: true, Reason: ReasonValid, CallType: CallSingle, MonthlyUsage: &usage, Tier: TierEnterprise, Rate: rate(129)},
-			`{"billable":true,"reason":"valid_vhs","call_type":"single","monthly_usage":101,"tier":"enterprise","rate":1.29}`},
-		{"not billed", Billing{Reason: ReasonRecheck, MonthlyUsage: &usage, Tier: TierStarter},
-			`{"billable":false,"reason":"recheck_24h","monthly_usage":101,"tier":"starter"}`},
-		{"billing error", Billing{Reason: ReasonError}, `{"billable":false,"reason":"billing_error"}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			j, err := json.Marshal(tc.b)
-			if err != nil || string(j) != tc.want {
-				t.Fatalf("%s, %v\nwant %s", j, err, tc.want)
-			}
-			// Inside a response body, by value and by pointer.
-			j, _ = json.Marshal(struct {
-				B  Billing  `json:"billing"`
-				BP *Billing `json:"billing_p"`
-			}{tc.b, &tc.b})
-			if want := `{"billing":` + tc.want + `,"billing_p":` + tc.want + `}`; string(j) != want {
-				t.Fatalf("nested: %s\nwant %s", j, want)
-			}
-			var back Billing
-			if err := json.Unmarshal([]byte(tc.want), &back); err != nil {
-				t.Fatal(err)
-			}
-			if (back.Rate == nil) != (tc.b.Rate == nil) || back.Rate != nil && *back.Rate != *tc.b.Rate || back.Reason != tc.b.Reason || back.Tier != tc.b.Tier {
-				t.Fatalf("read back %+v, want %+v", back, tc.b)
-			}
-		})
-	}
-	var b Billing
-	if err := json.Unmarshal([]byte(`{"billable":true,"reason":"valid_vhs","rate":0.505}`), &b); !errors.Is(err, ErrBadAmount) {
-		t.Fatalf("a rate of 0.505 dollars read as %+v, %v", b, err)
 	}
 }
 

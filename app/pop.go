@@ -80,15 +80,16 @@ var (
 	ErrSessionClosed   = errors.New("session already finished")
 )
 
-// SessionConfig is the spec's session_config, and how many agreeing
-// good frames complete a session (not in the spec's body).
+// SessionConfig is a session's limits: the spec's session_config (its
+// wire body is cardiacv3.SessionConfig, a conversion of this), and how
+// many agreeing good frames complete a session (not in the spec's body).
 type SessionConfig struct {
-	MaxFrames              int `json:"max_frames"`
-	MaxConsecutiveFailures int `json:"max_consecutive_failures"`
-	SessionTTLSeconds      int `json:"session_ttl_seconds"`
+	MaxFrames              int
+	MaxConsecutiveFailures int
+	SessionTTLSeconds      int
 	// GoodFramesNeeded is how many good frames whose VHS agree complete
 	// the session (the desktop's progress counts up to it).
-	GoodFramesNeeded int `json:"-"`
+	GoodFramesNeeded int
 }
 
 // Session is a started capture session.

@@ -2,57 +2,36 @@ package app
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"image"
 
-	"vetlens/api"
-	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
 )
 
 // ErrPoPUnavailable means the PoP pipeline is not loaded (503).
 var ErrPoPUnavailable = &Error{Kind: KindUnavailable, Msg: "PoP pipeline not loaded"}
 
-// SessionStart is the /v3/pop-session/start body.
+// SessionStart is a PoP session just opened (status ready), with what
+// the start body reports beside it; its wire body is
+// cardiacv3.SessionStart (cardiacv3.NewSessionStart).
 type SessionStart struct {
-	SessionID          string        `json:"session_id"`
-	SessionStatus      string        `json:"session_status"`
-	PopPipelineEnabled bool          `json:"pop_pipeline_enabled"`
-	ModelsLoaded       int           `json:"models_loaded"`
-	PopModelsLoaded    int           `json:"pop_models_loaded"`
-	ModelVersion       string        `json:"model_version"`
-	SessionConfig      SessionConfig `json:"session_config"`
+	SessionID                     string
+	SessionConfig                 SessionConfig
+	ModelsLoaded, PopModelsLoaded int
+	ModelVersion                  string
 }
 
-// FrameResult is the continue response's frame_result.
-type FrameResult struct {
-	VHS               *float64 `json:"vhs"`
-	VLAS              *float64 `json:"vlas"`
-	Spread            *float64 `json:"spread"`
-	ModelConfidence   string   `json:"model_confidence"`
-	LandmarksDetected bool     `json:"landmarks_detected"`
-	PopDetected       bool     `json:"pop_detected"`
-}
-
-// FrameBody is the /v3/pop-session response; which fields are set
-// depends on SessionStatus (continue, complete, failed) as in the spec.
-type FrameBody struct {
-	SessionID         string               `json:"session_id"`
-	SessionStatus     string               `json:"session_status"`
-	Reason            string               `json:"reason,omitempty"`
-	FrameIndex        int                  `json:"frame_index"`
-	FramesProcessed   *int                 `json:"frames_processed,omitempty"`
-	GoodFrames        *int                 `json:"good_frames,omitempty"`
-	ResultCode        *cardiac.Code        `json:"result_code,omitempty"`
-	ResultDescription string               `json:"result_description,omitempty"`
-	FrameResult       *FrameResult         `json:"frame_result,omitempty"`
-	RectifiedImage    string               `json:"rectified_image,omitempty"`
-	Prediction        *api.CardiacResponse `json:"prediction,omitempty"`
-	Error             string               `json:"error,omitempty"`
-	ModelVersion      string               `json:"model_version,omitempty"`
-	Billing           *Billing             `json:"billing,omitempty"`
+// FrameAnswer is what a session answers for one frame: its outcome, as
+// the front door may show it (through the API a continue outcome's
+// result has no VHS or VLAS: withholdFrameMeasurement), and how it was
+// metered (nil for a continue frame, and when nothing is billed at all).
+// Its wire body is cardiacv3.FrameBody (cardiacv3.NewFrameBody).
+type FrameAnswer struct {
+	SessionID    string
+	Outcome      FrameOutcome
+	ModelVersion string
+	Billing      *Billing
 }
 
 func (s *measurer) modelVersion() string {
@@ -111,11 +90,8 @@ func (s *Sessions) StartSession(ctx context.Context, c Caller) (*SessionStart, e
 		return nil, fmt.Errorf("start session: %w", err)
 	}
 	h := s.status.CardiacHealth()
-	return &SessionStart{
-		SessionID: sess.ID, SessionStatus: StatusReady, PopPipelineEnabled: true,
-		ModelsLoaded: h.ModelsLoaded, PopModelsLoaded: h.PopModelsLoaded,
-		ModelVersion: s.modelVersion(), SessionConfig: sess.Config,
-	}, nil
+	return &SessionStart{SessionID: sess.ID, SessionConfig: sess.Config,
+		ModelsLoaded: h.ModelsLoaded, PopModelsLoaded: h.PopModelsLoaded, ModelVersion: s.modelVersion()}, nil
 }
 
 // SessionFrame feeds one frame (base64 already decoded) to a session.
@@ -125,7 +101,7 @@ func (s *Sessions) StartSession(ctx context.Context, c Caller) (*SessionStart, e
 // billing {billable false, reason no_valid_vhs} and is not billed. An
 // unknown, expired or other customer's session is KindNotFound (404); a
 // frame after complete or failed is KindConflict (409).
-func (s *Sessions) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameBody, error) {
+func (s *Sessions) SessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string) (*FrameAnswer, error) {
 	body, _, err := s.sessionFrame(ctx, c, sessionID, frame, uuid, sessionAPI)
 	return body, err
 }
@@ -146,7 +122,7 @@ const (
 
 // sessionFrame is SessionFrame also returning the pipeline's outcome,
 // for use.
-func (s *Sessions) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, use sessionUse) (*FrameBody, FrameOutcome, error) {
+func (s *Sessions) sessionFrame(ctx context.Context, c Caller, sessionID string, frame []byte, uuid string, use sessionUse) (*FrameAnswer, FrameOutcome, error) {
 	var out FrameOutcome
 	if s.pop == nil {
 		return nil, out, ErrPoPUnavailable
@@ -177,10 +153,10 @@ func (s *Sessions) sessionFrame(ctx context.Context, c Caller, sessionID string,
 	case err != nil:
 		return nil, out, popErr("session frame", err)
 	}
-	body, err := NewFrameBody(sessionID, out, s.modelVersion())
-	if err != nil {
+	if err := out.check(); err != nil {
 		return nil, out, fmt.Errorf("session frame: %w", err)
 	}
+	body := &FrameAnswer{SessionID: sessionID, Outcome: out, ModelVersion: s.modelVersion()}
 	if use == sessionLocal {
 		return body, out, nil
 	}
@@ -205,59 +181,36 @@ func (s *Sessions) sessionFrame(ctx context.Context, c Caller, sessionID string,
 }
 
 // withholdFrameMeasurement clears the VHS and VLAS of a continue
-// response's frame_result (the spec allows null there) and keeps the
-// frame's result code, spread, confidence, landmarks_detected and
-// pop_detected. A continue response is not billed, so a VHS in it would be
-// a free measurement: a session fed frames of different radiographs that
-// never agree would never complete, and so never be billed, while each
-// frame measured one. The measurement comes with the billed complete
-// response only. The desktop's in-process capture loop keeps its live
-// values (it does not call this).
-func withholdFrameMeasurement(body *FrameBody) {
-	if body.SessionStatus == StatusContinue && body.FrameResult != nil {
-		body.FrameResult.VHS, body.FrameResult.VLAS = nil, nil
+// answer's result (frame_result's vhs and vlas: the spec allows null
+// there) and keeps the frame's result code, spread, confidence,
+// landmarks_detected and pop_detected. A continue response is not
+// billed, so a VHS in it would be a free measurement: a session fed
+// frames of different radiographs that never agree would never complete,
+// and so never be billed, while each frame measured one. The measurement
+// comes with the billed complete response only. The desktop's in-process
+// capture loop keeps its live values (it does not call this). The
+// pipeline's own result is not changed: the answer gets a copy.
+func withholdFrameMeasurement(body *FrameAnswer) {
+	if o := &body.Outcome; o.Status == StatusContinue && o.Result != nil {
+		r := *o.Result
+		r.VHS, r.VLAS = nil, nil
+		o.Result = &r
 	}
 }
 
-// NewFrameBody is the /v3/pop-session body of one frame outcome, without
-// billing (SessionFrame adds it; `vetlens capture` prints the body as it
-// is): continue carries the reason, counts and frame_result; complete the
-// prediction (with rendered_image when out.Rendered is set) and
-// rectified_image; failed the error.
-func NewFrameBody(sessionID string, out FrameOutcome, modelVersion string) (*FrameBody, error) {
-	body := &FrameBody{SessionID: sessionID, SessionStatus: out.Status, FrameIndex: out.FrameIndex}
-	switch out.Status {
-	case StatusContinue:
-		body.Reason = out.Reason
-		body.FramesProcessed, body.GoodFrames = &out.FramesProcessed, &out.GoodFrames
-		body.ModelVersion = modelVersion
-		code := cardiac.CodeNoLandmarks
-		fr := &FrameResult{ModelConfidence: string(cardiac.ConfidenceReview)}
-		if r := out.Result; r != nil {
-			code = r.Code
-			p := photoOf(r)
-			fr = &FrameResult{VHS: r.VHS, VLAS: r.VLAS, Spread: p.Spread, ModelConfidence: p.ModelConfidence,
-				LandmarksDetected: r.LandmarksDetected, PopDetected: r.PopDetected}
-			if fr.ModelConfidence == "" {
-				fr.ModelConfidence = string(cardiac.ConfidenceReview)
-			}
-		}
-		body.ResultCode, body.ResultDescription, body.FrameResult = &code, code.Description(), fr
+// check refuses an outcome no body can be built of: complete without a
+// result, or an unknown status.
+func (o FrameOutcome) check() error {
+	switch o.Status {
+	case StatusContinue, StatusFailed:
+		return nil
 	case StatusComplete:
-		if out.Result == nil {
-			return nil, errors.New("complete without a result")
+		if o.Result == nil {
+			return errors.New("complete without a result")
 		}
-		r := *out.Result
-		r.Rendered = out.Rendered
-		resp := api.NewCardiacResponse(&r, modelVersion)
-		body.Prediction = &resp
-		body.RectifiedImage = base64.StdEncoding.EncodeToString(out.Rectified)
-	case StatusFailed:
-		body.Error = out.Error
-	default:
-		return nil, fmt.Errorf("unknown status %q", out.Status)
+		return nil
 	}
-	return body, nil
+	return fmt.Errorf("unknown status %q", o.Status)
 }
 
 // Corners are a screen's corners found on an image: pixels, ordered TL,

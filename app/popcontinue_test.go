@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/engine/cardiac"
 )
 
@@ -29,7 +30,14 @@ func TestContinueFramesCarryNoMeasurementOnTheAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, err := s.Sessions.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), "rex")
+			a, err := s.Sessions.SessionFrame(ctx, c, st.SessionID, codeImage(t, 1), "rex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Billing != nil {
+				t.Errorf("API frame billed: %+v", a.Billing)
+			}
+			body, err := cardiacv3.NewFrameBody(a.SessionID, cardiacv3.FrameOutcome(a.Outcome), a.ModelVersion, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

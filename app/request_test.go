@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"vetlens/api"
 )
 
 func TestParseCardiacRequest(t *testing.T) {
@@ -292,7 +294,7 @@ func TestSummarize(t *testing.T) {
 	if none.BestPhotoIndex != nil || none.BestVHS != nil || none.VHSStd != nil || none.VHSConfidence != "review" || none.NPhotosWithLandmarks != 0 {
 		t.Fatalf("%+v", none)
 	}
-	b, _ := json.Marshal(none)
+	b, _ := json.Marshal(api.Summary(none))
 	if !strings.Contains(string(b), `"best_photo_index":null`) {
 		t.Fatal(string(b))
 	}

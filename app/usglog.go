@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"vetlens/api/usgv1"
 	"vetlens/app/repo"
 	"vetlens/engine/usg"
 )
 
 // The USG log's stored form: what repo.USGLogEntry's Inputs and Outputs
-// hold, as JSON (a storage encoding, not the USG spec's wire body; the
-// desktop's patient view and the repeat check read it back).
+// hold, as JSON (a storage encoding; the desktop's patient view and the
+// repeat check read it back). Outputs are the result as answered: the
+// spec's result object (usgv1.Result), as the log has always kept it.
 
 // usgLogInputs is the logged form of a validated request.
 type usgLogInputs struct {
@@ -37,7 +39,7 @@ func encodeUSGLog(req *usg.Request, entered []EnteredValue, res usg.Result) (inp
 	if inputs, err = json.Marshal(in); err != nil {
 		return nil, nil, fmt.Errorf("usg log: %w", err)
 	}
-	if outputs, err = json.Marshal(res); err != nil {
+	if outputs, err = json.Marshal(usgv1.NewResult(res)); err != nil {
 		return nil, nil, fmt.Errorf("usg log: %w", err)
 	}
 	return inputs, outputs, nil
@@ -54,9 +56,9 @@ func decodeUSGLogInputs(l repo.USGLogEntry) (usgLogInputs, error) {
 
 // decodeUSGLogResult reads a stored entry's Outputs.
 func decodeUSGLogResult(l repo.USGLogEntry) (usg.Result, error) {
-	var res usg.Result
+	var res usgv1.Result
 	if err := json.Unmarshal(l.Outputs, &res); err != nil {
-		return res, fmt.Errorf("usg log %d: %w", l.Seq, err)
+		return usg.Result{}, fmt.Errorf("usg log %d: %w", l.Seq, err)
 	}
-	return res, nil
+	return res.Value(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/app"
 	"vetlens/app/live"
 	"vetlens/internal/config"
@@ -113,7 +114,8 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	id, version := sink.Start.SessionID, sink.Start.ModelVersion
-	if err := writeLine(stdout, sink.Start); err != nil {
+	st := sink.Start
+	if err := writeLine(stdout, cardiacv3.NewSessionStart(id, cardiacv3.SessionConfig(st.SessionConfig), st.ModelsLoaded, st.PopModelsLoaded, version)); err != nil {
 		fmt.Fprintf(stderr, "vetlens capture: write output: %v\n", err)
 		return ExitRejected
 	}
@@ -155,7 +157,7 @@ func Capture(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // printFrameBody prints one outcome's body, writing the best frame's
 // images to rectOut and renderOut (when set) before the complete line.
 func printFrameBody(w io.Writer, id string, o app.FrameOutcome, version, rectOut, renderOut string) error {
-	body, err := app.NewFrameBody(id, o, version)
+	body, err := cardiacv3.NewFrameBody(id, cardiacv3.FrameOutcome(o), version, nil)
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func USG(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return printError(stdout, stderr, err)
 	}
-	if err := writeJSON(stdout, resp); err != nil {
+	if err := writeJSON(stdout, usgv1.NewResponse(resp)); err != nil {
 		fmt.Fprintf(stderr, "vetlens usg: %v\n", err)
 		return ExitInternal
 	}

@@ -29,7 +29,7 @@ func TestUSGHappyPath(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr %s, stdout %s", code, errs, out)
 	}
-	var resp usg.Response
+	var resp usgv1.Response
 	if err := json.Unmarshal([]byte(out), &resp); err != nil {
 		t.Fatalf("output is not the response body: %v\n%s", err, out)
 	}
@@ -60,7 +60,7 @@ func TestUSGJSONInput(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("file with $%s: exit %d, %s %s", config.Models.Env, code, errs, out2)
 	}
-	var a, b usg.Response
+	var a, b usgv1.Response
 	_ = json.Unmarshal([]byte(out), &a)
 	_ = json.Unmarshal([]byte(out2), &b)
 	if a.Result.ProbabilityImpaired != b.Result.ProbabilityImpaired || a.Result.RiskTier != b.Result.RiskTier {

@@ -1,6 +1,7 @@
 // Package cardiacv3 is the cardiac v3 spec's wire layer beside the
 // response bodies (package api): the error body, the image field's
-// encoding and the body of the one-image PoP endpoints. Its errors are
+// encoding, the body of the one-image PoP endpoints and the PoP
+// session's bodies (session.go). Its errors are
 // apperr.Errors, so the transports answer them with the one status
 // table (api/errstatus).
 package cardiacv3

@@ -1,7 +1,8 @@
 // Package usgv1 is the wire layer of the USG screening spec (usg-v1,
 // /work/shared/spec/usg-v1.md, docs/api.md): the predict request parser,
-// the stable error codes and the error body. The engine (engine/usg)
-// validates and computes on plain values; the HTTP status each code is
+// the stable error codes, the error body and the response, version and
+// health bodies. The engine (engine/usg) validates and computes on plain
+// values and returns them; the HTTP status each code is
 // answered with is api/errstatus's, the wire layer's one status table.
 package usgv1
 

@@ -83,10 +83,10 @@ func TestOpenSessionsPerKey(t *testing.T) {
 						open = append(open, body.SessionID)
 					}
 				case "finish A":
-					var body *app.FrameBody
-					body, err = s.Sessions.SessionFrame(ctx, callers["A"], open[0], textPNG("bad"), "")
-					if err == nil && body.SessionStatus != app.StatusFailed {
-						t.Fatalf("step %d: %s, want failed", i, body.SessionStatus)
+					var a *app.FrameAnswer
+					a, err = s.Sessions.SessionFrame(ctx, callers["A"], open[0], textPNG("bad"), "")
+					if err == nil && a.Outcome.Status != app.StatusFailed {
+						t.Fatalf("step %d: %s, want failed", i, a.Outcome.Status)
 					}
 					open = open[1:]
 				case "wait 301s":
@@ -147,7 +147,7 @@ func TestForeignSessionIsUnknown(t *testing.T) {
 		t.Error("Owns")
 	}
 	body, err := s.Sessions.SessionFrame(ctx, callers["B"], st.SessionID, frame, "")
-	if err != nil || body.SessionStatus != app.StatusContinue || p.calls.Load() != 1 {
+	if err != nil || body.Outcome.Status != app.StatusContinue || p.calls.Load() != 1 {
 		t.Fatalf("the owner's other key: %+v %v", body, err)
 	}
 }

@@ -20,35 +20,36 @@ import (
 // capture`.
 
 // Config is a session's configuration; the first three fields are the
-// spec's session_config.
+// spec's session_config (Session gives app's SessionConfig, whose wire body
+// is cardiacv3.SessionConfig).
 type Config struct {
 	// MaxFrames: the session fails (max_frames_exceeded) when this many
 	// frames were processed without completing.
-	MaxFrames int `json:"max_frames"`
+	MaxFrames int
 	// MaxConsecutiveFailures: after this many frames in a row that are not
 	// good, the good frames collected so far are discarded (the camera has
 	// left the screen or the scene changed, so old frames no longer vouch
 	// for new ones). The session itself goes on.
-	MaxConsecutiveFailures int `json:"max_consecutive_failures"`
+	MaxConsecutiveFailures int
 	// TTLSeconds: a session older than this fails (session_timeout).
-	TTLSeconds int `json:"session_ttl_seconds"`
+	TTLSeconds int
 
 	// GoodFramesNeeded is how many good frames whose VHS agree complete a
 	// session.
-	GoodFramesNeeded int `json:"-"`
+	GoodFramesNeeded int
 	// VHSAgreement is the largest VHS range (max - min, vertebrae) among
 	// the agreeing good frames.
-	VHSAgreement float64 `json:"-"`
+	VHSAgreement float64
 	// Retention is how long an expired session is kept (answering
 	// session_timeout) before it is swept from memory.
-	Retention time.Duration `json:"-"`
+	Retention time.Duration
 	// MinCornerConfidence: with the learned screen finder, a frame whose
 	// corners' confidence (pop.Corners.Confidence) is below this is not
 	// good, though it was corrected: uncertain corners distort the
 	// rectified radiograph and so its VHS (docs/pop.md, "Capture
 	// sessions"). The classical finder's confidence means something else
 	// and is not held to it.
-	MinCornerConfidence float64 `json:"-"`
+	MinCornerConfidence float64
 }
 
 // DefaultConfig is the spec's configuration (20 frames, 300 seconds) with

@@ -44,15 +44,15 @@ const (
 
 // Quality holds the frame-quality measures of a rectified display area.
 type Quality struct {
-	Sharpness   float64 `json:"sharpness"`    // variance of the Laplacian (see MinSharpness)
-	Glare       float64 `json:"glare"`        // share of pixels >= 250
-	Exposure    float64 `json:"exposure"`     // mean grey level
-	ScreenShare float64 `json:"screen_share"` // quad area / frame area
-	Tilt        float64 `json:"tilt"`         // degrees
+	Sharpness   float64 // variance of the Laplacian (see MinSharpness)
+	Glare       float64 // share of pixels >= 250
+	Exposure    float64 // mean grey level
+	ScreenShare float64 // quad area / frame area
+	Tilt        float64 // degrees
 	// Problems names each failed measure ("blurred", "glare",
 	// "underexposed", "overexposed", "screen_too_small", "too_tilted");
 	// empty when the frame passes.
-	Problems []string `json:"problems,omitempty"`
+	Problems []string
 }
 
 // OK reports whether every measure passed.

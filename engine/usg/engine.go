@@ -3,15 +3,14 @@
 // values (NewRequest), the calibrated ensemble (run through an
 // infer.Session: engine/usg/usgort opens it in ONNX Runtime), exact
 // Shapley attributions, conformal sets and risk tiers, and the
-// response bodies. It is pure computation: no HTTP, no storage; the wire
-// request parser, error codes and error body are api/usgv1's.
+// response values. It is pure computation: no HTTP, no storage, no wire:
+// the request parser, error codes and every body are api/usgv1's.
 //
 // The model contract, SHAP definition and conformal rule are in docs/usg.md.
 package usg
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -32,39 +31,6 @@ const (
 	// Role is the manifest role of the ensemble model file.
 	Role = "usg_ensemble"
 )
-
-// Params are the usg family's parameters from the model manifest.
-type Params struct {
-	ServiceVersion    string            `json:"service_version"`
-	Features          []string          `json:"features"`
-	FeatureAliases    map[string]string `json:"feature_aliases"`
-	ThresholdImpaired float64           `json:"threshold_impaired"`
-	RiskTiers         []float64         `json:"risk_tiers"`
-	SGCutoff          float64           `json:"sg_cutoff"`
-	ConformalAlpha    float64           `json:"conformal_alpha"`
-	ConformalQhat     float64           `json:"conformal_qhat"`
-	TrainingData      string            `json:"training_data"`
-	Background        Background        `json:"shap_background"`
-	Reference         *Reference        `json:"reference,omitempty"`
-}
-
-// Background is the weighted SHAP background sample, in raw units.
-type Background struct {
-	Rows      [][]float64 `json:"rows"`
-	Weights   []float64   `json:"weights"`
-	BaseValue float64     `json:"base_value"`
-}
-
-// Reference holds inputs and the trainer's outputs saved at export, for tests.
-type Reference struct {
-	Inputs       [][]float64 `json:"inputs"`
-	Logit        []float64   `json:"logit"`
-	MemberLogits [][]float64 `json:"member_logits"`
-	Shap         []struct {
-		BaseValue float64   `json:"base_value"`
-		Shap      []float64 `json:"shap"`
-	} `json:"shap"`
-}
 
 // Engine runs USG predictions. It is immutable after LoadWith and safe for
 // concurrent use.
@@ -93,9 +59,9 @@ func LoadWith(dir string, open infer.Opener) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("usg engine: %w", err)
 	}
-	var p Params
-	if err := json.Unmarshal(fam.Params, &p); err != nil {
-		return nil, fmt.Errorf("usg engine: parse %s family params: %w", Family, err)
+	p, err := parseParams(fam.Params)
+	if err != nil {
+		return nil, fmt.Errorf("usg engine: %w", err)
 	}
 	e := &Engine{modelVersion: fam.ModelVersion, params: p}
 	if err := e.applyParams(); err != nil {
@@ -266,49 +232,51 @@ func (e *Engine) predictRaw(ctx context.Context, vals [NumFeatures]float64) (*ra
 	return r, nil
 }
 
-// Response is the spec's success body {result, meta}.
+// Response is a prediction and the service that answered: the spec's
+// success body {result, meta} as values (its wire body is
+// usgv1.Response, usgv1.NewResponse).
 type Response struct {
-	Result Result `json:"result"`
-	Meta   Meta   `json:"meta"`
+	Result Result
+	Meta   Meta
 }
 
 // Result is the prediction.
 type Result struct {
-	Classification          string      `json:"classification"`
-	ProbabilityAdequate     float64     `json:"probability_adequate"`
-	ProbabilityImpaired     float64     `json:"probability_impaired"`
-	RiskTier                string      `json:"risk_tier"`
-	RiskLabel               string      `json:"risk_label"`
-	ThresholdSG             float64     `json:"threshold_sg"`
-	ModelVersion            string      `json:"model_version"`
-	EnsembleStd             float64     `json:"ensemble_std"`
-	ConformalSet            []string    `json:"conformal_set"`
-	ConformalClassification string      `json:"conformal_classification"`
-	ConformalAlpha          float64     `json:"conformal_alpha"`
-	Explanation             Explanation `json:"explanation"`
-	Warnings                []string    `json:"warnings,omitempty"`
+	Classification          string
+	ProbabilityAdequate     float64
+	ProbabilityImpaired     float64
+	RiskTier                string
+	RiskLabel               string
+	ThresholdSG             float64
+	ModelVersion            string
+	EnsembleStd             float64
+	ConformalSet            []string
+	ConformalClassification string
+	ConformalAlpha          float64
+	Explanation             Explanation
+	Warnings                []string
 }
 
 // Explanation is the SHAP attribution of the log-odds.
 type Explanation struct {
-	BaseValue float64       `json:"base_value"`
-	Features  []FeatureShap `json:"features"`
+	BaseValue float64
+	Features  []FeatureShap
 }
 
 // FeatureShap is one feature's attribution.
 type FeatureShap struct {
-	Feature   string  `json:"feature"`
-	Label     string  `json:"label"`
-	Value     float64 `json:"value"`
-	Shap      float64 `json:"shap"`
-	Direction string  `json:"direction"`
+	Feature   string
+	Label     string
+	Value     float64
+	Shap      float64
+	Direction string
 }
 
 // Meta describes the service that answered.
 type Meta struct {
-	Service      string  `json:"service"`
-	ModelVersion string  `json:"model_version"`
-	ElapsedMS    float64 `json:"elapsed_ms"`
+	Service      string
+	ModelVersion string
+	ElapsedMS    float64
 }
 
 // Predict runs one validated request. Classification, risk tier and the
@@ -373,18 +341,19 @@ func explain(vals [NumFeatures]float64, phi [NumFeatures]float64) []FeatureShap 
 	return out
 }
 
-// VersionInfo is the body of GET /usg/v1/version.
+// VersionInfo is what GET /usg/v1/version reports (its wire body is
+// usgv1.Version, usgv1.NewVersion).
 type VersionInfo struct {
-	Service           string            `json:"service"`
-	ServiceVersion    string            `json:"service_version"`
-	ModelVersion      string            `json:"model_version"`
-	Features          []string          `json:"features"`
-	FeatureAliases    map[string]string `json:"feature_aliases"`
-	ThresholdImpaired float64           `json:"threshold_impaired"`
-	SGCutoff          float64           `json:"sg_cutoff"`
+	Service           string
+	ServiceVersion    string
+	ModelVersion      string
+	Features          []string
+	FeatureAliases    map[string]string
+	ThresholdImpaired float64
+	SGCutoff          float64
 }
 
-// Version returns the version body.
+// Version returns the version values.
 func (e *Engine) Version() VersionInfo {
 	return VersionInfo{
 		Service: ServiceName, ServiceVersion: ServiceVersion, ModelVersion: e.modelVersion,
@@ -393,15 +362,16 @@ func (e *Engine) Version() VersionInfo {
 	}
 }
 
-// Health is the body of GET /usg/v1/health.
+// Health is what GET /usg/v1/health reports (its wire body is
+// usgv1.Health, usgv1.NewHealth).
 type Health struct {
-	Status         string `json:"status"`
-	Service        string `json:"service"`
-	ModelVersion   string `json:"model_version"`
-	ServiceVersion string `json:"service_version"`
+	Status         string
+	Service        string
+	ModelVersion   string
+	ServiceVersion string
 }
 
-// Health returns the health body.
+// Health returns the health values.
 func (e *Engine) Health() Health {
 	return Health{Status: "ok", Service: ServiceName, ModelVersion: e.modelVersion, ServiceVersion: ServiceVersion}
 }

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	apiwire "vetlens/api" // not api: the tests name their server so
 	"vetlens/app"
+	"vetlens/engine/cardiac"
 	"vetlens/internal/errs"
 )
 
@@ -61,7 +63,9 @@ func (e streamEvents) Started(n int, mv string) error {
 }
 
 // Photo sends one photo event.
-func (e streamEvents) Photo(p app.PhotoResult) error { return e.s.event("photo", p) }
+func (e streamEvents) Photo(i, n int, mv string, r *cardiac.Result) error {
+	return e.s.event("photo", apiwire.NewPhotoEvent(r, i, n, mv))
+}
 
 // ImageError sends an error event for one image.
 func (e streamEvents) ImageError(i int, uuid string, err error) error {
@@ -77,10 +81,10 @@ func (e streamEvents) ImageError(i int, uuid string, err error) error {
 }
 
 // Summary sends the summary event.
-func (e streamEvents) Summary(s app.Summary) error { return e.s.event("summary", s) }
+func (e streamEvents) Summary(s app.Summary) error { return e.s.event("summary", apiwire.Summary(s)) }
 
 // Billing sends the final billing event.
-func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing", b) }
+func (e streamEvents) Billing(b app.Billing) error { return e.s.event("billing", billingBody(b)) }
 
 // predictStream serves POST /v3/predict/stream. Request errors (no
 // images, more than 10, a body over the limit) are plain JSON errors

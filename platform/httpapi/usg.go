@@ -70,7 +70,7 @@ func (s *Server) usgPredict(ctx context.Context, w http.ResponseWriter, in *keye
 		s.usgFail(w, in.r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, usgv1.NewResponse(resp))
 }
 
 // usgFail answers a failed USG prediction: the kind's usg-v1 code and
@@ -101,7 +101,7 @@ func (s *Server) usgHealth(w http.ResponseWriter, _ *http.Request) {
 		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
 	}
-	writeJSON(w, http.StatusOK, usgv1.Health(h))
+	writeJSON(w, http.StatusOK, usgv1.NewHealth(h.Health, h.Reasons))
 }
 
 func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {
@@ -110,7 +110,7 @@ func (s *Server) usgVersion(w http.ResponseWriter, _ *http.Request) {
 		usgError(w, usgv1.CodeServiceUnavailable, "USG model not loaded")
 		return
 	}
-	writeJSON(w, http.StatusOK, e.Version())
+	writeJSON(w, http.StatusOK, usgv1.NewVersion(e.Version()))
 }
 
 var usgPaths = map[string]string{"/usg/v1/health": "GET", "/usg/v1/version": "GET", "/usg/v1/predict": "POST"}

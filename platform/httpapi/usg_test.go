@@ -57,7 +57,7 @@ func TestUSGPredictLogsAndBills(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	var r usg.Response
+	var r usgv1.Response
 	if err := json.Unmarshal(body, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	apiwire "vetlens/api" // not api: the tests name their server so
 	"vetlens/api/cardiacv3"
 	"vetlens/api/errstatus"
 	"vetlens/app"
@@ -112,20 +113,38 @@ func (s *Server) predict(ctx context.Context, w http.ResponseWriter, req *keyedR
 		return
 	}
 	if pr.Batch {
-		body, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
+		a, err := s.svc.Cardiac.PredictBatch(ctx, req.caller, pr, nil)
 		if err != nil {
 			s.v3Fail(w, req.r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, body)
+		writeJSON(w, http.StatusOK, apiwire.NewBatchBody(a.Results, apiwire.Summary(a.Summary), dated(a.Historic.VHS), dated(a.Historic.VLAS),
+			a.ModelVersion, billingBody(a.Billing)))
 		return
 	}
-	body, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
+	a, err := s.svc.Cardiac.PredictSingle(ctx, req.caller, pr)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
 	}
+	body := apiwire.SingleBody{CardiacResponse: apiwire.NewCardiacResponse(a.Result, a.ModelVersion), Billing: billingBody(a.Billing)}
+	if h := a.Historic; h != nil {
+		body.SetHistoric(dated(h.VHS), dated(h.VLAS))
+	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// dated is historic_vhs or historic_vlas of a uuid's earlier values (nil
+// stays nil: a JSON null).
+func dated(ds []app.Dated) []apiwire.Dated {
+	if ds == nil {
+		return nil
+	}
+	out := make([]apiwire.Dated, len(ds))
+	for i, d := range ds {
+		out[i] = apiwire.Dated(d)
+	}
+	return out
 }
 
 func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
@@ -133,12 +152,12 @@ func (s *Server) sessionStart(ctx context.Context, w http.ResponseWriter, req *k
 		s.v3Fail(w, req.r, err)
 		return
 	}
-	body, err := s.svc.Sessions.StartSession(ctx, req.caller)
+	st, err := s.svc.Sessions.StartSession(ctx, req.caller)
 	if err != nil {
 		s.v3Fail(w, req.r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, cardiacv3.NewSessionStart(st.SessionID, cardiacv3.SessionConfig(st.SessionConfig), st.ModelsLoaded, st.PopModelsLoaded, st.ModelVersion))
 }
 
 func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *keyedRequest) {
@@ -153,7 +172,16 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *k
 				return nil, err
 			}
 		}
-		return s.svc.Sessions.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+		a, err := s.svc.Sessions.SessionFrame(ctx, req.caller, *q.SessionID, img, uuid)
+		if err != nil {
+			return nil, err
+		}
+		var bill *apiwire.Billing
+		if a.Billing != nil {
+			b := billingBody(*a.Billing)
+			bill = &b
+		}
+		return cardiacv3.NewFrameBody(a.SessionID, cardiacv3.FrameOutcome(a.Outcome), a.ModelVersion, bill)
 	})
 }
 
@@ -244,4 +272,9 @@ func (s *Server) euPredict(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Deprecation", "true")
 	w.Header().Set("Link", "<"+s.cfg.DocsURL+">; rel=deprecation")
 	v3Error(w, http.StatusGone, "the V2 API (/eu/predict) was retired on 2026-08-15; use POST /v3/predict")
+}
+
+// billingBody is the spec's billing object of a metered call.
+func billingBody(b app.Billing) apiwire.Billing {
+	return apiwire.NewBilling(b.Billable, b.Reason, b.CallType, b.MonthlyUsage, string(b.Tier), (*int64)(b.Rate))
 }

@@ -1,4 +1,4 @@
-package app
+package cardiacv3
 
 import (
 	"strings"
@@ -36,9 +36,9 @@ func TestNewFrameBody(t *testing.T) {
 					t.Fatalf("%+v", b)
 				}
 			}},
-		{name: "failed", out: FrameOutcome{Status: StatusFailed, Error: ErrMaxFrames},
+		{name: "failed", out: FrameOutcome{Status: StatusFailed, Error: "max_frames_exceeded"},
 			check: func(t *testing.T, b *FrameBody) {
-				if b.Error != ErrMaxFrames || b.Prediction != nil || b.Billing != nil {
+				if b.Error != "max_frames_exceeded" || b.Prediction != nil || b.Billing != nil {
 					t.Fatalf("%+v", b)
 				}
 			}},
@@ -47,7 +47,7 @@ func TestNewFrameBody(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := NewFrameBody("abc", tc.out, "v9")
+			b, err := NewFrameBody("abc", tc.out, "v9", nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
