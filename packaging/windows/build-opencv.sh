@@ -75,13 +75,23 @@ fetch() { # fetch SRCPKG DIRGLOB
 	local pkg=$1 dir=$2
 	cd "$SRC"
 	if ! compgen -G "$dir/debian" >/dev/null; then
-		# a failed or partial download is removed, so the next run fetches again
-		ls "${pkg}"_*.dsc >/dev/null 2>&1 || apt-get source --download-only "$pkg" || { rm -f "${pkg}"_*; return 1; }
+		# The newest version first; if the mirror lacks its files (seen: a
+		# security update's .dsc 404 while its index lists it), the release's
+		# own (pkg/bookworm). A failed or partial download is removed, so
+		# the next run fetches again.
+		if ! ls "${pkg}"_*.dsc >/dev/null 2>&1; then
+			apt-get source --download-only "$pkg" || {
+				rm -f "${pkg}"_*
+				echo "$pkg: the newest source cannot be fetched; trying $pkg/$CODENAME"
+				apt-get source --download-only "$pkg/$CODENAME"
+			} || { rm -f "${pkg}"_*; return 1; }
+		fi
 		rm -rf $dir
 		dpkg-source --no-check -x "${pkg}"_*.dsc >/dev/null || { rm -rf "${pkg}"_* $dir; return 1; }
 	fi
 }
-step fetch-sources bash -euo pipefail -c "$(declare -f fetch); SRC=$SRC; fetch opencv 'opencv-4.6.0*'; fetch protobuf 'protobuf-3.21.12'; fetch libpng1.6 'libpng1.6-1.6.39'; fetch libjpeg-turbo 'libjpeg-turbo-2.1.5'"
+CODENAME=$(. /etc/os-release && echo "$VERSION_CODENAME")
+step fetch-sources bash -euo pipefail -c "$(declare -f fetch); SRC=$SRC; CODENAME=$CODENAME; fetch opencv 'opencv-4.6.0*'; fetch protobuf 'protobuf-3.21.12'; fetch libpng1.6 'libpng1.6-1.6.39'; fetch libjpeg-turbo 'libjpeg-turbo-2.1.5'"
 [ $fetch_only = 0 ] || exit 0
 OCV_SRC=$(ls -d "$SRC"/opencv-4.6.0*/ | head -1)
 
