@@ -238,7 +238,9 @@ test-deb-install: deb build
 # ---- Windows ------------------------------------------------------------------
 # `make windows` cross-builds dist/windows/ on Debian 12 (docs/packaging.md,
 # "Windows"): vetlens.exe (mingw-w64, posix threads, cgo: GoCV, ONNX
-# Runtime, Fyne's Windows driver), the OpenCV DLLs, the mingw runtime DLLs
+# Runtime, Fyne's Windows driver), vetlens-gui.exe (a launcher of
+# `vetlens.exe gui` without a console window, with the icon: the Start
+# menu's; packaging/windows/launcher), the OpenCV DLLs, the mingw runtime DLLs
 # it imports (found by packaging/windows/dlls.sh from objdump's imports),
 # onnxruntime.dll from the same npm package and version as on Linux
 # (win32/x64), and the models; config.ModelsDir and ORTLibraryCandidates
@@ -254,6 +256,8 @@ WIN_CACHE := $(shell packaging/windows/cache-dir.sh base)
 WIN_OCV := $(shell packaging/windows/cache-dir.sh)
 WIN_WORK := build/windows
 WIN_DIST := dist/windows
+# vetlens-gui.exe, the desktop app without a console window (the Start menu's)
+WIN_LAUNCHER := packaging/windows/launcher
 WIN_ORT_DLL := $(WIN_CACHE)/onnxruntime-$(ORT_VERSION)/onnxruntime.dll
 WIN_APT_PKGS := gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix cmake dpkg-dev nasm protobuf-compiler \
 	libz-mingw-w64-dev bc
@@ -302,7 +306,10 @@ windows: windows-opencv $(WIN_ORT_DLL)
 		--exclude='train/tests' --exclude='__pycache__' --exclude='*.pyc' models | tar -C $(WIN_DIST) -x
 	$(PY) -c 'import sys; from PIL import Image; Image.open(sys.argv[1]).save(sys.argv[2], sizes=[(16,16),(32,32),(48,48),(256,256)])' \
 		assets/icon.png $(WIN_DIST)/vetlens.ico
-	packaging/windows/dlls.sh $(WIN_DIST) $(WIN_DLL_PATH) $(WIN_DIST)/vetlens.exe
+	x86_64-w64-mingw32-windres --include-dir $(WIN_DIST) -O coff -o $(WIN_WORK)/vetlens-gui-res.o $(WIN_LAUNCHER)/vetlens-gui.rc
+	$(WIN_CC) -O2 -Wall -Wextra -municode -mwindows -static-libgcc -s -o $(WIN_DIST)/vetlens-gui.exe \
+		$(WIN_LAUNCHER)/vetlens-gui.c $(WIN_WORK)/vetlens-gui-res.o
+	packaging/windows/dlls.sh $(WIN_DIST) $(WIN_DLL_PATH) $(WIN_DIST)/vetlens.exe $(WIN_DIST)/vetlens-gui.exe $(WIN_DIST)/onnxruntime.dll
 	@du -sh $(WIN_DIST); ls $(WIN_DIST)
 
 # The installer (NSIS, packaging/windows/vetlens.nsi): dist/windows under
