@@ -75,8 +75,8 @@ SHOT=${SHOT:-/tmp/vetlens-wine-gui.png}
 xvfb-run -a -s "-screen 0 1400x1000x24" "$here/wine-gui.sh" "$dist" "$SHOT"
 
 # 5. With INSTALLER set (make test-windows-installer): it installs silently
-#    (/S) into Program Files\VetLens with its Start-menu entry and
-#    Apps & Features key, the installed vetlens.exe predicts the first image
+#    (/S) into Program Files\VetLens with its Start-menu entry (starting
+#    vetlens-gui.exe) and Apps & Features key, the installed vetlens.exe predicts the first image
 #    as above, and the uninstaller removes all three.
 if [ -n "${INSTALLER:-}" ]; then
 	"$WINE" "$INSTALLER" /S
@@ -85,6 +85,8 @@ if [ -n "${INSTALLER:-}" ]; then
 	key='HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall\VetLens'
 	test -f "$pf/vetlens.exe" && test -f "$pf/vetlens-gui.exe" && test -f "$pf/onnxruntime.dll" && test -f "$pf/models/manifest.json" && test -f "$lnk"
 	"$WINE" reg query "$key" >/dev/null
+	# the Start-menu entry starts the launcher (the path in the .lnk: ANSI or UTF-16)
+	tr -d '\0' <"$lnk" | grep -q 'vetlens-gui\.exe' || { echo "the Start-menu entry does not start vetlens-gui.exe"; exit 1; }
 	"$WINE" 'C:\Program Files\VetLens\vetlens.exe' predict "${winimgs[0]}" | tr -d '\r' >"$tmp/installed.json"
 	head -1 "$tmp/predict-linux.json" >"$tmp/first-linux.json"
 	echo "installed predict, Linux vs wine:"
