@@ -83,8 +83,8 @@ PGCLUSTER := internal/pgtest/pgcluster.sh
 # The Windows seams in pure-Go packages, vetted for Windows without cgo
 # by TestWindowsSeams (winseams_test.go, part of go test; docs/packaging.md,
 # "Windows"), which also checks that the list is complete; the rest of the
-# tree needs cgo (GoCV, ONNX Runtime, Fyne's GLFW) and a mingw-w64
-# cross-build not made yet.
+# tree needs cgo (GoCV, ONNX Runtime, Fyne's GLFW) and so the mingw-w64
+# cross-build (make windows, run under wine by test-windows).
 WINDOWS_PURE_PKGS := ./internal/config ./internal/diskfree ./internal/filelock ./internal/adminsock ./platform/printing
 test-go:
 	$(GO) vet ./...
@@ -282,9 +282,12 @@ deps-windows:
 	packaging/windows/deps-apt.sh $(WIN_APT_PKGS)
 
 # OpenCV for mingw-w64, cached in $(WIN_OCV) (delete it to rebuild). Cold,
-# on this 2-core machine shared with other builds, nice -n 19 -j2: MEASURED.
-# Each step's wall time goes to $(WIN_OCV)/times.txt. WIN_JOBS=6 make windows
-# gets a larger share of a loaded machine.
+# on this 2-core machine shared with other builds, nice -n 19 -j2: 39
+# minutes from the sources' download to the cached install (protobuf 4,
+# OpenCV 32); the whole of test-windows-or-skip cold 46 minutes (with Go's
+# cold mingw build, 5.5), warm 49 s; docs/packaging.md, "Measured".
+# Each step's wall time goes to $(WIN_OCV)/times.txt. WIN_JOBS=6 make
+# windows gets a larger share of a loaded machine.
 WIN_JOBS ?= $(shell nproc)
 windows-opencv: deps-windows
 	JOBS=$(WIN_JOBS) NICE='nice -n 19' packaging/windows/build-opencv.sh $(WIN_OCV)
