@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -91,5 +92,40 @@ func TestFyneAppMetadata(t *testing.T) {
 	}
 	if doc, err := os.ReadFile(filepath.Join("docs", "gui.md")); err != nil || !bytes.Contains(doc, []byte("`"+d.ID+"`")) {
 		t.Errorf("docs/gui.md does not name the app ID %s: %v", d.ID, err)
+	}
+}
+
+// TestWindowsTestOrSkip: make test's Windows part
+// (packaging/windows/test-or-skip.sh) tells its two failures apart. When
+// the prerequisites cannot be installed it prints a SKIP line and passes,
+// so make test still counts the rest; when the tests fail (a JSON
+// mismatch, a crash) make test fails; WINDOWS_TESTS=require makes a
+// missing prerequisite a failure, WINDOWS_TESTS=off skips without trying.
+func TestWindowsTestOrSkip(t *testing.T) {
+	for _, c := range []struct {
+		mode, prereqs, tests string
+		ok                   bool
+		says                 string
+	}{
+		{"", "true", "true", true, "PASS test-windows"},
+		{"", "echo apt-get: unreachable; exit 100", "touch ran", true, "SKIP test-windows"},
+		{"", "true", "echo mismatch; exit 1", false, "FAIL test-windows"},
+		{"auto", "true", "kill -SEGV $$", false, "FAIL test-windows"},
+		{"require", "exit 100", "touch ran", false, "FAIL test-windows: no prerequisites"},
+		{"off", "touch ran", "touch ran", true, "SKIP test-windows: WINDOWS_TESTS=off"},
+		{"maybe", "true", "true", false, "want auto, require or off"},
+	} {
+		dir := t.TempDir()
+		cd := "cd " + dir + " && "
+		cmd := exec.Command("packaging/windows/test-or-skip.sh", cd+c.prereqs, cd+c.tests)
+		cmd.Env = append(os.Environ(), "WINDOWS_TESTS="+c.mode)
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != c.ok || !strings.Contains(string(out), c.says) {
+			t.Errorf("WINDOWS_TESTS=%q prereqs %q tests %q: err %v, want ok %v and %q; output:\n%s",
+				c.mode, c.prereqs, c.tests, err, c.ok, c.says, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+			t.Errorf("WINDOWS_TESTS=%q prereqs %q: the tests ran", c.mode, c.prereqs)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func Init(override string, searched ...string) error {
 	}
 	onnx.SetSharedLibraryPath(path)
 	if err := onnx.InitializeEnvironment(onnx.WithLogLevelError()); err != nil {
-		initErr = fmt.Errorf("onnxruntime library %s unusable (VetLens needs ONNX Runtime >= 1.29): %w", path, err)
+		initErr = fmt.Errorf("onnxruntime library %s unusable (VetLens needs ONNX Runtime >= 1.29): %w%s", path, err, loadHint)
 		return initErr
 	}
 	initPath = path

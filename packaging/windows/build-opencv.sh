@@ -2,14 +2,22 @@
 # OpenCV 4.6.0 for mingw-w64, from Debian 12's own source packages, built
 # once per machine and cached (docs/packaging.md, "Windows").
 #
-#   packaging/windows/build-opencv.sh WORK
+#   packaging/windows/build-opencv.sh [fetch] CACHE
 #
-# WORK (the Makefile's build/windows) receives:
+# CACHE (the Makefile's WIN_OCV, packaging/windows/cache-dir.sh: a machine
+# folder outside the clone, named by a hash of this script) is the finished
+# install: bin/ (the DLLs), lib/ (import libraries), include/opencv4,
+# times.txt (each step's wall time on this machine). It appears in one
+# rename when the build is done, so a folder that exists is complete.
+# Meanwhile CACHE.work holds the build, and an interrupted one resumes there:
 #   src/       the Debian source packages (apt-get source, a deb-src line for
 #              the configured mirror) and their unpacked, patched trees
 #   deps/      static libjpeg-turbo, libpng and protobuf for mingw-w64
-#   opencv-4.6.0/build, opencv-4.6.0/install   OpenCV's build and install
-#   times.txt  the wall time of each step on this machine
+#   build/, install/   OpenCV's build and install
+# and is removed after the rename. CACHE.lock (flock) lets one build run at
+# a time; another waits, then finds CACHE done. `fetch` only downloads and
+# unpacks the sources (the step that needs the network: make test skips
+# the Windows tests when it fails); it does nothing when CACHE is done.
 #
 # Debian's OpenCV source is the +dfsg tarball: its 3rdparty/ folder (the
 # bundled zlib, libpng, libjpeg-turbo, protobuf, quirc, ittnotify, OpenCL
@@ -31,25 +39,29 @@
 # OpenCV makes it for mingw.
 set -euo pipefail
 
-WORK=$(realpath -m "${1:?usage: build-opencv.sh WORK}")
+fetch_only=0
+if [ "${1:-}" = fetch ]; then fetch_only=1; shift; fi
+CACHE=$(realpath -m "${1:?usage: build-opencv.sh [fetch] CACHE}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOOLCHAIN=$HERE/mingw-w64.cmake
+WORK=$CACHE.work
 SRC=$WORK/src
 DEPS=$WORK/deps
-OCV=$WORK/opencv-4.6.0
 JOBS=${JOBS:-$(nproc)}
 NICE=${NICE:-nice -n 19}
 SYSROOT=/usr/x86_64-w64-mingw32
 TIMES=$WORK/times.txt
 
-if [ -e "$OCV/install/.done" ]; then
-	echo "OpenCV for mingw-w64: cached in $OCV/install (delete $WORK to rebuild)"
-	exit 0
+done_msg="OpenCV for mingw-w64: cached in $CACHE (delete it to rebuild)"
+if [ -e "$CACHE/.done" ]; then echo "$done_msg"; exit 0; fi
+mkdir -p "$(dirname "$CACHE")"
+exec 9>"$CACHE.lock"
+if ! flock -n 9; then
+	echo "OpenCV for mingw-w64: another build holds $CACHE.lock; waiting for it"
+	flock 9
 fi
-mkdir -p "$SRC" "$DEPS" "$OCV"
-# The unpacked sources hold Go files (protobuf's examples): a go.mod here
-# makes the cache a module of its own, so `go vet ./...` in the tree skips it.
-printf '// Not Go: the Windows build cache (packaging/windows/build-opencv.sh).\nmodule vetlens.invalid/windows-build-cache\n' >"$WORK/go.mod"
+if [ -e "$CACHE/.done" ]; then echo "$done_msg"; exit 0; fi
+mkdir -p "$SRC" "$DEPS"
 step() { # step NAME CMD...: run and append the wall time to times.txt
 	local name=$1 t0 t1; shift
 	t0=$(date +%s.%N)
@@ -63,12 +75,24 @@ fetch() { # fetch SRCPKG DIRGLOB
 	local pkg=$1 dir=$2
 	cd "$SRC"
 	if ! compgen -G "$dir/debian" >/dev/null; then
-		ls "${pkg}"_*.dsc >/dev/null 2>&1 || apt-get source --download-only "$pkg"
+		# The newest version first; if the mirror lacks its files (seen: a
+		# security update's .dsc 404 while its index lists it), the release's
+		# own (pkg/bookworm). A failed or partial download is removed, so
+		# the next run fetches again.
+		if ! ls "${pkg}"_*.dsc >/dev/null 2>&1; then
+			apt-get source --download-only "$pkg" || {
+				rm -f "${pkg}"_*
+				echo "$pkg: the newest source cannot be fetched; trying $pkg/$CODENAME"
+				apt-get source --download-only "$pkg/$CODENAME"
+			} || { rm -f "${pkg}"_*; return 1; }
+		fi
 		rm -rf $dir
-		dpkg-source --no-check -x "${pkg}"_*.dsc >/dev/null
+		dpkg-source --no-check -x "${pkg}"_*.dsc >/dev/null || { rm -rf "${pkg}"_* $dir; return 1; }
 	fi
 }
-step fetch-sources bash -c "$(declare -f fetch); SRC=$SRC; fetch opencv 'opencv-4.6.0*'; fetch protobuf 'protobuf-3.21.12'; fetch libpng1.6 'libpng1.6-1.6.39'; fetch libjpeg-turbo 'libjpeg-turbo-2.1.5'"
+CODENAME=$(. /etc/os-release && echo "$VERSION_CODENAME")
+step fetch-sources bash -euo pipefail -c "$(declare -f fetch); SRC=$SRC; CODENAME=$CODENAME; fetch opencv 'opencv-4.6.0*'; fetch protobuf 'protobuf-3.21.12'; fetch libpng1.6 'libpng1.6-1.6.39'; fetch libjpeg-turbo 'libjpeg-turbo-2.1.5'"
+[ $fetch_only = 0 ] || exit 0
 OCV_SRC=$(ls -d "$SRC"/opencv-4.6.0*/ | head -1)
 
 CM=(cmake -DCMAKE_TOOLCHAIN_FILE="$TOOLCHAIN" -DVETLENS_WIN_PREFIX="$DEPS" -DCMAKE_BUILD_TYPE=Release
@@ -91,27 +115,31 @@ dep protobuf "$SRC/protobuf-3.21.12" -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD
 # ---- OpenCV ----
 # An interrupted build resumes: configured once (build/CMakeCache.txt),
 # then make picks up the objects already compiled.
-if [ ! -e "$OCV/install/.done" ]; then
-	[ -e "$OCV/build/CMakeCache.txt" ] || step opencv-configure "${CM[@]}" -S "$OCV_SRC" -B "$OCV/build" -DCMAKE_INSTALL_PREFIX="$OCV/install" \
-		-DBUILD_LIST=core,imgproc,imgcodecs,videoio,highgui,objdetect,features2d,flann,video,dnn,calib3d,photo \
-		-DBUILD_SHARED_LIBS=ON -DBUILD_TESTS=OFF -DBUILD_PERF_TESTS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOCS=OFF \
-		-DBUILD_opencv_apps=OFF -DBUILD_JAVA=OFF -DBUILD_opencv_python2=OFF -DBUILD_opencv_python3=OFF \
-		-DBUILD_opencv_js=OFF -DBUILD_opencv_world=OFF -DOPENCV_GENERATE_PKGCONFIG=OFF \
-		-DENABLE_PRECOMPILED_HEADERS=OFF -DINSTALL_C_EXAMPLES=OFF -DINSTALL_PYTHON_EXAMPLES=OFF \
-		-DBUILD_ZLIB=OFF -DBUILD_PNG=OFF -DBUILD_JPEG=OFF -DBUILD_TIFF=OFF -DBUILD_WEBP=OFF \
-		-DBUILD_OPENJPEG=OFF -DBUILD_JASPER=OFF -DBUILD_OPENEXR=OFF -DBUILD_PROTOBUF=OFF -DBUILD_ITT=OFF \
-		"${ZLIB[@]}" -DWITH_PNG=ON -DWITH_JPEG=ON -DWITH_PROTOBUF=ON -DPROTOBUF_UPDATE_FILES=ON \
-		-DProtobuf_PROTOC_EXECUTABLE=/usr/bin/protoc -DProtobuf_INCLUDE_DIR="$DEPS/include" \
-		-DProtobuf_LIBRARY="$DEPS/lib/libprotobuf.a" \
-		-DWITH_TIFF=OFF -DWITH_WEBP=OFF -DWITH_OPENJPEG=OFF -DWITH_JASPER=OFF -DWITH_OPENEXR=OFF \
-		-DWITH_IPP=OFF -DWITH_ITT=OFF -DWITH_OPENCL=OFF -DWITH_ADE=OFF -DWITH_QUIRC=OFF -DWITH_FFMPEG=OFF \
-		-DWITH_GSTREAMER=OFF -DWITH_DSHOW=ON -DWITH_MSMF=OFF -DWITH_OBSENSOR=OFF -DWITH_1394=OFF \
-		-DWITH_EIGEN=OFF -DWITH_LAPACK=OFF -DWITH_OPENGL=OFF -DWITH_VTK=OFF -DWITH_CUDA=OFF -DWITH_TBB=OFF \
-		-DWITH_OPENMP=OFF -DWITH_WIN32UI=ON -DOPENCV_ENABLE_NONFREE=OFF \
-		-DOPENCV_BIN_INSTALL_PATH=bin -DOPENCV_LIB_INSTALL_PATH=lib -DOPENCV_3P_LIB_INSTALL_PATH=lib \
-		-DOPENCV_CONFIG_INSTALL_PATH=lib/cmake/opencv4 >"$OCV/configure.log"
-	step opencv-build $NICE cmake --build "$OCV/build" -j "$JOBS" >>"$OCV/build.log"
-	step opencv-install cmake --install "$OCV/build" >"$OCV/install.log"
-	touch "$OCV/install/.done"
-fi
-ls "$OCV/install/bin"/*.dll
+[ -e "$WORK/build/CMakeCache.txt" ] || step opencv-configure "${CM[@]}" -S "$OCV_SRC" -B "$WORK/build" -DCMAKE_INSTALL_PREFIX="$WORK/install" \
+	-DBUILD_LIST=core,imgproc,imgcodecs,videoio,highgui,objdetect,features2d,flann,video,dnn,calib3d,photo \
+	-DBUILD_SHARED_LIBS=ON -DBUILD_TESTS=OFF -DBUILD_PERF_TESTS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOCS=OFF \
+	-DBUILD_opencv_apps=OFF -DBUILD_JAVA=OFF -DBUILD_opencv_python2=OFF -DBUILD_opencv_python3=OFF \
+	-DBUILD_opencv_js=OFF -DBUILD_opencv_world=OFF -DOPENCV_GENERATE_PKGCONFIG=OFF \
+	-DENABLE_PRECOMPILED_HEADERS=OFF -DINSTALL_C_EXAMPLES=OFF -DINSTALL_PYTHON_EXAMPLES=OFF \
+	-DBUILD_ZLIB=OFF -DBUILD_PNG=OFF -DBUILD_JPEG=OFF -DBUILD_TIFF=OFF -DBUILD_WEBP=OFF \
+	-DBUILD_OPENJPEG=OFF -DBUILD_JASPER=OFF -DBUILD_OPENEXR=OFF -DBUILD_PROTOBUF=OFF -DBUILD_ITT=OFF \
+	"${ZLIB[@]}" -DWITH_PNG=ON -DWITH_JPEG=ON -DWITH_PROTOBUF=ON -DPROTOBUF_UPDATE_FILES=ON \
+	-DProtobuf_PROTOC_EXECUTABLE=/usr/bin/protoc -DProtobuf_INCLUDE_DIR="$DEPS/include" \
+	-DProtobuf_LIBRARY="$DEPS/lib/libprotobuf.a" \
+	-DWITH_TIFF=OFF -DWITH_WEBP=OFF -DWITH_OPENJPEG=OFF -DWITH_JASPER=OFF -DWITH_OPENEXR=OFF \
+	-DWITH_IPP=OFF -DWITH_ITT=OFF -DWITH_OPENCL=OFF -DWITH_ADE=OFF -DWITH_QUIRC=OFF -DWITH_FFMPEG=OFF \
+	-DWITH_GSTREAMER=OFF -DWITH_DSHOW=ON -DWITH_MSMF=OFF -DWITH_OBSENSOR=OFF -DWITH_1394=OFF \
+	-DWITH_EIGEN=OFF -DWITH_LAPACK=OFF -DWITH_OPENGL=OFF -DWITH_VTK=OFF -DWITH_CUDA=OFF -DWITH_TBB=OFF \
+	-DWITH_OPENMP=OFF -DWITH_WIN32UI=ON -DOPENCV_ENABLE_NONFREE=OFF \
+	-DOPENCV_BIN_INSTALL_PATH=bin -DOPENCV_LIB_INSTALL_PATH=lib -DOPENCV_3P_LIB_INSTALL_PATH=lib \
+	-DOPENCV_CONFIG_INSTALL_PATH=lib/cmake/opencv4 >"$WORK/configure.log"
+step opencv-build $NICE cmake --build "$WORK/build" -j "$JOBS" >>"$WORK/build.log"
+rm -rf "$WORK/install"
+step opencv-install cmake --install "$WORK/build" >"$WORK/install.log"
+ls "$WORK/install/bin"/*.dll
+# Done: the install becomes CACHE in one rename; the sources and objects go.
+cp "$TIMES" "$WORK/install/times.txt"
+touch "$WORK/install/.done"
+mv -T "$WORK/install" "$CACHE"
+rm -rf "$WORK"
+echo "$done_msg"

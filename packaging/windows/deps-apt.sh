@@ -25,5 +25,5 @@ if [ -n "$missing" ] || [ $update = 1 ]; then
 fi
 if [ -n "$missing" ]; then
 	echo "installing:$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 $missing
 fi

@@ -1,15 +1,17 @@
 #!/bin/bash
-# vetlens.exe gui under wine64 on the X display this runs on (make
-# test-windows runs it inside xvfb-run): within 60 s a window titled
-# VetLens of vetlens.exe appears, and a screenshot of it (xwd) has content
-# (more than 100 distinct colours), written as PNG to OUT.
+# The desktop app under wine64 on the X display this runs on (make
+# test-windows runs it inside xvfb-run), started as the Start menu does,
+# through vetlens-gui.exe (which starts `vetlens.exe gui ARGS` without a
+# console and returns): within 60 s a window titled VetLens of vetlens.exe
+# appears, and a screenshot of it (xwd) has content (more than 100
+# distinct colours), written as PNG to OUT. The app is ended with the
+# prefix's wineserver.
 #   packaging/windows/wine-gui.sh DIST OUT.png   (WINEPREFIX set up by the caller)
 set -euo pipefail
 dist=$(realpath "$1") out=$2
 data=$(mktemp -d /tmp/vetlens-wine-gui.XXXXXX)
-"${WINE:-/usr/lib/wine/wine64}" "$dist/vetlens.exe" gui --data-dir "Z:${data//\//\\}" >"$data.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true; rm -rf "$data" "$data.log" "$data.xwd"' EXIT
+"${WINE:-/usr/lib/wine/wine64}" "$dist/vetlens-gui.exe" --data-dir "Z:${data//\//\\}" >"$data.log" 2>&1 &
+trap '/usr/lib/wine/wineserver -k 2>/dev/null || true; rm -rf "$data" "$data.log" "$data.xwd"' EXIT
 geom=""
 for i in $(seq 60); do
 	geom=$(xwininfo -root -tree | sed -n 's/.*"VetLens": ("vetlens.exe" "vetlens.exe")  \([0-9x+]*\).*/\1/p' | head -1)
