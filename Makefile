@@ -154,7 +154,7 @@ screenshots: test-gui
 # the loaded 2-core machine), which says nothing about the code.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./app/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCardiacRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./api/cardiacv3/
 	$(GO) test -run '^$$' -fuzz '^FuzzUSGParseRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./platform/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/dicom/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) -parallel 1 ./engine/pop/

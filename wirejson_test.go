@@ -22,9 +22,10 @@ import (
 // Each entry says why; an entry whose file holds no JSON any more, or is
 // gone, fails the test, so the list only shrinks.
 var appJSON = map[string]string{
-	"app/repo/":     "the storage ports' records: how bbolt keeps each entity (and PostgreSQL its JSON columns)",
-	"app/learn/":    "on-site learning's own files: runs, curves, model versions, held-out sets",
-	"app/usglog.go": "the USG log's stored inputs and outputs (repo.USGLogEntry's JSON)",
+	"app/repo/":              "the storage ports' records: how bbolt keeps each entity (and PostgreSQL its JSON columns)",
+	"app/learn/":             "on-site learning's own files: runs, curves, model versions, held-out sets",
+	"app/usglog.go":          "the USG log's stored inputs and outputs (repo.USGLogEntry's JSON)",
+	"app/dogheart/folder.go": "a DogHeart/CCK dataset folder's provenance.json (docs/dataset.md)",
 }
 
 // engineJSON is appJSON for engine: the engines return values, and the

@@ -63,7 +63,7 @@ type StreamEvents interface {
 // PredictBatch measures the images one by one, summarizes and bills the
 // batch once at the session rate when any image gave a valid VHS. With
 // events non-nil (the stream) it reports progress and per-image errors;
-// otherwise a bad image is already refused by ParseCardiacRequest (strict)
+// otherwise a bad image is already refused by cardiacv3.ReadCardiacRequest (strict)
 // and a pixel-level decode failure is reported as a rejected photo with
 // rejection_reason "invalid_image". Batch mode never renders images.
 func (s *Cardiac) PredictBatch(ctx context.Context, c Caller, req *CardiacRequest, events StreamEvents) (*BatchAnswer, error) {

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/repo"
 	"vetlens/engine/imageproc"
-	"vetlens/internal/dogheart"
 )
 
 // DatasetSummary is what ExportDataset or ImportDataset did.

@@ -42,15 +42,6 @@ func ParsePatientID(s string) (PatientID, error) {
 	return PatientID(s), nil
 }
 
-// CheckUUID validates a cardiac request's uuid by the same rule as
-// ParsePatientID (KindInvalid, the message naming the uuid).
-func CheckUUID(uuid string) error {
-	if err := ident.Check(uuid); err != nil {
-		return &Error{Kind: KindInvalid, Msg: "uuid", Err: err}
-	}
-	return nil
-}
-
 // ensureDesktop creates the desktop customer (tier paygo) on first use.
 func (s *Accounts) ensureDesktop(ctx context.Context) error {
 	_, err := s.repos.Customers.Get(ctx, DesktopCustomer)

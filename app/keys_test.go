@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -91,4 +92,48 @@ func flip(s string) string {
 		}
 	}
 	return string(b)
+}
+func TestKeys(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestService(t, t0)
+	key, info, err := s.Accounts.CreateKey(ctx, "Clinic A", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Tier != "paygo" || info.Status != "active" || PrefixOf(key) != info.Prefix {
+		t.Fatalf("%+v %q", info, key)
+	}
+	ks, _ := s.Repos().Keys.List(ctx)
+	if len(ks) != 1 || strings.Contains(fmt.Sprint(ks[0]), key[12:]) {
+		t.Fatalf("stored key leaks secret: %+v", ks)
+	}
+	c, err := s.Accounts.Authenticate(ctx, key)
+	if err != nil || c.Customer != "Clinic A" || c.KeyPrefix != info.Prefix {
+		t.Fatalf("%+v %v", c, err)
+	}
+	forged := key[:len(key)-1] + string("AB"[strings.IndexByte("AB", key[len(key)-1])+1&1])
+	for _, bad := range []string{"x", "vl_zzzzzzzz_abc", key + "x", forged, "vl_00000000_" + key[12:]} {
+		if _, err := s.Accounts.Authenticate(ctx, bad); err != ErrInvalidKey {
+			t.Errorf("Authenticate(%q) = %v, want ErrInvalidKey", bad, err)
+		}
+	}
+	if _, err := s.Accounts.Authenticate(ctx, ""); err != ErrMissingKey {
+		t.Errorf("empty key: %v", err)
+	}
+	if _, err := s.Accounts.RevokeKey(ctx, info.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Accounts.Authenticate(ctx, key); err != ErrInvalidKey {
+		t.Fatalf("revoked key authenticates: %v", err)
+	}
+	if _, err := s.Accounts.RevokeKey(ctx, "nope"); KindOf(err) != KindInvalid {
+		t.Fatalf("revoke malformed: %v", err)
+	}
+	if _, _, err := s.Accounts.CreateKey(ctx, "x", "gold"); KindOf(err) != KindInvalid {
+		t.Fatalf("bad tier: %v", err)
+	}
+	l, _ := s.Accounts.ListKeys(ctx)
+	if len(l) != 1 || l[0].Status != "revoked" {
+		t.Fatalf("%+v", l)
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"vetlens/internal/dogheart"
+	"vetlens/app/dogheart"
 )
 
 // SyncPool brings the saved corrections into the learning pool at pool

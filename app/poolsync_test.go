@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
-	"vetlens/internal/dogheart"
 )
 
 // TestSyncPool: saved corrections count in the pool at once, once each;

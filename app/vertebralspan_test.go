@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/dogheart"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiactest"
-	"vetlens/internal/dogheart"
 )
 
 // testPhantom is one of the engine's test phantoms, decoded.

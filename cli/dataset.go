@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/app/dogheart"
 	"vetlens/app/learn"
 	"vetlens/internal/config"
-	"vetlens/internal/dogheart"
 )
 
 const datasetUsage = `usage: vetlens dataset export --data-dir DIR [--store bbolt|postgres://...] OUT

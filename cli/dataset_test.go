@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/repo"
-	"vetlens/internal/dogheart"
 	"vetlens/platform/store"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"vetlens/app"
+	"vetlens/engine/testmodels"
 	"vetlens/internal/dicomtest"
-	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
 

@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/cardiac/cardiacort"
-	"vetlens/internal/dogheart"
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 	"vetlens/platform/trainer"
 )
 

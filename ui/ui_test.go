@@ -24,8 +24,8 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/testmodels"
 	"vetlens/engine/usg"
-	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
 

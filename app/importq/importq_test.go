@@ -13,8 +13,8 @@ import (
 
 	"vetlens/app"
 	"vetlens/app/importq"
+	"vetlens/engine/testmodels"
 	"vetlens/internal/dicomtest"
-	"vetlens/internal/testmodels"
 	"vetlens/platform/store"
 )
 

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/learn/heldout"
 	"vetlens/engine/cardiac"
 	"vetlens/engine/imageproc"
-	"vetlens/internal/dogheart"
 )
 
 // Case is one pool case with the clinician's truth.

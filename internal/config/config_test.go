@@ -8,17 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"vetlens/engine/manifest"
 )
-
-// TestManifestFileName: the models lookup looks for the file the engine
-// reads.
-func TestManifestFileName(t *testing.T) {
-	if manifestFile != manifest.FileName {
-		t.Fatalf("config looks for %q, engine/manifest reads %q", manifestFile, manifest.FileName)
-	}
-}
 
 // TestSettingsDeclaredOnce: no flag or environment variable is declared
 // twice, every setting has a name, a default and a meaning.

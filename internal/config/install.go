@@ -21,11 +21,12 @@ import (
 //
 // A models candidate counts only when it holds manifest.json.
 
-// manifestFile is the models manifest's file name, engine/manifest's
-// FileName (TestManifestFileName checks they agree). It is spelled here
-// so that config imports nothing of engine: engine's tests read
-// ORTLibraryCandidates, and an arrow back would make a loop.
-const manifestFile = "manifest.json"
+// ManifestFile is the models manifest's file name, engine/manifest's
+// FileName (engine/manifest's TestManifestFileName checks they agree). It
+// is spelled here so that config, a leaf under internal/, imports nothing
+// of engine: engine's tests read ORTLibraryCandidates, and an arrow back
+// would make a loop.
+const ManifestFile = "manifest.json"
 
 // ORTLibraryFile, the ONNX Runtime library's file name, and SystemORTDir,
 // where `make deps` installs it (the last place searched; none on
@@ -81,7 +82,7 @@ func modelsDirFor(flagValue, dir string) string {
 		return v
 	}
 	for _, m := range modelsCandidates(dir) {
-		if st, err := os.Stat(filepath.Join(m, manifestFile)); err == nil && !st.IsDir() {
+		if st, err := os.Stat(filepath.Join(m, ManifestFile)); err == nil && !st.IsDir() {
 			return m
 		}
 	}

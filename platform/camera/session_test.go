@@ -11,7 +11,7 @@ import (
 	"vetlens/app/capture"
 	"vetlens/app/live"
 	"vetlens/engine/pop/poport"
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 )
 
 // realPipeline is the application's PoP pipeline over the shipped models:

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"vetlens/app/capture"
+	"vetlens/engine/testmodels"
 	"vetlens/internal/dicomtest"
-	"vetlens/internal/testmodels"
 )
 
 // TestV3PredictDICOM sends base64 DICOM files in `image` (the documented

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 )
 
 // TestGuardStepsBothSpecs runs the steps every keyed route shares (the

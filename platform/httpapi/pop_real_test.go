@@ -11,8 +11,8 @@ import (
 
 	"vetlens/app/capture"
 	"vetlens/engine/imageproc"
+	"vetlens/engine/testmodels"
 	"vetlens/internal/exiftest"
-	"vetlens/internal/testmodels"
 )
 
 // screens holds screen-photo composites with exact corners (engine/pop's

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 )
 
 var phantoms = filepath.Join("..", "..", "engine", "cardiac", "testdata", "phantoms")

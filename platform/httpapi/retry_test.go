@@ -9,8 +9,8 @@ import (
 
 	"vetlens/app"
 	"vetlens/engine/cardiac"
+	"vetlens/engine/testmodels"
 	"vetlens/engine/usg"
-	"vetlens/internal/testmodels"
 )
 
 // failingCardiac answers every prediction with err.

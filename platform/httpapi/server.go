@@ -19,24 +19,25 @@ import (
 	"sync"
 	"time"
 
+	"vetlens/api/cardiacv3"
 	"vetlens/app"
 	"vetlens/internal/clock"
 	"vetlens/internal/config"
 )
 
 // Body limits, applied with http.MaxBytesReader before anything is read.
-// They follow from the spec's limits (app's MaxImageBytes and
+// They follow from the spec's limits (cardiacv3's MaxImageBytes and
 // MaxBatchImages); docs/security.md lists them.
 const (
 	// MaxPredictBody bounds /v3/predict and /v3/predict/stream:
-	// app.MaxCardiacBody, 10 images of 10 MiB in base64 plus 1 MiB for the
+	// cardiacv3.MaxCardiacBody, 10 images of 10 MiB in base64 plus 1 MiB for the
 	// JSON around them (about 143 MB). The body is read as a stream that
-	// stops at the first rule broken (app.ReadCardiacRequest).
-	MaxPredictBody = app.MaxCardiacBody
+	// stops at the first rule broken (cardiacv3.ReadCardiacRequest).
+	MaxPredictBody = cardiacv3.MaxCardiacBody
 	// MaxImageBody bounds the one-image endpoints (pop-session, corners,
 	// rectify, preprocess): one image of 10 MiB in base64
-	// (app.MaxImageBase64) plus 64 KiB for the other fields.
-	MaxImageBody = app.MaxImageBase64 + 64<<10
+	// (cardiacv3.MaxImageBase64) plus 64 KiB for the other fields.
+	MaxImageBody = cardiacv3.MaxImageBase64 + 64<<10
 	// MaxSmallBody bounds /v3/pop-session/start and /usg/v1/predict.
 	MaxSmallBody = 64 << 10
 )

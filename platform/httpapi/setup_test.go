@@ -21,7 +21,7 @@ import (
 	"vetlens/app"
 	"vetlens/app/capture"
 	"vetlens/engine/cardiac"
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 	"vetlens/platform/store"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"vetlens/internal/testmodels"
+	"vetlens/engine/testmodels"
 )
 
 // stallDeadline is how long the stall tests wait for an answer and the

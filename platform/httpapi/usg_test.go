@@ -12,8 +12,8 @@ import (
 	"vetlens/api/errstatus"
 	"vetlens/api/usgv1"
 	"vetlens/app"
+	"vetlens/engine/testmodels"
 	"vetlens/engine/usg"
-	"vetlens/internal/testmodels"
 )
 
 const usgValid = `{"BUN": 27, "CREATININE": 1.2, "HGB": 15.1, "ABSOLUTE LYMPHOCYTES": 1435, "age_months": 14, "clinic_code": "C-17", "uuid": "cat-9"}`

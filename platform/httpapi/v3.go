@@ -94,9 +94,9 @@ func (s *Server) health(_ context.Context, w http.ResponseWriter, _ *keyedReques
 }
 
 // readCardiac reads the cardiac request body as a stream
-// (app.ReadCardiacRequest); a body over the limit is a 413.
-func (s *Server) readCardiac(w http.ResponseWriter, req *keyedRequest, strict bool) (*app.CardiacRequest, bool) {
-	pr, err := app.ReadCardiacRequest(req.r.Body, strict)
+// (cardiacv3.ReadCardiacRequest); a body over the limit is a 413.
+func (s *Server) readCardiac(w http.ResponseWriter, req *keyedRequest, strict bool) (*cardiacv3.CardiacRequest, bool) {
+	pr, err := cardiacv3.ReadCardiacRequest(req.r.Body, strict)
 	s.bodyDone(w)
 	if err != nil {
 		if !s.refuseBody(w, v3Errors{}, req.limit, err) {
@@ -168,7 +168,7 @@ func (s *Server) sessionFrame(ctx context.Context, w http.ResponseWriter, req *k
 		uuid := ""
 		if q.UUID != nil {
 			uuid = *q.UUID
-			if err := app.CheckUUID(uuid); err != nil {
+			if err := cardiacv3.CheckUUID(uuid); err != nil {
 				return nil, err
 			}
 		}

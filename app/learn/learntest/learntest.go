@@ -20,9 +20,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"vetlens/app/dogheart"
 	"vetlens/app/learn"
 	"vetlens/engine/cardiac"
-	"vetlens/internal/dogheart"
 )
 
 // CardFile is the model card a models directory holds.

@@ -1,4 +1,4 @@
-package app
+package cardiacv3
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"vetlens/api/cardiacv3"
+	"vetlens/app/apperr"
 )
 
 // refParseCardiacRequest is the buffered parser ReadCardiacRequest
@@ -24,36 +24,36 @@ func refParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, errf(KindInvalid, "body must be a JSON object: %v", err)
+		return nil, errf(apperr.KindInvalid, "body must be a JSON object: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errf(KindInvalid, "body must hold one JSON object")
+		return nil, errf(apperr.KindInvalid, "body must hold one JSON object")
 	}
 	req := &CardiacRequest{}
 	present := func(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
 	if present(raw.UUID) {
 		if err := json.Unmarshal(raw.UUID, &req.UUID); err != nil {
-			return nil, errf(KindInvalid, "uuid must be a string")
+			return nil, errf(apperr.KindInvalid, "uuid must be a string")
 		}
 		if len(req.UUID) > MaxUUIDBytes {
-			return nil, errf(KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
+			return nil, errf(apperr.KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
 		}
 		req.HasUUID = req.UUID != ""
 	}
 	if present(raw.Render) {
 		if err := json.Unmarshal(raw.Render, &req.Render); err != nil {
-			return nil, errf(KindInvalid, "render must be a boolean")
+			return nil, errf(apperr.KindInvalid, "render must be a boolean")
 		}
 	}
 	switch {
 	case present(raw.Image) && present(raw.Images):
-		return nil, errf(KindInvalid, "send either image or images, not both")
+		return nil, errf(apperr.KindInvalid, "send either image or images, not both")
 	case present(raw.Image):
 		var s string
 		if err := json.Unmarshal(raw.Image, &s); err != nil {
-			return nil, errf(KindInvalid, "image must be a base64 string")
+			return nil, errf(apperr.KindInvalid, "image must be a base64 string")
 		}
-		b, err := cardiacv3.DecodeImageBase64(s)
+		b, err := DecodeImageBase64(s)
 		if err != nil {
 			return nil, err
 		}
@@ -61,24 +61,24 @@ func refParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 	case present(raw.Images):
 		var ss []string
 		if err := json.Unmarshal(raw.Images, &ss); err != nil {
-			return nil, errf(KindInvalid, "images must be an array of base64 strings")
+			return nil, errf(apperr.KindInvalid, "images must be an array of base64 strings")
 		}
 		if len(ss) == 0 {
-			return nil, errf(KindInvalid, "images is empty")
+			return nil, errf(apperr.KindInvalid, "images is empty")
 		}
 		if len(ss) > MaxBatchImages {
-			return nil, errf(KindInvalid, "too many images: %d, at most %d per request", len(ss), MaxBatchImages)
+			return nil, errf(apperr.KindInvalid, "too many images: %d, at most %d per request", len(ss), MaxBatchImages)
 		}
 		req.Batch = true
 		req.Images = make([][]byte, len(ss))
 		req.ImageErrs = make([]error, len(ss))
 		for i, s := range ss {
-			b, err := cardiacv3.DecodeImageBase64(s)
+			b, err := DecodeImageBase64(s)
 			if err != nil {
 				if strict {
-					var e *Error
+					var e *apperr.Error
 					errors.As(err, &e)
-					return nil, &Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
+					return nil, &apperr.Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
 				}
 				req.ImageErrs[i] = err
 				continue
@@ -86,7 +86,7 @@ func refParseCardiacRequest(body []byte, strict bool) (*CardiacRequest, error) {
 			req.Images[i] = b
 		}
 	default:
-		return nil, errf(KindInvalid, "image (single) or images (batch) is required")
+		return nil, errf(apperr.KindInvalid, "image (single) or images (batch) is required")
 	}
 	return req, nil
 }

@@ -1,4 +1,4 @@
-package app
+package cardiacv3
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"vetlens/app/apperr"
 	"vetlens/internal/errs"
 )
 
@@ -23,13 +24,13 @@ type jsonStream struct {
 }
 
 // errEOF is an unexpected end of the body.
-var errEOF = errf(KindInvalid, "body must be a JSON object: unexpected end of JSON input")
+var errEOF = errf(apperr.KindInvalid, "body must be a JSON object: unexpected end of JSON input")
 
 func (s *jsonStream) readErr(err error) error {
 	if err == io.EOF {
 		return errEOF
 	}
-	return &Error{Kind: KindInvalid, Msg: "could not read request body", Err: errs.Hide("the connection failed", err)}
+	return &apperr.Error{Kind: apperr.KindInvalid, Msg: "could not read request body", Err: errs.Hide("the connection failed", err)}
 }
 
 // byte reads one byte, counting it against the ignored budget while
@@ -51,7 +52,7 @@ func (s *jsonStream) count(n int) error {
 	}
 	s.ignored += n
 	if s.ignored > MaxIgnoredBytes {
-		return errf(KindTooLarge, "ignored fields exceed %d bytes", MaxIgnoredBytes)
+		return errf(apperr.KindTooLarge, "ignored fields exceed %d bytes", MaxIgnoredBytes)
 	}
 	return nil
 }
@@ -89,7 +90,7 @@ func (s *jsonStream) expect(want byte, what string) error {
 		return err
 	}
 	if c != want {
-		return errf(KindInvalid, "body must be a JSON object: expected %s, found %q", what, c)
+		return errf(apperr.KindInvalid, "body must be a JSON object: expected %s, found %q", what, c)
 	}
 	return nil
 }
@@ -106,7 +107,7 @@ func (s *jsonStream) str(max int, keep bool) (string, error) {
 	if c, err := s.next(); err != nil {
 		return "", err
 	} else if c != '"' {
-		return "", errf(KindInvalid, "expected a string, found %q", c)
+		return "", errf(apperr.KindInvalid, "expected a string, found %q", c)
 	}
 	return s.strBody(max, keep)
 }
@@ -148,14 +149,14 @@ func (s *jsonStream) strBody(max int, keep bool) (string, error) {
 		switch {
 		case c == '"':
 			if keep && !utf8.Valid(out) {
-				return "", errf(KindInvalid, "string is not valid UTF-8")
+				return "", errf(apperr.KindInvalid, "string is not valid UTF-8")
 			}
 			if !keep {
 				return "", nil
 			}
 			return string(out), nil
 		case c < 0x20:
-			return "", errf(KindInvalid, "control character in a JSON string")
+			return "", errf(apperr.KindInvalid, "control character in a JSON string")
 		}
 		r, err := s.escape()
 		if err != nil {
@@ -199,13 +200,13 @@ func (s *jsonStream) escape() (rune, error) {
 			return r, nil
 		}
 		if r >= 0xdc00 { // a low surrogate first
-			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+			return 0, errf(apperr.KindInvalid, "lone surrogate in a JSON string")
 		}
 		if c, err := s.byte(); err != nil || c != '\\' {
-			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+			return 0, errf(apperr.KindInvalid, "lone surrogate in a JSON string")
 		}
 		if c, err := s.byte(); err != nil || c != 'u' {
-			return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+			return 0, errf(apperr.KindInvalid, "lone surrogate in a JSON string")
 		}
 		lo, err := s.hex4()
 		if err != nil {
@@ -214,9 +215,9 @@ func (s *jsonStream) escape() (rune, error) {
 		if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
 			return d, nil
 		}
-		return 0, errf(KindInvalid, "lone surrogate in a JSON string")
+		return 0, errf(apperr.KindInvalid, "lone surrogate in a JSON string")
 	}
-	return 0, errf(KindInvalid, "invalid escape \\%c in a JSON string", c)
+	return 0, errf(apperr.KindInvalid, "invalid escape \\%c in a JSON string", c)
 }
 
 func (s *jsonStream) hex4() (rune, error) {
@@ -234,7 +235,7 @@ func (s *jsonStream) hex4() (rune, error) {
 		case c >= 'A' && c <= 'F':
 			r = r<<4 | rune(c-'A'+10)
 		default:
-			return 0, errf(KindInvalid, "invalid \\u escape in a JSON string")
+			return 0, errf(apperr.KindInvalid, "invalid \\u escape in a JSON string")
 		}
 	}
 	return r, nil
@@ -255,13 +256,13 @@ func (s *jsonStream) literal() (string, error) {
 	case 'n':
 		want = "null"
 	default:
-		return "", errf(KindInvalid, "invalid character %q in JSON", c)
+		return "", errf(apperr.KindInvalid, "invalid character %q in JSON", c)
 	}
 	for i := 1; i < len(want); i++ {
 		if c, err := s.byte(); err != nil {
 			return "", err
 		} else if c != want[i] {
-			return "", errf(KindInvalid, "invalid literal in JSON")
+			return "", errf(apperr.KindInvalid, "invalid literal in JSON")
 		}
 	}
 	return want, nil
@@ -299,7 +300,7 @@ func (s *jsonStream) number() error {
 		_, err = s.byte()
 		return true, err
 	}
-	bad := errf(KindInvalid, "invalid number in JSON")
+	bad := errf(apperr.KindInvalid, "invalid number in JSON")
 	if _, err := opt("-"); err != nil {
 		return err
 	}
@@ -341,7 +342,7 @@ func (s *jsonStream) number() error {
 // skipValue skips any JSON value, checking its syntax, at nesting depth.
 func (s *jsonStream) skipValue(depth int) error {
 	if depth > maxJSONDepth {
-		return errf(KindInvalid, "JSON nested deeper than %d levels", maxJSONDepth)
+		return errf(apperr.KindInvalid, "JSON nested deeper than %d levels", maxJSONDepth)
 	}
 	c, err := s.peek()
 	if err != nil {
@@ -385,7 +386,7 @@ func (s *jsonStream) skipValue(depth int) error {
 				return nil
 			}
 			if c != ',' {
-				return errf(KindInvalid, "invalid character %q in JSON", c)
+				return errf(apperr.KindInvalid, "invalid character %q in JSON", c)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package app
+package cardiacv3
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"vetlens/api/cardiacv3"
+	"vetlens/app/apperr"
 )
 
 // decoderReadCardiacRequest is the candidate of the experiment
@@ -27,19 +27,19 @@ import (
 func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error) {
 	dec := json.NewDecoder(r)
 	fail := func(err error) error {
-		var e *Error
+		var e *apperr.Error
 		if errors.As(err, &e) {
 			return e
 		}
 		if err == io.EOF {
 			return errEOF
 		}
-		return errf(KindInvalid, "body must be a JSON object: %v", err)
+		return errf(apperr.KindInvalid, "body must be a JSON object: %v", err)
 	}
 	if tok, err := dec.Token(); err != nil {
 		return nil, fail(err)
 	} else if tok != json.Delim('{') {
-		return nil, errf(KindInvalid, "body must be a JSON object")
+		return nil, errf(apperr.KindInvalid, "body must be a JSON object")
 	}
 	req := &CardiacRequest{}
 	seen := map[string]bool{}
@@ -52,7 +52,7 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 		}
 		key := tok.(string)
 		if len(key) > maxKeyBytes {
-			return nil, errf(KindInvalid, "field name longer than %d bytes", maxKeyBytes)
+			return nil, errf(apperr.KindInvalid, "field name longer than %d bytes", maxKeyBytes)
 		}
 		name := ""
 		for _, k := range []string{"image", "images", "uuid", "render"} {
@@ -68,12 +68,12 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 					return nil, fail(err)
 				}
 				if ignored+dec.InputOffset()-start > MaxIgnoredBytes {
-					return nil, errf(KindTooLarge, "ignored fields exceed %d bytes", MaxIgnoredBytes)
+					return nil, errf(apperr.KindTooLarge, "ignored fields exceed %d bytes", MaxIgnoredBytes)
 				}
 				switch tok {
 				case json.Delim('{'), json.Delim('['):
 					if depth++; depth > maxJSONDepth {
-						return nil, errf(KindInvalid, "JSON nested deeper than %d levels", maxJSONDepth)
+						return nil, errf(apperr.KindInvalid, "JSON nested deeper than %d levels", maxJSONDepth)
 					}
 				case json.Delim('}'), json.Delim(']'):
 					depth--
@@ -86,7 +86,7 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 			continue
 		}
 		if seen[name] {
-			return nil, errf(KindInvalid, "field %s given twice", name)
+			return nil, errf(apperr.KindInvalid, "field %s given twice", name)
 		}
 		seen[name] = true
 		tok, err = dec.Token()
@@ -100,10 +100,10 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 		case "uuid":
 			u, ok := tok.(string)
 			if !ok {
-				return nil, errf(KindInvalid, "uuid must be a string")
+				return nil, errf(apperr.KindInvalid, "uuid must be a string")
 			}
 			if len(u) > MaxUUIDBytes {
-				return nil, errf(KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
+				return nil, errf(apperr.KindInvalid, "uuid longer than %d bytes", MaxUUIDBytes)
 			}
 			if err := CheckUUID(u); err != nil {
 				return nil, err
@@ -112,23 +112,23 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 		case "render":
 			v, ok := tok.(bool)
 			if !ok {
-				return nil, errf(KindInvalid, "render must be a boolean")
+				return nil, errf(apperr.KindInvalid, "render must be a boolean")
 			}
 			req.Render = v
 		case "image", "images":
 			if hasImage {
-				return nil, errf(KindInvalid, "send either image or images, not both")
+				return nil, errf(apperr.KindInvalid, "send either image or images, not both")
 			}
 			hasImage = true
 			decode := func(tok any) ([]byte, error) {
 				s, ok := tok.(string)
 				if !ok {
-					return nil, errf(KindInvalid, "image must be a base64 string")
+					return nil, errf(apperr.KindInvalid, "image must be a base64 string")
 				}
 				if len(s) > MaxImageBase64 {
 					return nil, errImageTooLarge()
 				}
-				return cardiacv3.DecodeImageBase64(s)
+				return DecodeImageBase64(s)
 			}
 			if name == "image" {
 				b, err := decode(tok)
@@ -139,12 +139,12 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 				continue
 			}
 			if tok != json.Delim('[') {
-				return nil, errf(KindInvalid, "images must be an array of base64 strings")
+				return nil, errf(apperr.KindInvalid, "images must be an array of base64 strings")
 			}
 			req.Batch = true
 			for i := 0; dec.More(); i++ {
 				if i == MaxBatchImages {
-					return nil, errf(KindInvalid, "too many images: more than %d, at most %d per request", MaxBatchImages, MaxBatchImages)
+					return nil, errf(apperr.KindInvalid, "too many images: more than %d, at most %d per request", MaxBatchImages, MaxBatchImages)
 				}
 				tok, err := dec.Token()
 				if err != nil {
@@ -154,16 +154,16 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 				var imgErr error
 				switch tok.(type) {
 				case nil:
-					imgErr = errf(KindInvalid, "image is empty")
+					imgErr = errf(apperr.KindInvalid, "image is empty")
 				case string:
 					b, imgErr = decode(tok)
 				default:
-					return nil, errf(KindInvalid, "images must be an array of base64 strings")
+					return nil, errf(apperr.KindInvalid, "images must be an array of base64 strings")
 				}
 				if imgErr != nil && strict {
-					var e *Error
+					var e *apperr.Error
 					errors.As(imgErr, &e)
-					return nil, &Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
+					return nil, &apperr.Error{Kind: e.Kind, Msg: fmt.Sprintf("images[%d]: %s", i, e.Msg)}
 				}
 				req.ImageErrs = append(req.ImageErrs, imgErr)
 				req.Images = append(req.Images, b)
@@ -172,7 +172,7 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 				return nil, fail(err)
 			}
 			if len(req.Images) == 0 {
-				return nil, errf(KindInvalid, "images is empty")
+				return nil, errf(apperr.KindInvalid, "images is empty")
 			}
 		}
 	}
@@ -180,10 +180,10 @@ func decoderReadCardiacRequest(r io.Reader, strict bool) (*CardiacRequest, error
 		return nil, fail(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errf(KindInvalid, "body must hold one JSON object")
+		return nil, errf(apperr.KindInvalid, "body must hold one JSON object")
 	}
 	if !hasImage {
-		return nil, errf(KindInvalid, "image (single) or images (batch) is required")
+		return nil, errf(apperr.KindInvalid, "image (single) or images (batch) is required")
 	}
 	return req, nil
 }
@@ -245,7 +245,7 @@ func TestDecoderReaderBounds(t *testing.T) {
 		t.Skip("the request reader experiment: set VETLENS_READER_EXPERIMENT=1")
 	}
 	big := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a, 0xa5, 0x3c}, MaxImageBytes/3))
-	img := base64.StdEncoding.EncodeToString(codeImage(t, 1))
+	img := base64.StdEncoding.EncodeToString(testPNG(t))
 	const size = 140 << 20
 	for _, tc := range []struct {
 		name             string
@@ -270,7 +270,7 @@ func TestDecoderReaderBounds(t *testing.T) {
 			start := time.Now()
 			peak, alloc := peakHeap(func() { _, err = rd.read(body, true) })
 			t.Logf("%-50s %-9s read %6.1f of %6.1f MB, allocated %6.1f MB, peak heap +%6.1f MB, %5.0f ms, kind %d",
-				tc.name, rd.name, mb(body.pos), mb(body.size()), mb(int64(alloc)), mb(int64(peak)), float64(time.Since(start).Microseconds())/1000, KindOf(err))
+				tc.name, rd.name, mb(body.pos), mb(body.size()), mb(int64(alloc)), mb(int64(peak)), float64(time.Since(start).Microseconds())/1000, kind(err))
 			if tc.maxRead == 0 && err != nil {
 				t.Errorf("%s %s: %v", tc.name, rd.name, err)
 			}
