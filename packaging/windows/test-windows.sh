@@ -23,7 +23,18 @@ tmp=$(mktemp -d /tmp/vetlens-wine.XXXXXX)
 trap 'WINEPREFIX=$tmp/prefix /usr/lib/wine/wineserver -k 2>/dev/null || true; rm -rf "$tmp"' EXIT
 export WINEPREFIX=$tmp/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 t0=$(date +%s)
-"$WINE" wineboot -i >/dev/null 2>&1
+# Setting up a fresh prefix failed once in a clean clone's make test
+# (wineboot exit 53, nothing printed) while another make test ran beside
+# it, and passed when run again: try up to three times, saying why.
+for attempt in 1 2 3; do
+	rc=0; "$WINE" wineboot -i >"$tmp/wineboot.log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] && break
+	echo "wineboot -i failed (exit $rc), attempt $attempt of 3:"; tail -n 5 "$tmp/wineboot.log"
+	/usr/lib/wine/wineserver -k 2>/dev/null || true
+	rm -rf "$WINEPREFIX"
+	[ "$attempt" = 3 ] && exit 1
+	sleep 3
+done
 x86_64-w64-mingw32-gcc-posix -O2 -shared -static-libgcc -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
 	"$here/wine/bcryptprimitives.c" -ladvapi32
 echo "wine prefix ready in $(( $(date +%s) - t0 )) s"
