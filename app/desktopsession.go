@@ -44,7 +44,7 @@ func (d *DesktopSession) ID() string { return d.id }
 // is not recorded in history until SaveMeasurement.
 func (d *DesktopSession) Frame(ctx context.Context, jpeg []byte) (FrameOutcome, error) {
 	if d.files {
-		if plain, err := PlainFile(jpeg); err == nil && plain {
+		if d.plainFile(ctx, jpeg) {
 			return d.measureFile(ctx, jpeg)
 		}
 	}

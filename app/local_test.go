@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -351,6 +352,55 @@ func TestDesktopSession(t *testing.T) {
 	}
 	if len(rec.Cardiac) != 0 {
 		t.Errorf("a session result reached the history before it was saved: %+v", rec.Cardiac)
+	}
+}
+
+// TestDesktopSessionFromFiles: in a session from image files, a frame
+// the pipeline's PlainFile rule calls a radiograph file is measured as a
+// file (MeasureDesktop) and completes the session at once; any other frame
+// (a photo of a screen, grey or not) goes to the capture session; a
+// session not from files never asks.
+func TestDesktopSessionFromFiles(t *testing.T) {
+	ctx := context.Background()
+	file, screen := codeImage(t, 1), codeImage(t, 2)
+	for _, tc := range []struct {
+		name           string
+		files          bool
+		frame          []byte
+		wantAsFile     bool
+		wantSessionRun int
+	}{
+		{"radiograph file from a folder", true, file, true, 0},
+		{"screen photo from a folder", true, screen, false, 1},
+		{"radiograph file from a camera", false, file, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newTestService(t, t0)
+			p := &sessionScript{outs: []FrameOutcome{{Status: StatusContinue, FramesProcessed: 1}}}
+			p.svc = s
+			p.plain = func(b []byte) bool { return bytes.Equal(b, file) }
+			rewire(t, s, func(d *Deps, _ *Config) { d.PoP = p })
+			d, err := s.Sessions.StartDesktopSession(ctx, "rex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.files {
+				d.FromFiles()
+			}
+			out, err := d.Frame(ctx, tc.frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.MeasuredAsFile() != tc.wantAsFile || p.n != tc.wantSessionRun {
+				t.Fatalf("measured as file %v, session frames %d; want %v, %d", d.MeasuredAsFile(), p.n, tc.wantAsFile, tc.wantSessionRun)
+			}
+			if tc.wantAsFile && (out.Status != StatusComplete || d.Result() == nil || d.Result().Result == nil) {
+				t.Fatalf("file frame: %+v, result %+v", out, d.Result())
+			}
+			if !tc.wantAsFile && out.Status != StatusContinue {
+				t.Fatalf("session frame: %+v", out)
+			}
+		})
 	}
 }
 

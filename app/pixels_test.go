@@ -18,6 +18,9 @@ type spyPipeline struct {
 
 	mu    sync.Mutex
 	inUse []int64
+	// plain, when set, is the pipeline's PlainFile rule; unset, no frame
+	// is a radiograph file.
+	plain func(frame []byte) bool
 }
 
 func (p *spyPipeline) seen() {
@@ -34,6 +37,9 @@ func (p *spyPipeline) ModelsLoaded() int { return 0 }
 func (p *spyPipeline) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
 	p.seen()
 	return [4][2]float64{{1, 1}, {60, 1}, {60, 60}, {1, 60}}, 64, 64, nil
+}
+func (p *spyPipeline) PlainFile(ctx context.Context, frame []byte) (bool, error) {
+	return p.plain != nil && p.plain(frame), nil
 }
 func (p *spyPipeline) Rectify(ctx context.Context, img []byte, c [4][2]float64) ([]byte, int, int, error) {
 	p.seen()

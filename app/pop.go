@@ -26,6 +26,12 @@ type PoP interface {
 	// DetectCorners finds the screen's corners in pixels, ordered TL, TR,
 	// BR, BL, and returns the image size. ErrNoCorners when none (422).
 	DetectCorners(ctx context.Context, img []byte) (corners [4][2]float64, width, height int, err error)
+	// PlainFile reports whether a frame read from an image file (JPEG or
+	// PNG) is a radiograph file rather than a photograph of a screen: the
+	// one rule for frames from files (pop.Analysis.PlainFile), which a
+	// session from a folder (DesktopSession.FromFiles) and the live
+	// preview's outline (live.FileOutliner) follow, as `predict` does.
+	PlainFile(ctx context.Context, frame []byte) (bool, error)
 	// Rectify warps the quadrilateral to an upright rectangle and returns
 	// it as JPEG with its size.
 	Rectify(ctx context.Context, img []byte, corners [4][2]float64) (jpeg []byte, width, height int, err error)

@@ -132,7 +132,7 @@ func (u *UI) StartCapture(spec string, session bool) error {
 	if p := u.svc.Sessions.Pipeline(); p != nil {
 		cfg.Outliner = live.PoPOutliner(p)
 		if files {
-			cfg.Outliner = live.FileOutliner(cfg.Outliner)
+			cfg.Outliner = live.FileOutliner(p)
 		}
 	}
 	var sess *app.DesktopSession

@@ -83,6 +83,25 @@ func (s *Service) ModelVersion() string {
 	return pop.Version
 }
 
+// PlainFile reports whether an encoded frame (JPEG or PNG) read from an
+// image file is a radiograph file rather than a photograph of a screen
+// (pop.Analysis.PlainFile, on this service's analyzer; without one the
+// classical pipeline's).
+func (s *Service) PlainFile(ctx context.Context, frame []byte) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var an Analyzer = PoP{}
+	if s.an != nil {
+		an = s.an
+	}
+	a, err := an.AnalyzeBytes(frame)
+	if err != nil {
+		return false, fmt.Errorf("plain file: %w", err)
+	}
+	return a.PlainFile(), nil
+}
+
 // DetectCorners finds the displayed image's corners, TL, TR, BR, BL.
 func (s *Service) DetectCorners(ctx context.Context, img []byte) ([4][2]float64, int, int, error) {
 	if err := ctx.Err(); err != nil {

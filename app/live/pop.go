@@ -9,17 +9,18 @@ import (
 )
 
 // FileOutliner is an Outliner for frames read from image files: a frame
-// that is a radiograph file, not a photograph of a screen
-// (app.PlainFile), has no screen outline, whatever inner finds in it.
-func FileOutliner(inner Outliner) Outliner { return fileOutliner{inner} }
+// that is a radiograph file, not a photograph of a screen (app.PoP's
+// PlainFile, the rule `predict` and a session from files follow), has no
+// screen outline; any other frame gets p's corners (PoPOutliner).
+func FileOutliner(p app.PoP) Outliner { return fileOutliner{p} }
 
-type fileOutliner struct{ inner Outliner }
+type fileOutliner struct{ p app.PoP }
 
 func (o fileOutliner) Corners(ctx context.Context, jpeg []byte) ([4][2]float64, bool, error) {
-	if plain, err := app.PlainFile(jpeg); err == nil && plain {
+	if plain, err := o.p.PlainFile(ctx, jpeg); err == nil && plain {
 		return [4][2]float64{}, false, nil
 	}
-	return o.inner.Corners(ctx, jpeg)
+	return PoPOutliner(o.p).Corners(ctx, jpeg)
 }
 
 // PoPOutliner is an Outliner over a PoP pipeline's corner detection

@@ -198,9 +198,11 @@ type Analysis struct {
 	// collimation or crop edge on the pixel grid, Corners.FileFrame), so
 	// the frame is a radiograph file, not a screen photo.
 	FileFrame bool
-	// PoPDetected: the frame is a colour photograph showing a screen
+	// PoPDetected: the frame is taken for a photograph of a screen
+	// (ScreenPhoto for the learned pipeline: colour, or grey on stronger
+	// evidence; the classical pipeline: a colour frame showing a screen
 	// candidate with confidence >= SuspectConfidence that is not the
-	// file's own frame.
+	// file's own frame).
 	PoPDetected bool
 	// PossibleScreen: not PoPDetected, yet the frame may be a screen
 	// photographed at an angle (PossibleScreen, learned pipeline only): a
@@ -254,6 +256,15 @@ func Analyze(frame gocv.Mat) (*Analysis, error) {
 	}
 	return a, a.rectify(frame, rw, rh, nil)
 }
+
+// PlainFile reports whether the analysed frame, read from an image file,
+// is a radiograph file rather than a photograph of a screen: grey (Chroma
+// under MinChroma), as X-ray systems and viewers write radiographs, and
+// not taken for a screen photo all the same (PoPDetected: a grey photo of
+// a screen, a camera's monochrome mode, on ScreenPhoto's stronger
+// evidence). It is the one rule for frames from files; a colour frame is
+// never a plain file, since a camera's frames are in colour.
+func (a *Analysis) PlainFile() bool { return a.Chroma < MinChroma && !a.PoPDetected }
 
 // EncodeRectified sets RectifiedJPEG to Rectified encoded as JPEG at
 // JPEGQuality (the same bytes as encoding the rectified Mat), unless it is

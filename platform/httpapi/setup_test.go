@@ -87,8 +87,9 @@ type fakeSession struct {
 	done         bool
 }
 
-func (p *fakePoP) ModelsLoaded() int    { return 0 }
-func (p *fakePoP) ModelVersion() string { return "pop-fake-1" }
+func (p *fakePoP) ModelsLoaded() int                                     { return 0 }
+func (p *fakePoP) ModelVersion() string                                  { return "pop-fake-1" }
+func (p *fakePoP) PlainFile(ctx context.Context, b []byte) (bool, error) { return false, nil }
 func (p *fakePoP) DetectCorners(ctx context.Context, b []byte) ([4][2]float64, int, int, error) {
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
