@@ -171,6 +171,10 @@ def render_card(fam, held, stats, f, checks):
         f"- Task: probability that a cat's urine specific gravity is below {prm['sg_cutoff']} "
         "(impaired concentrating ability) from BUN, creatinine, haemoglobin, absolute lymphocytes and age.",
         "",
+        '## Intended use',
+        '',
+        "Screening at the exam-room PC or over the LAN API: from a routine feline blood panel (BUN, creatinine, haemoglobin, absolute lymphocytes) and the cat's age, how likely its urine is under-concentrated, so that a clinician can decide whether a urinalysis is worth taking. It answers with a calibrated probability, a risk tier, the features' exact contributions, an uncertainty and a 90 % conformal set (usg-v1). It is a prompt for a urine test, not a diagnosis and not a substitute for measuring USG. Not validated for clinical use.",
+        '',
         "## Data",
         "",
     ]
@@ -247,6 +251,10 @@ def render_card(fam, held, stats, f, checks):
         "- ensemble_std measures disagreement between members trained on resampled data; it is a soft signal, "
         "not a probability of error.",
         "",
+        '## Experiments that changed the shipped model',
+        '',
+        '- `1.6-simulated.1`: the first shipped model; no later experiment has replaced it (docs/usg.md).',
+        '',
     ]
     return "\n".join(lines)
 
