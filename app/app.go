@@ -141,13 +141,11 @@ type Deps struct {
 	Cardiac CardiacEngine
 	USG     USGEngine
 	PoP     PoP // nil: PoP pipeline not loaded (endpoints answer 503)
-	// PoPPredictor measures one image for the single predictions
-	// (PredictSingle, PredictLocal), correcting a photograph of a screen
-	// first; nil: the image is decoded and measured as it is.
-	PoPPredictor PoPPredictor
-	// PoPMeasurer measures one image for the desktop (MeasureDesktop),
+	// PoPMeasurer measures one image for the single predictions
+	// (PredictSingle, PredictLocal) and the desktop (MeasureDesktop),
 	// correcting a photograph of a screen first and returning the image
-	// the positions refer to; nil: the image is measured as it is.
+	// the positions refer to; nil: the image is decoded and measured as
+	// it is.
 	PoPMeasurer PoPMeasurer
 	// Disk reads the store's free space (diskfree.Dir{data dir} for
 	// bbolt); nil: no free-space guard (a remote store).

@@ -161,11 +161,12 @@ func (s *Cardiac) PredictSingle(ctx context.Context, c Caller, req *CardiacReque
 	return s.finishSingle(ctx, c, req.UUID, res, CallSingle)
 }
 
-// measureSingle measures one image: through Deps.PoPPredictor when one is
+// measureSingle measures one image: through Deps.PoPMeasurer when one is
 // wired, else decoded and measured as it is.
 func (s *measurer) measureSingle(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	if s.popPredict != nil {
-		return s.predictScreenAware(ctx, s.popPredict, b, o)
+	if s.popMeasure != nil {
+		res, _, err := s.measureScreenAware(ctx, b, o)
+		return res, err
 	}
 	extra := int64(0)
 	if o.Render {
@@ -183,31 +184,39 @@ func (s *measurer) measureSingle(ctx context.Context, b []byte, o cardiac.Predic
 	return res, nil
 }
 
-// PoPPredictor is the port of a PoP pipeline that measures one image,
+// PoPMeasurer is the port of a PoP pipeline that measures one image,
 // correcting it first when it is a photograph of a screen (pop_detected;
-// result code 7 when the correction fails). Single predictions use it
-// when Deps.PoPPredictor is set (cli wires capture.Service).
-type PoPPredictor interface {
-	Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error)
+// result code 7 when the correction fails), and returns the image the
+// result's positions refer to (the rectified display area of a corrected
+// screen photo; nil for code 7). The single predictions (API and
+// `vetlens predict`) and the desktop's measurement use it when
+// Deps.PoPMeasurer is set (cli wires capture.Service).
+type PoPMeasurer interface {
+	Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error)
 }
 
-// predictScreenAware runs a PoPPredictor in a cardiac slot, after the
+// measureScreenAware runs the PoPMeasurer in a cardiac slot, after the
 // same header checks as any other image, holding the image's reservation
 // of the pixel budget.
-func (s *measurer) predictScreenAware(ctx context.Context, pp PoPPredictor, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	_, release, err := s.reservePoP(ctx, img)
+func (s *measurer) measureScreenAware(ctx context.Context, b []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
+	_, release, err := s.reservePoP(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer release()
-	res, err := s.inCardiacSlot(ctx, func() (*cardiac.Result, error) { return pp.Predict(ctx, img, o) })
+	var shown image.Image
+	res, err := s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {
+		r, img, err := s.popMeasure.Measure(ctx, b, o)
+		shown = img
+		return r, err
+	})
 	if err != nil {
 		if mapped := imageError(err); mapped != err {
-			return nil, mapped
+			return nil, nil, mapped
 		}
-		return nil, fmt.Errorf("predict: %w", err)
+		return nil, nil, fmt.Errorf("measure: %w", err)
 	}
-	return res, nil
+	return res, shown, nil
 }
 
 // predictImage runs one cardiac prediction when one of the

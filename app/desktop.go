@@ -137,14 +137,6 @@ func (m *Measurement) size() (w, h int) {
 	return m.Result.Width, m.Result.Height
 }
 
-// PoPMeasurer is the port of a PoP pipeline that measures one image
-// screen-aware (as PoPPredictor) and also returns the image the result's
-// positions refer to. The desktop uses it, when Deps.PoPMeasurer is set,
-// to show a corrected screen photo.
-type PoPMeasurer interface {
-	Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error)
-}
-
 // MeasureDesktop measures one radiograph opened at the desktop (JPEG, PNG
 // or DICOM bytes, told by content), correcting a photograph of a screen
 // first when the PoP pipeline is wired (Deps.PoPMeasurer; a DICOM file is measured as it
@@ -179,22 +171,9 @@ func (s *Cardiac) MeasureDesktop(ctx context.Context, patientID PatientID, b []b
 				patientID = id
 			}
 		}
-	} else if pm := s.popMeasure; pm != nil {
-		_, release, err := s.reservePoP(ctx, b)
-		if err != nil {
+	} else if s.popMeasure != nil {
+		if res, img, err = s.measureScreenAware(ctx, b, cardiac.PredictOptions{}); err != nil {
 			return nil, err
-		}
-		defer release()
-		res, err = s.inCardiacSlot(ctx, func() (*cardiac.Result, error) {
-			r, shown, err := pm.Measure(ctx, b, cardiac.PredictOptions{})
-			img = shown
-			return r, err
-		})
-		if err != nil {
-			if mapped := imageError(err); mapped != err {
-				return nil, mapped
-			}
-			return nil, fmt.Errorf("measure: %w", err)
 		}
 		if img == nil { // code 7: show the photograph as it is
 			if img, err = decodeImage(b); err != nil {

@@ -122,7 +122,7 @@ func cardiacCode(c int) cardiac.Code { return cardiac.Code(c) }
 func rewire(t testing.TB, s *Service, change func(*Deps, *Config)) {
 	t.Helper()
 	d := Deps{Repos: s.Repos(), Clock: s.Accounts.clock, Cardiac: s.Cardiac.cardiac, USG: s.USG.usg, PoP: s.Sessions.pop,
-		PoPPredictor: s.Cardiac.popPredict, PoPMeasurer: s.Cardiac.popMeasure, Disk: s.Cardiac.disk.probe}
+		PoPMeasurer: s.Cardiac.popMeasure, Disk: s.Cardiac.disk.probe}
 	cfg := s.Accounts.cfg
 	change(&d, &cfg)
 	n, err := New(d, cfg)

@@ -33,7 +33,7 @@ type Accounts struct {
 // prediction and the process-wide pixel memory budget.
 type measurer struct {
 	cardiac      CardiacEngine
-	popPredict   PoPPredictor
+	popMeasure   PoPMeasurer
 	cardiacSlots *fairgate.Gate
 	pixels       *membudget.Budget
 }
@@ -50,11 +50,10 @@ type cardiacRepos struct {
 // Accounts.
 type Cardiac struct {
 	*measurer
-	repos      cardiacRepos
-	clock      Clock
-	popMeasure PoPMeasurer
-	accounts   *Accounts
-	disk       *diskGuard
+	repos    cardiacRepos
+	clock    Clock
+	accounts *Accounts
+	disk     *diskGuard
 }
 
 // Sessions is the PoP capture sessions (StartSession and SessionFrame
@@ -134,13 +133,13 @@ type Status struct {
 func compose(d Deps, cfg Config) *Service {
 	r := d.Repos
 	disk := &diskGuard{probe: d.Disk, clock: d.Clock}
-	m := &measurer{cardiac: d.Cardiac, popPredict: d.PoPPredictor,
+	m := &measurer{cardiac: d.Cardiac, popMeasure: d.PoPMeasurer,
 		cardiacSlots: fairgate.New(cfg.CardiacConcurrency),
 		pixels:       membudget.New(membudget.Config{Capacity: cfg.PixelBudget, Wait: cfg.PixelWait})}
 	accounts := &Accounts{repos: accountsRepos{Keys: r.Keys, Customers: r.Customers, Ledger: r.Ledger}, clock: d.Clock, cfg: cfg}
 	status := &Status{cardiac: d.Cardiac, usg: d.USG, pop: d.PoP, disk: disk, pixels: m.pixels}
 	cardiacs := &Cardiac{measurer: m, repos: cardiacRepos{History: r.History}, clock: d.Clock,
-		popMeasure: d.PoPMeasurer, accounts: accounts, disk: disk}
+		accounts: accounts, disk: disk}
 	patients := &Patients{repos: patientsRepos{Patients: r.Patients, History: r.History, USGLog: r.USGLog, Audit: r.Audit},
 		clock: d.Clock, accounts: accounts, disk: disk}
 	return &Service{

@@ -128,8 +128,9 @@ func TestNoRepos(t *testing.T) {
 	}
 }
 
-// scripted is a screen-aware PoP pipeline whose Predict answers err, or
-// code with pop_detected set.
+// scripted is a screen-aware PoP pipeline whose Measure answers err, or
+// code with pop_detected set (and no image for code 7, a rectified one
+// otherwise).
 type scripted struct {
 	spyPipeline
 	code  cardiac.Code
@@ -137,14 +138,17 @@ type scripted struct {
 	calls int
 }
 
-func (p *scripted) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
+func (p *scripted) Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
 	p.calls++
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
 	r := syntheticResult(p.code)
 	r.PopDetected = true
-	return r, nil
+	if p.code == cardiac.CodePoPFailed {
+		return r, nil, nil
+	}
+	return r, image.NewGray(image.Rect(0, 0, 60, 60)), nil
 }
 
 // TestPredictScreenAware: with a screen-aware pipeline the single
@@ -172,7 +176,7 @@ func TestPredictScreenAware(t *testing.T) {
 			s, _ := newTestService(t, t0)
 			p := &scripted{code: tc.code, err: tc.err}
 			p.svc = s
-			rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPPredictor = p, p })
+			rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPMeasurer = p, p })
 			c := newCaller(t, s, "clinic", TierPaygo)
 			img := tc.img
 			if img == nil {
@@ -203,7 +207,7 @@ func TestPredictScreenAware(t *testing.T) {
 	s, _ := newTestService(t, t0)
 	p := &scripted{code: 1}
 	p.svc = s
-	rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPPredictor = p, p })
+	rewire(t, s, func(d *Deps, _ *Config) { d.PoP, d.PoPMeasurer = p, p })
 	taken, err := s.Cardiac.cardiacSlots.Acquire(ctx, "busy") // the one slot is taken
 	if err != nil {
 		t.Fatal(err)

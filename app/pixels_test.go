@@ -54,13 +54,9 @@ func (p *spyPipeline) Frame(ctx context.Context, customer, id string, frame []by
 	return FrameOutcome{Status: StatusContinue, FramesProcessed: 1}, nil
 }
 
-// screenAware is the spy as a PoPPredictor and PoPMeasurer too.
+// screenAware is the spy as a PoPMeasurer too.
 type screenAware struct{ *spyPipeline }
 
-func (p screenAware) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	p.seen()
-	return syntheticResult(1), nil
-}
 func (p screenAware) Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
 	p.seen()
 	return syntheticResult(1), image.NewGray(image.Rect(0, 0, 64, 64)), nil
@@ -121,7 +117,7 @@ func TestPixelBudgetEveryUseCase(t *testing.T) {
 			spy := &spyPipeline{svc: s}
 			rewire(t, s, func(d *Deps, _ *Config) { d.Cardiac, d.PoP = spy, spy })
 			if tc.screenAware {
-				rewire(t, s, func(d *Deps, _ *Config) { d.PoPPredictor, d.PoPMeasurer = screenAware{spy}, screenAware{spy} })
+				rewire(t, s, func(d *Deps, _ *Config) { d.PoPMeasurer = screenAware{spy} })
 			}
 			c := newCaller(t, s, "clinic", TierPaygo)
 			if err := tc.run(s, c); err != nil {

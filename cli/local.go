@@ -125,7 +125,7 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 			pipeline := capture.NewService(mgr, e, an)
 			// The pipeline is also the screen-aware single prediction
 			// and desktop measurement (app's explicit PoP ports).
-			d.PoP, d.PoPPredictor, d.PoPMeasurer = pipeline, pipeline, pipeline
+			d.PoP, d.PoPMeasurer = pipeline, pipeline
 			return d, closeAll, nil
 		}
 	}
@@ -139,7 +139,7 @@ func loadEngines(ctx context.Context, models, ortLib string, n localNeeds, onMis
 			an = loadPoP(models, func(error) {})
 			closers = append(closers, an.Models.Close)
 		}
-		// No PoPPredictor or PoPMeasurer: there is no cardiac engine to
+		// No PoPMeasurer: there is no cardiac engine to
 		// measure with.
 		d.PoP = capture.NewService(nil, nil, an)
 	}

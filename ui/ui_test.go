@@ -83,7 +83,7 @@ func newTestUIWith(t *testing.T, withModels bool, pop func(*cardiac.Engine) *cap
 		deps.Cardiac, deps.USG = c, u
 		if pop != nil {
 			p := pop(c)
-			deps.PoP, deps.PoPPredictor, deps.PoPMeasurer = p, p, p
+			deps.PoP, deps.PoPMeasurer = p, p
 		}
 	}
 	svc, err := app.New(deps, app.DefaultConfig())

@@ -189,19 +189,11 @@ func (s *Service) Frame(ctx context.Context, customer, id string, frame []byte) 
 	return out, nil
 }
 
-// Predict measures one image, correcting it first when it is a photograph
-// of a screen (pop_detected; code 7 when the correction fails).
-func (s *Service) Predict(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, error) {
-	r, err := PredictImage(ctx, s.pred, s.an, img, o)
-	if err != nil {
-		return nil, err
-	}
-	return r.Result, nil
-}
-
-// Measure is Predict that also returns the image the result's positions
-// refer to (rectified for a corrected screen photo), for the desktop's
-// review screen.
+// Measure measures one image, correcting it first when it is a
+// photograph of a screen (pop_detected; code 7 when the correction
+// fails), and returns the image the result's positions refer to
+// (rectified for a corrected screen photo; nil for code 7): app's
+// PoPMeasurer, for the single predictions and the desktop's review.
 func (s *Service) Measure(ctx context.Context, img []byte, o cardiac.PredictOptions) (*cardiac.Result, image.Image, error) {
 	r, err := PredictImage(ctx, s.pred, s.an, img, o)
 	if err != nil {

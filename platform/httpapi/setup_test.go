@@ -198,7 +198,7 @@ func newAPI(t testing.TB, o apiOpts) *api {
 		deps.Cardiac = o.cardiac
 	}
 	if o.pipeline != nil {
-		deps.PoP, deps.PoPPredictor, deps.PoPMeasurer = o.pipeline, o.pipeline, o.pipeline
+		deps.PoP, deps.PoPMeasurer = o.pipeline, o.pipeline
 	}
 	if o.usg != nil {
 		deps.USG = o.usg
