@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"vetlens/api/admin"
+	"vetlens/api/errstatus"
 	"vetlens/app"
 )
 
@@ -16,14 +17,8 @@ import (
 func AdminHandler(svc *app.Service) http.Handler {
 	mux := http.NewServeMux()
 	fail := func(w http.ResponseWriter, err error) {
-		status := http.StatusInternalServerError
-		switch app.KindOf(err) {
-		case app.KindInvalid:
-			status = http.StatusBadRequest
-		case app.KindNotFound:
-			status = http.StatusNotFound
-		}
-		writeJSON(w, status, map[string]string{"error": err.Error()})
+		// the one error -> status table (a disk-full store: 507, not 500)
+		writeJSON(w, errstatus.Of(app.KindOf(err)), map[string]string{"error": err.Error()})
 	}
 	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
 		var req admin.CreateRequest
