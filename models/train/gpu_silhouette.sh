@@ -10,16 +10,19 @@
 #
 # Timeline from the script's start (BUDGET seconds, default 500):
 #   1. every core renders NTRAIN (default 2000) simulator radiographs and
-#      NWORLD2 (default 1000) of its second world with their exact heart
+#      NWORLD2 (default 1000; 0: none, the second world then a judge only)
+#      of its second world with their exact heart
 #      silhouettes (cardiac/dataset.py --heart-masks), and three development sets
 #      of NDEV (default 250) images, never trained on: the simulator's
 #      held-out presentations in both worlds (seeds 27,000,000+ and
-#      27,500,000+) and sim/phantom.py's (seeds 17,000,000+);
+#      27,500,000+) and sim/phantom.py's (seeds 17,000,000+), each plus
+#      DEVSEED (default 0);
 #   2. side by side until BUDGET - 75 s: the silhouette model
 #      (cardiac/train_silhouette.py train) and one heart-only member (cardiac/train_gpu.py
 #      member --heart-only: the vertebral points leave its loss);
 #   3. cardiac/train_silhouette.py eval: each route's heart VHS error over the true
-#      vertebral unit, on each development set (OUT/eval.txt), and both
+#      vertebral unit, on each development set, and the silhouette's doubt
+#      as its gate (OUT/eval.txt), and both
 #      checkpoints packed in fp16 (OUT/sil.pt, OUT/h_1.pt) to export here.
 set -euo pipefail
 OUT=${1:?usage: gpu_silhouette.sh OUT}
@@ -35,17 +38,22 @@ NTRAIN=${NTRAIN:-2000} NWORLD2=${NWORLD2:-1000} NDEV=${NDEV:-250}
 gen() { $PY -m cardiac.dataset --size 224 --workers "$W" --no-compress "$@"; }
 pids=()
 gen --generator xraysim --n "$NTRAIN" --seed 1 --heart-masks "$D/xs.npz" & pids+=($!)
-gen --generator xraysim2 --n "$NWORLD2" --seed 5000001 --heart-masks "$D/x2.npz" & pids+=($!)
-gen --generator xraysim --heldout --n "$NDEV" --seed 27000000 --heart-masks "$D/dev_xs.npz" & pids+=($!)
-gen --generator xraysim2 --heldout --n "$NDEV" --seed 27500000 --heart-masks "$D/dev_x2.npz" & pids+=($!)
-gen --generator phantom --heldout --n "$NDEV" --seed 17000000 "$D/dev_ph.npz" & pids+=($!)
+TRAIN=("$D/xs.npz")
+if [ "$NWORLD2" -gt 0 ]; then
+  gen --generator xraysim2 --n "$NWORLD2" --seed 5000001 --heart-masks "$D/x2.npz" & pids+=($!)
+  TRAIN+=("$D/x2.npz")
+fi
+DEVSEED=${DEVSEED:-0} # added to the development sets' seeds: a fresh draw for a new rule
+gen --generator xraysim --heldout --n "$NDEV" --seed $((27000000 + DEVSEED)) --heart-masks "$D/dev_xs.npz" & pids+=($!)
+gen --generator xraysim2 --heldout --n "$NDEV" --seed $((27500000 + DEVSEED)) --heart-masks "$D/dev_x2.npz" & pids+=($!)
+gen --generator phantom --heldout --n "$NDEV" --seed $((17000000 + DEVSEED)) "$D/dev_ph.npz" & pids+=($!)
 for p in "${pids[@]}"; do wait "$p" || { echo "gpu_silhouette: a data set failed" >&2; exit 1; }; done
 echo "gpu_silhouette: data after $(($(date +%s) - T0)) s"
 END=$((T0 + BUDGET - 75))
-$PY -m cardiac.train_silhouette train --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx \
+$PY -m cardiac.train_silhouette train --data "${TRAIN[@]}" --init-onnx ../cardiac_landmark_1.onnx \
   --deadline "$END" --out "$D/sil.pt" --extra >"$OUT/sil.log" 2>&1 &
 SIL=$!
-$PY -m cardiac.train_gpu member --data "$D/xs.npz" "$D/x2.npz" --init-onnx ../cardiac_landmark_1.onnx --heart-only \
+$PY -m cardiac.train_gpu member --data "${TRAIN[@]}" --init-onnx ../cardiac_landmark_1.onnx --heart-only \
   --seed 401 --deadline "$END" --out "$D/h_1.pt" --max-rot 30 --zoom-out 0.3 --max-lr 5e-4 --every 500 \
   --recipe heart-only >"$OUT/h_1.log" 2>&1 &
 HO=$!

@@ -233,6 +233,18 @@ def axes_from_mask(prob, top, up=2, thr=0.5):
     return bottom, top + u * am + nrm * bmax[j], top + u * am + nrm * bmin[j]
 
 
+def soft_share(prob, lo=0.2, hi=0.8):
+    """The silhouette's own doubt U: the share of its pixels (p > lo) that
+    are soft (lo < p < hi). 0 for a crisp map, 1 for one soft everywhere,
+    and 1 for an empty one (no silhouette is no certainty).
+    experiments/2026-11-28-silhouette-uncertainty.md."""
+    p = np.asarray(prob)
+    sup = int((p > lo).sum())
+    if sup == 0:
+        return 1.0
+    return float(((p > lo) & (p < hi)).sum()) / sup
+
+
 def heart_sum(top, bottom, right, left):
     """Long axis plus short axis."""
     return np.linalg.norm(np.asarray(bottom) - top) + np.linalg.norm(np.asarray(right) - left)
@@ -267,6 +279,7 @@ def eval_cmd(a):
         sil = SilhouetteNet(ck["width"])
         sil.load_state_dict({k: v.float() for k, v in ck["state"].items()})
         sil = sil.to(dev).eval()
+    doubt = {}  # per set: the silhouette's doubt U and its error (members' carina)
     for path in a.dev:
         X, Y, _ = load([path], dev, masks=False)
         S = X.shape[-1]
@@ -302,6 +315,8 @@ def eval_cmd(a):
                     ax = axes_from_mask(pm, tops[i])
                     out.append(np.nan if ax is None else heart_sum(tops[i], *ax) / v[i])
                 rows[name] = np.array(out)
+            doubt[os.path.basename(path)] = (np.array([soft_share(pm) for pm in probs]),
+                                             np.abs(rows["sil_members_carina"] - truth))
         print(f"{os.path.basename(path)}: {len(X)} images; heart VHS error over the true v")
         for name, vhs in rows.items():
             e = np.abs(vhs - truth)
@@ -313,6 +328,29 @@ def eval_cmd(a):
             print(f"  {name:20s} n {ok.sum():4d} MAE {e.mean():.3f} median {np.median(e):.3f} "
                   f"within0.5 {np.mean(e <= 0.5):.3f} within1.0 {np.mean(e <= 1.0):.3f} p95 {np.quantile(e, 0.95):.3f} "
                   f"worst {e.max():.3f} bias {np.nanmean(vhs - truth):+.3f}", flush=True)
+    if doubt:
+        print_doubt(doubt, a.gate_set)
+
+
+def print_doubt(doubt, gate_set):
+    """The silhouette's doubt as its gate: per set, Spearman(U, error), and
+    the sets' figures at the U that keeps half of gate_set (the set the
+    rule names; the first set when it is not among them)."""
+    from scipy.stats import spearmanr
+    name = gate_set if gate_set in doubt else next(iter(doubt))
+    u, e = doubt[name]
+    ok = ~np.isnan(e)
+    thr = float(np.median(u[ok]))
+    print(f"silhouette doubt U (soft share): gate at U <= {thr:.4f}, half of {name}")
+    for n, (u, e) in doubt.items():
+        ok = ~np.isnan(e)
+        rho = spearmanr(u[ok], e[ok])[0] if ok.sum() > 2 else float("nan")
+        keep = ok & (u <= thr)
+        k = e[keep]
+        worst = k.max() if len(k) else float("nan")
+        mae = k.mean() if len(k) else float("nan")
+        print(f"  {n:20s} Spearman(U, error) {rho:+.3f} | kept {keep.sum():4d} of {ok.sum():4d} "
+              f"MAE {mae:.3f} worst {worst:.3f} over1.5 {int((k > 1.5).sum())}", flush=True)
 
 
 def pack_cmd(a):
@@ -366,6 +404,7 @@ def main():
     e.add_argument("--sil")
     e.add_argument("--members", nargs="+", required=True)
     e.add_argument("--heart-only", nargs="*", default=[])
+    e.add_argument("--gate-set", default="dev_ph.npz", help="the set whose median U gates (the doubt figures)")
     e.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p = sub.add_parser("pack")
     p.add_argument("--out", required=True)

@@ -33,6 +33,32 @@ class AxesFromMaskTest(unittest.TestCase):
         self.assertAlmostEqual(np.linalg.norm(right - left), 80, delta=1.5)
 
 
+class SoftShareTest(unittest.TestCase):
+    def test_crisp_soft_and_empty_maps(self):
+        crisp = np.zeros((32, 32))
+        crisp[8:24, 8:24] = 1.0
+        self.assertEqual(S.soft_share(crisp), 0.0)
+        soft = crisp * 0.5
+        self.assertEqual(S.soft_share(soft), 1.0)
+        half = crisp.copy()
+        half[8:16, 8:24] = 0.6  # half of the silhouette soft
+        self.assertAlmostEqual(S.soft_share(half), 0.5)
+        self.assertEqual(S.soft_share(np.zeros((8, 8))), 1.0)
+
+    def test_print_doubt_gates_at_the_named_sets_median(self):
+        import io
+        from contextlib import redirect_stdout
+        u = np.array([0.1, 0.2, 0.3, 0.4])
+        e = np.array([0.1, 0.2, 0.9, 2.0])
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            S.print_doubt({"a.npz": (u, e), "b.npz": (u * 2, e)}, "a.npz")
+        out = buf.getvalue()
+        self.assertIn("gate at U <= 0.2500, half of a.npz", out)
+        self.assertIn("kept    2 of    4 MAE 0.150 worst 0.200 over1.5 0", out)
+        self.assertIn("Spearman(U, error) +1.000", out)
+
+
 class JointAffineTest(unittest.TestCase):
     def test_mask_moves_with_the_image(self):
         g = torch.Generator().manual_seed(5)
