@@ -155,7 +155,25 @@ def strong_photometric(x, rng):
     return x
 
 
-def batches(name, z, idx, rng, bs, train, strong=False):
+LUMA = (0.299, 0.587, 0.114)  # --grey: luminance weights of R, G, B
+
+
+def to_grey(x, rng, p):
+    """--grey P: a share P of the colour frames of a float batch
+    N x 3 x H x W turned grey by luminance (a camera's monochrome mode, a
+    photo greyed before upload), the three channels equal. Applied after
+    the colour cast, so a grey frame stays grey. Labels are unchanged."""
+    if p <= 0 or x.shape[1] != 3:
+        return x
+    pick = rng.random(x.shape[0]) < p
+    if pick.any():
+        w = np.asarray(LUMA, np.float32).reshape(1, 3, 1, 1)
+        x = x.copy()
+        x[pick] = (x[pick] * w).sum(1, keepdims=True)
+    return x
+
+
+def batches(name, z, idx, rng, bs, train, strong=False, grey=0.0):
     for s in range(0, len(idx), bs):
         b = idx[s:s + bs]
         if name in ("corners_a", "corners_b", "presence"):
@@ -178,13 +196,14 @@ def batches(name, z, idx, rng, bs, train, strong=False):
                 y[flip, :, 0] = 1 - y[flip, :, 0]
             if strong:
                 x = strong_photometric(x, rng)
+            x = to_grey(x, rng, grey)
             g = rng.uniform(0.75, 1.25, (len(b), 1, 1, 1)).astype(np.float32)
             o = rng.uniform(-0.08, 0.08, (len(b), 1, 1, 1)).astype(np.float32)
             x = np.clip(x * g + o, 0, 1)
         yield torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(np.ascontiguousarray(y)).float()
 
 
-def torch_batches(name, t, idx, gen, bs, train, strong=False):
+def torch_batches(name, t, idx, gen, bs, train, strong=False, grey=0.0):
     """batches() on the device: t holds the uint8 arrays (x, y) as tensors
     there, idx a LongTensor there; the same augmentation (flip, gain,
     offset, and with strong the gamma and colour cast of
@@ -211,6 +230,10 @@ def torch_batches(name, t, idx, gen, bs, train, strong=False):
                 x = x.clamp(0, 1).pow(gam)
                 if x.shape[1] == 3:
                     x = x * (1 - CAST + 2 * CAST * torch.rand(nb, 3, 1, 1, generator=gen, device=x.device))
+            if grey > 0 and x.shape[1] == 3:
+                pick = torch.rand(nb, generator=gen, device=x.device) < grey
+                w = torch.tensor(LUMA, device=x.device).view(1, 3, 1, 1)
+                x = torch.where(pick[:, None, None, None], (x * w).sum(1, keepdim=True).expand_as(x), x)
             g = 0.75 + 0.5 * torch.rand(nb, 1, 1, 1, generator=gen, device=x.device)
             o = -0.08 + 0.16 * torch.rand(nb, 1, 1, 1, generator=gen, device=x.device)
             x = (x * g + o).clamp(0, 1)
@@ -445,6 +468,8 @@ def main():
                     help="write state dict, export parameters and reference inputs to FILE instead of exporting (pop/unpack.py)")
     ap.add_argument("--strong", action="store_true",
                     help="stronger photometric augmentation: a gamma per frame and a white-balance cast (strong_photometric)")
+    ap.add_argument("--grey", type=float, default=0.0, metavar="P",
+                    help="turn a share P of the colour training frames grey by luminance (to_grey)")
     ap.add_argument("--keep-best", action="store_true",
                     help="export (or pack) the state at the lowest validation metric, not the last one")
     ap.add_argument("--extra", action="append", default=[], metavar="NPZ",
@@ -484,12 +509,12 @@ def main():
     vm = float("nan")
     name = a.name or f"pop_{a.model}"
     if onhost:
-        mk = lambda ix, bs, train: batches(a.model, z, ix, rng, bs, train, a.strong)
+        mk = lambda ix, bs, train: batches(a.model, z, ix, rng, bs, train, a.strong, a.grey)
     else:
         t = device_arrays(a.model, z, dev)
         gen = torch.Generator(device=dev)
         gen.manual_seed(spec["seed"])
-        mk = lambda ix, bs, train: torch_batches(a.model, t, torch.as_tensor(ix, device=dev), gen, bs, train, a.strong)
+        mk = lambda ix, bs, train: torch_batches(a.model, t, torch.as_tensor(ix, device=dev), gen, bs, train, a.strong, a.grey)
 
     def validate():
         model.eval()
@@ -546,7 +571,7 @@ def main():
     model = model.float().to("cpu").eval()
     xref = next(batches(a.model, z, val[:2], np.random.default_rng(0), 2, False))[0]
     params = {"samples": int(len(z["present"])), "steps": step, "minutes": minutes, "continued_from": a.init, "seed": spec["seed"],
-              "extra": [os.path.basename(p) for p in a.extra], "strong_augmentation": a.strong, "negatives": int((z["present"] < 0.5).sum()),
+              "extra": [os.path.basename(p) for p in a.extra], "strong_augmentation": a.strong, "grey_share": a.grey, "negatives": int((z["present"] < 0.5).sum()),
               "val_metric": round(vm, 5) if vm == vm else None, "excluded_families": str(z.get("exclude", "")),
               "heatmap_span": [LO, HI] if spec["kind"] == "heat" else None}
     if a.keep_best:

@@ -129,5 +129,20 @@ class TestBestState(unittest.TestCase):
         self.assertTrue(torch.equal(model.weight, kept))
 
 
+class TestGrey(unittest.TestCase):
+    def test_share_of_frames_turned_grey_by_luminance(self):
+        rng = np.random.default_rng(3)
+        x = rng.random((400, 3, 4, 4)).astype(np.float32)
+        y = pt.to_grey(x, np.random.default_rng(5), 0.3)
+        grey = np.all(np.isclose(y[:, 0], y[:, 1]) & np.isclose(y[:, 1], y[:, 2]), axis=(1, 2))
+        self.assertTrue(80 <= grey.sum() <= 160, grey.sum())
+        want = 0.299 * x[:, 0] + 0.587 * x[:, 1] + 0.114 * x[:, 2]
+        np.testing.assert_allclose(y[grey, 0], want[grey], rtol=1e-6)
+        np.testing.assert_array_equal(y[~grey], x[~grey])
+        np.testing.assert_array_equal(pt.to_grey(x, rng, 0.0), x)
+        one = x[:, :1]
+        np.testing.assert_array_equal(pt.to_grey(one, rng, 1.0), one)  # a grey input is left alone
+
+
 if __name__ == "__main__":
     unittest.main()
