@@ -257,17 +257,23 @@ func progressText(o app.FrameOutcome, cfg app.SessionConfig) string {
 
 // finish runs on the UI goroutine when the loop ended.
 // A loop that was replaced by a newer one (StartCapture stopped it) shows
-// nothing.
+// nothing. The tab stops counting as running (CaptureState) only once the
+// outcome is shown, so whoever sees it stopped also sees why, even where
+// fyne.Do runs on the caller's goroutine (Fyne's test driver).
 func (c *captureTab) finish(done chan struct{}, sess *app.DesktopSession, out app.FrameOutcome, err error) {
 	c.mu.Lock()
 	current := c.done == done
-	if current {
-		c.cancel = nil
-	}
 	c.mu.Unlock()
 	if !current {
 		return
 	}
+	defer func() {
+		c.mu.Lock()
+		if c.done == done {
+			c.cancel = nil
+		}
+		c.mu.Unlock()
+	}()
 	c.preview.Enable()
 	c.capture.Enable()
 	c.stop.Disable()
