@@ -86,10 +86,22 @@ func (s *Service) ModelVersion() string {
 // PlainFile reports whether an encoded frame (JPEG or PNG) read from an
 // image file is a radiograph file rather than a photograph of a screen
 // (pop.Analysis.PlainFile, on this service's analyzer; without one the
-// classical pipeline's).
+// classical pipeline's). A colour frame is never one, so it is answered
+// from its chroma alone: only grey frames are analysed, which keeps the
+// live outline of a folder of camera frames (live.FileOutliner) at one
+// corner detection a frame.
 func (s *Service) PlainFile(ctx context.Context, frame []byte) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
+	}
+	m, err := pop.DecodeFrame(frame)
+	colour := err == nil && pop.Chroma(m) >= pop.MinChroma
+	m.Close()
+	if err != nil {
+		return false, fmt.Errorf("plain file: %w", err)
+	}
+	if colour {
+		return false, nil
 	}
 	var an Analyzer = PoP{}
 	if s.an != nil {
