@@ -206,8 +206,9 @@ def batches(name, z, idx, rng, bs, train, strong=False, grey=0.0):
 def torch_batches(name, t, idx, gen, bs, train, strong=False, grey=0.0):
     """batches() on the device: t holds the uint8 arrays (x, y) as tensors
     there, idx a LongTensor there; the same augmentation (flip, gain,
-    offset, and with strong the gamma and colour cast of
-    strong_photometric), drawn with the torch generator gen."""
+    offset, with strong the gamma and colour cast of strong_photometric,
+    and with grey to_grey's share of grey frames), drawn with the torch
+    generator gen."""
     xs, ys = t
     for s in range(0, len(idx), bs):
         b = idx[s:s + bs]
