@@ -11,7 +11,8 @@
 # Timeline from the script's start (BUDGET seconds, default 500):
 #   1. every core renders NTRAIN (default 2000) simulator radiographs and
 #      NWORLD2 (default 1000; 0: none, the second world then a judge only)
-#      of its second world with their exact heart
+#      of its second world, and NWORLD3 (default 0) of its third (the
+#      carina drawn over a wider range under a plain trachea), with their exact heart
 #      silhouettes (cardiac/dataset.py --heart-masks), and three development sets
 #      of NDEV (default 250) images, never trained on: the simulator's
 #      held-out presentations in both worlds (seeds 27,000,000+ and
@@ -34,7 +35,7 @@ export PYTHONPATH=. OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 D=${DATA_DIR:-/tmp/vetlens-sil}
 mkdir -p "$D" "$OUT"
 W=$(nproc)
-NTRAIN=${NTRAIN:-2000} NWORLD2=${NWORLD2:-1000} NDEV=${NDEV:-250}
+NTRAIN=${NTRAIN:-2000} NWORLD2=${NWORLD2:-1000} NWORLD3=${NWORLD3:-0} NDEV=${NDEV:-250}
 gen() { $PY -m cardiac.dataset --size 224 --workers "$W" --no-compress "$@"; }
 pids=()
 gen --generator xraysim --n "$NTRAIN" --seed 1 --heart-masks "$D/xs.npz" & pids+=($!)
@@ -42,6 +43,10 @@ TRAIN=("$D/xs.npz")
 if [ "$NWORLD2" -gt 0 ]; then
   gen --generator xraysim2 --n "$NWORLD2" --seed 5000001 --heart-masks "$D/x2.npz" & pids+=($!)
   TRAIN+=("$D/x2.npz")
+fi
+if [ "$NWORLD3" -gt 0 ]; then
+  gen --generator xraysim3 --n "$NWORLD3" --seed 7000001 --heart-masks "$D/x3.npz" & pids+=($!)
+  TRAIN+=("$D/x3.npz")
 fi
 DEVSEED=${DEVSEED:-0} # added to the development sets' seeds: a fresh draw for a new rule
 gen --generator xraysim --heldout --n "$NDEV" --seed $((27000000 + DEVSEED)) --heart-masks "$D/dev_xs.npz" & pids+=($!)

@@ -250,6 +250,15 @@ def heart_sum(top, bottom, right, left):
     return np.linalg.norm(np.asarray(bottom) - top) + np.linalg.norm(np.asarray(right) - left)
 
 
+def carina_errors(pred, truth):
+    """Each image's carina (heart_top) distance from the truth, in true
+    vertebral units, for landmark arrays pred and truth [N,K,2] in the same
+    pixels: the figure that shows whether a route reads the carina or
+    places it from a prior (experiments/2026-11-28-carina-world3.md)."""
+    v = np.linalg.norm(truth[:, L["Vertebra A"]] - truth[:, L["Vertebra B"]], axis=-1) / 6
+    return np.linalg.norm(pred[:, L["heart_top"]] - truth[:, L["heart_top"]], axis=-1) / v
+
+
 def heart_sums(c):
     """heart_sum of each landmark array in c [N,K,2]."""
     return np.array([heart_sum(p[L["heart_top"]], p[L["heart_bottom"]], p[L["heart_right"]], p[L["heart_left"]])
@@ -300,9 +309,11 @@ def eval_cmd(a):
         if len(mem_all) > 1:
             rows["member_1"] = heart_sums(mem_all[0]) / v
         rows["members"] = heart_sums(mem) / v
+        carinas = {"members": carina_errors(mem, y)}
         if a.heart_only:
             ho = members_predict(a.heart_only, X, dev).mean(0) * S
             rows["heart_only"] = heart_sums(ho) / v
+            carinas["heart_only"] = carina_errors(ho, y)
         if sil is not None:
             probs = []
             with torch.no_grad():
@@ -328,6 +339,9 @@ def eval_cmd(a):
             print(f"  {name:20s} n {ok.sum():4d} MAE {e.mean():.3f} median {np.median(e):.3f} "
                   f"within0.5 {np.mean(e <= 0.5):.3f} within1.0 {np.mean(e <= 1.0):.3f} p95 {np.quantile(e, 0.95):.3f} "
                   f"worst {e.max():.3f} bias {np.nanmean(vhs - truth):+.3f}", flush=True)
+        for name, ce in carinas.items():
+            print(f"  carina {name:13s} mean error {ce.mean():.3f} v, over 1 v {int((ce > 1).sum())} of {len(ce)}",
+                  flush=True)
     if doubt:
         print_doubt(doubt, a.gate_set)
 

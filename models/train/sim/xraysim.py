@@ -78,7 +78,13 @@ HELDOUT_ONLY_TINTS = ("green",)
 # DR range compression (image_chain). A seed gives the same
 # patient, pose and presentation in both worlds; world 2's own draws come
 # from a second stream (_world_rng), so world 1's images are unchanged.
-WORLDS = ("xraysim", "xraysim2")
+# "xraysim3" is world 2's patient with the carina where the image must be
+# read to find it: drawn over a wider range along and below the spine
+# (phantom.py and realref put it deeper and further caudal than worlds 1
+# and 2 do), and a trachea as plain as a real dog's (a soft-tissue sleeve
+# around a wider air column). Its own draws come from a third stream, so
+# a seed's world-2 image is unchanged (experiments/2026-11-28-carina-world3.md).
+WORLDS = ("xraysim", "xraysim2", "xraysim3")
 
 def _rot(axis, ang):
     """3x3 rotation about a coordinate axis (0=x, 1=y, 2=z)."""
@@ -98,7 +104,7 @@ def _rot(axis, ang):
 class Patient:
     """Random anatomy of one dog or cat; all lengths in vertebral units."""
 
-    def __init__(self, r, heldout=False, r2=None):
+    def __init__(self, r, heldout=False, r2=None, r3=None):
         self.r = r
         kind = r.choice(["normal", "deep", "barrel", "toy", "giant", "cat"], p=[0.3, 0.18, 0.16, 0.1, 0.1, 0.16])
         self.kind = kind
@@ -144,6 +150,7 @@ class Patient:
         # World 2 (r2 given): its own draws come from r2, so r's stream, and
         # with it everything else about the patient, stays as in world 1.
         self.r2 = r2
+        self.r3 = None
         if r2 is not None:
             # Thoracic vertebral bodies are longer than tall (centrum height
             # about half to two thirds of its length with the disc).
@@ -154,6 +161,13 @@ class Patient:
             # height (the carina sits about 1.5 v below the column).
             reach = 1.5 + self.L * math.cos(self.tilt)
             gap = r2.uniform(0.3, 1.4) if kind == "deep" else r2.uniform(-0.2, 0.8)
+            # World 3 (r3 given): the carina's own place, and the chest
+            # deep enough for the heart below it.
+            self.r3 = r3
+            if r3 is not None:
+                self.carina_dx = r3.uniform(-0.4, 1.8)   # caudal of T4's cranial endplate
+                self.carina_dy = r3.uniform(1.0, 3.0)    # ventral of the column
+                reach = self.carina_dy + self.L * math.cos(self.tilt)
             self.depth = max(reach + gap, 6.0)
             self.half_w *= self.depth / depth_drawn  # the same chest shape, scaled
         self._spine()
@@ -477,6 +491,9 @@ def build(pt, r, mu):
     T = pt.endplate_x
     carina = np.array([T[4] + r.uniform(-0.1, 0.8), 0.0, 0.0])
     carina[1] = float(pt.spine_y(carina[0])) + r.uniform(1.1, 1.9)
+    if pt.r3 is not None:  # world 3: r's draws above are kept, so the rest of the patient is world 2's
+        carina[0] = T[4] + pt.carina_dx
+        carina[1] = float(pt.spine_y(carina[0])) + pt.carina_dy
     axis = np.array([math.sin(pt.tilt), math.cos(pt.tilt), 0.0])
     cran = np.array([-math.cos(pt.tilt), math.sin(pt.tilt), 0.0])  # perpendicular, pointing cranioventrally
     L, S = pt.L, pt.S
@@ -590,6 +607,9 @@ def build(pt, r, mu):
         y = carina[1] - f * (carina[1] - float(pt.spine_y(x)) - 0.9 - 0.4 * pt.neck_flex * f)
         neck_pts.append([x, y, 0.0])
     neck_pts = np.array(neck_pts)
+    if pt.r3 is not None:  # world 3: a plain trachea, an air column in a soft-tissue sleeve
+        tr_r *= pt.r3.uniform(1.0, 1.25)
+        scene.tube(neck_pts, tr_r + pt.r3.uniform(0.25, 0.5), st - lung)
     scene.tube(neck_pts, tr_r, -st)
     for side in (-1, 1):
         scene.tube([carina, carina + [0.9, 0.45, side * 0.5], carina + [1.9, 0.8, side * 0.9]],
@@ -953,12 +973,12 @@ def _field_of_view(pt, r, pts_body):
     return x0, y0, x1, y1
 
 
-def _draw_patient(r, heldout, r2=None):
+def _draw_patient(r, heldout, r2=None, r3=None):
     """Draw a patient until its heart is plausible (VHS 6-15, VLAS 0.8-4.5):
     (patient, coefficients, scene, landmarks in view-frame units, vhs, vlas,
     the heart chambers' ellipsoids (centre, axes, rotation))."""
     for _ in range(30):
-        pt = Patient(r, heldout, r2)
+        pt = Patient(r, heldout, r2, r3)
         mu = attenuation_coefficients(r)
         mu["lung"] = mu["soft"] * (0.32 - 0.14 * pt.resp)
         scene, parts, carina, meta = build(pt, r, mu)
@@ -986,10 +1006,16 @@ def anatomy(seed, heldout=False):
 
 
 def _world_rng(seed, world):
-    """World 2's own random stream for seed (None in world 1)."""
+    """World 2's own random stream for seed (None in world 1; world 3 is
+    world 2's patient, so it has the same stream)."""
     if world not in WORLDS:
         raise ValueError(f"xraysim: unknown world {world!r} (one of {WORLDS})")
-    return np.random.default_rng([int(seed), 2]) if world == "xraysim2" else None
+    return np.random.default_rng([int(seed), 2]) if world in ("xraysim2", "xraysim3") else None
+
+
+def _world3_rng(seed, world):
+    """World 3's own random stream for seed (None in worlds 1 and 2)."""
+    return np.random.default_rng([int(seed), 3]) if world == "xraysim3" else None
 
 
 def heart_mask(scene, parts, X0, Y0, s, H, W):
@@ -1019,7 +1045,7 @@ def generate(seed, w=None, h=None, heldout=False, flip=None, present_opts=None, 
     """
     r = np.random.default_rng(seed)
     r2 = _world_rng(seed, world)
-    pt, mu, scene, pts, vhs, vlas, parts = _draw_patient(r, heldout, r2)
+    pt, mu, scene, pts, vhs, vlas, parts = _draw_patient(r, heldout, r2, _world3_rng(seed, world))
     x0, y0, x1, y1 = _field_of_view(pt, r, pts)
     sized = (w, h) if w is not None and h is not None else None
     if sized is None:

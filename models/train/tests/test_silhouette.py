@@ -33,6 +33,16 @@ class AxesFromMaskTest(unittest.TestCase):
         self.assertAlmostEqual(np.linalg.norm(right - left), 80, delta=1.5)
 
 
+class CarinaErrorsTest(unittest.TestCase):
+    def test_distance_in_true_vertebral_units(self):
+        truth = np.zeros((2, len(S.L), 2))
+        truth[:, S.L["Vertebra B"]] = [60.0, 0.0]  # v = 10 px
+        pred = truth.copy()
+        pred[0, S.L["heart_top"]] += [6.0, 8.0]      # 10 px off: 1 v
+        pred[1, S.L["heart_bottom"]] += [30.0, 0.0]  # another point moved: the carina is exact
+        np.testing.assert_allclose(S.carina_errors(pred, truth), [1.0, 0.0])
+
+
 class SoftShareTest(unittest.TestCase):
     def test_crisp_soft_and_empty_maps(self):
         crisp = np.zeros((32, 32))

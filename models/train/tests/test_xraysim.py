@@ -97,6 +97,31 @@ class WorldTest(unittest.TestCase):
             gap = pt.depth - (1.5 + pt.L * math.cos(pt.tilt))
             self.assertTrue(-0.2 <= gap <= 1.4 or pt.depth == 6.0, (s, pt.kind, gap))
 
+    def test_world3_reads_the_carina_where_world2_would_not_put_it(self):
+        """World 3 is world 2's patient with the carina drawn over a wider
+        range (1.0-3.0 v below the column, -0.4-1.8 v caudal of T4) and a
+        plainer trachea; world 2's images are unchanged by it."""
+        deep, caudal = 0, 0
+        for s in range(40):
+            r = np.random.default_rng(s)
+            pt3 = xraysim.Patient(r, r2=np.random.default_rng([s, 2]), r3=np.random.default_rng([s, 3]))
+            self.assertTrue(1.0 <= pt3.carina_dy <= 3.0 and -0.4 <= pt3.carina_dx <= 1.8)
+            # the heart still rests in the chest below the carina
+            gap = pt3.depth - (pt3.carina_dy + pt3.L * math.cos(pt3.tilt))
+            self.assertTrue(-0.2 <= gap <= 1.4 or pt3.depth == 6.0, (s, gap))
+            deep += pt3.carina_dy > 1.9
+            caudal += pt3.carina_dx > 0.8
+        self.assertGreater(deep, 10)    # beyond worlds 1 and 2's 1.1-1.9 v
+        self.assertGreater(caudal, 10)  # beyond their -0.1-0.8 v
+        a, _, _ = xraysim.generate(3, 200, 160, world="xraysim2")
+        b, t3, m3 = xraysim.generate(3, 200, 160, world="xraysim3")
+        c, _, _ = xraysim.generate(3, 200, 160, world="xraysim2")
+        self.assertEqual(m3["generator"], "xraysim3")
+        self.assertFalse(np.array_equal(np.asarray(a), np.asarray(b)))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+        vhs, _ = xraysim.measure(t3)
+        self.assertAlmostEqual(vhs, m3["vhs"], delta=0.05 * m3["vhs"])
+
     def test_unknown_world(self):
         with self.assertRaises(ValueError):
             xraysim.generate(1, 64, 64, world="xraysim9")
