@@ -82,7 +82,9 @@ HELDOUT_ONLY_TINTS = ("green",)
 # read to find it: drawn over a wider range along and below the spine
 # (phantom.py and realref put it deeper and further caudal than worlds 1
 # and 2 do), and a trachea as plain as a real dog's (a soft-tissue sleeve
-# around a wider air column). Its own draws come from a third stream, so
+# around a wider air column), and the heart moved from the carina by up
+# to 0.15 of its long axis and 0.3 of its short, so that its base does not
+# tell where the carina is. Its own draws come from a third stream, so
 # a seed's world-2 image is unchanged (experiments/2026-11-28-carina-world3.md).
 WORLDS = ("xraysim", "xraysim2", "xraysim3")
 
@@ -167,6 +169,8 @@ class Patient:
             if r3 is not None:
                 self.carina_dx = r3.uniform(-0.4, 1.8)   # caudal of T4's cranial endplate
                 self.carina_dy = r3.uniform(1.0, 3.0)    # ventral of the column
+                self.heart_da = r3.uniform(-0.15, 0.1)   # the heart moved from the carina, along its axis (x L)
+                self.heart_db = r3.uniform(-0.3, 0.3)    # and across it (x S)
                 reach = self.carina_dy + self.L * math.cos(self.tilt)
             self.depth = max(reach + gap, 6.0)
             self.half_w *= self.depth / depth_drawn  # the same chest shape, scaled
@@ -498,23 +502,27 @@ def build(pt, r, mu):
     cran = np.array([-math.cos(pt.tilt), math.sin(pt.tilt), 0.0])  # perpendicular, pointing cranioventrally
     L, S = pt.L, pt.S
     zoff = r.uniform(-0.3, 0.3)
+    # The heart hangs from hb: the carina in worlds 1 and 2; in world 3 a
+    # point moved from it, so the heart's base does not tell where the
+    # carina is and the trachea's end must.
+    hb = carina if pt.r3 is None else carina + axis * pt.heart_da * L + cran * pt.heart_db * S
     parts = []
-    mc = carina + axis * (0.52 * L) + cran * r.uniform(-0.05, 0.12) * S + [0, 0, zoff]
+    mc = hb + axis * (0.52 * L) + cran * r.uniform(-0.05, 0.12) * S + [0, 0, zoff]
     Rb = np.column_stack([axis, cran, [0, 0, 1]])
     parts.append((mc, np.array([0.5 * L, 0.5 * S, 0.48 * S * r.uniform(0.85, 1.05)]), Rb))
     # Left atrium: caudodorsal at the base.
-    lac = carina + axis * r.uniform(0.08, 0.2) * L - cran * r.uniform(0.12, 0.25) * S
+    lac = hb + axis * r.uniform(0.08, 0.2) * L - cran * r.uniform(0.12, 0.25) * S
     lr = pt.la * S
     parts.append((lac + [0, 0, zoff - 0.2], np.array([lr * 1.15, lr, lr]), Rb))
     # Right atrium / right ventricle: cranial border.
     if pt.ra > 0.05:
-        rac = carina + axis * r.uniform(0.35, 0.55) * L + cran * r.uniform(0.12, 0.3) * S
+        rac = hb + axis * r.uniform(0.35, 0.55) * L + cran * r.uniform(0.12, 0.3) * S
         rr_ = pt.ra * S
         parts.append((rac + [0, 0, zoff + 0.2], np.array([rr_ * 1.3, rr_, rr_]), Rb))
     # Base: atria/great-vessel mass just ventral of the carina.
-    parts.append((carina + axis * 0.2 * L + [0, 0, zoff], np.array([0.22 * L, 0.3 * S, 0.3 * S]), Rb))
+    parts.append((hb + axis * 0.2 * L + [0, 0, zoff], np.array([0.22 * L, 0.3 * S, 0.3 * S]), Rb))
     if pt.r2 is not None:
-        parts += _world2_heart_bulges(pt.r2, carina, axis, cran, L, S, zoff, Rb)
+        parts += _world2_heart_bulges(pt.r2, hb, axis, cran, L, S, zoff, Rb)
     for i, (c, ax, Rb_) in enumerate(parts):
         scene.ellipsoid(c, ax, 0.0, Rb=Rb_, name=f"heart{i}")
 
@@ -617,7 +625,7 @@ def build(pt, r, mu):
 
     # Aorta: from the base, arching dorsally, then caudally under the spine.
     ao_r = r.uniform(0.3, 0.42)
-    a0 = carina + axis * 0.15 * L + cran * 0.25 * S
+    a0 = hb + axis * 0.15 * L + cran * 0.25 * S
     arch_top = np.array([carina[0] + 0.2, float(pt.spine_y(carina[0])) + 0.55, 0.0])
     ao = [a0, 0.5 * (a0 + arch_top) + [-0.4, -0.2, 0], arch_top]
     for x in np.linspace(carina[0] + 1.2, 14.0, 7):

@@ -99,13 +99,15 @@ class WorldTest(unittest.TestCase):
 
     def test_world3_reads_the_carina_where_world2_would_not_put_it(self):
         """World 3 is world 2's patient with the carina drawn over a wider
-        range (1.0-3.0 v below the column, -0.4-1.8 v caudal of T4) and a
-        plainer trachea; world 2's images are unchanged by it."""
+        range (1.0-3.0 v below the column, -0.4-1.8 v caudal of T4), a
+        plainer trachea and the heart moved from it; world 2's images are
+        unchanged by it."""
         deep, caudal = 0, 0
         for s in range(40):
             r = np.random.default_rng(s)
             pt3 = xraysim.Patient(r, r2=np.random.default_rng([s, 2]), r3=np.random.default_rng([s, 3]))
             self.assertTrue(1.0 <= pt3.carina_dy <= 3.0 and -0.4 <= pt3.carina_dx <= 1.8)
+            self.assertTrue(-0.15 <= pt3.heart_da <= 0.1 and -0.3 <= pt3.heart_db <= 0.3)
             # the heart still rests in the chest below the carina
             gap = pt3.depth - (pt3.carina_dy + pt3.L * math.cos(pt3.tilt))
             self.assertTrue(-0.2 <= gap <= 1.4 or pt3.depth == 6.0, (s, gap))
