@@ -12,7 +12,7 @@
 #   1. every core renders NTRAIN (default 2000) simulator radiographs and
 #      NWORLD2 (default 1000; 0: none, the second world then a judge only)
 #      of its second world, and NWORLD3 (default 0) of its third (the
-#      carina drawn over a wider range under a plain trachea), with their exact heart
+#      carina where only the trachea's end shows it; sim/xraysim.py), with their exact heart
 #      silhouettes (cardiac/dataset.py --heart-masks), and three development sets
 #      of NDEV (default 250) images, never trained on: the simulator's
 #      held-out presentations in both worlds (seeds 27,000,000+ and

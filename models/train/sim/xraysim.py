@@ -163,8 +163,9 @@ class Patient:
             # height (the carina sits about 1.5 v below the column).
             reach = 1.5 + self.L * math.cos(self.tilt)
             gap = r2.uniform(0.3, 1.4) if kind == "deep" else r2.uniform(-0.2, 0.8)
-            # World 3 (r3 given): the carina's own place, and the chest
-            # deep enough for the heart below it.
+            # World 3 (r3 given; it is world 2's patient, so r3 without r2
+            # draws world 1): the carina's own place, the heart's offset
+            # from it, and the chest deep enough for the heart below it.
             self.r3 = r3
             if r3 is not None:
                 self.carina_dx = r3.uniform(-0.4, 1.8)   # caudal of T4's cranial endplate
