@@ -54,6 +54,63 @@ func TestSilhouetteAxesRefusesTooLittle(t *testing.T) {
 	}
 }
 
+func TestSilhouetteDoubt(t *testing.T) {
+	tests := []struct {
+		name string
+		prob []float32
+		want float64
+	}{
+		{"crisp", []float32{0, 0, 1, 1, 0.9}, 0},
+		{"soft everywhere", []float32{0.5, 0.3, 0.7}, 1},
+		{"empty", []float32{0, 0.1, 0.2}, 1},
+		{"no map", nil, 1},
+		{"one soft pixel in four", []float32{1, 1, 0.95, 0.5, 0.05}, 0.25},
+		{"the bounds: 0.2 is not heart, 0.8 is not soft", []float32{0.2, 0.8, 0.8, 0.79999}, 1.0 / 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SilhouetteDoubt(tc.prob); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("doubt %.4f, want %.4f", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestColumnRouteSilhouetteDoubt: with a silhouette the column route
+// judges the heart by the silhouette's doubt, not by the members'
+// scatter, and a doubtful silhouette never gives a number.
+func TestColumnRouteSilhouetteDoubt(t *testing.T) {
+	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
+	l, apart := heartBeside(c, 10), heartBeside(c, 11)
+	sil := func(doubt float64) *HeartAxes {
+		m := heartBeside(c, 10.5)
+		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft], Doubt: doubt}
+	}
+	cases := []struct {
+		name  string
+		sil   *HeartAxes
+		guard Guard
+	}{
+		{"no silhouette: the members' scatter withholds", nil, GuardHeartPointsDisagree},
+		{"a crisp silhouette measures", sil(0.02), GuardNone},
+		{"a doubtful silhouette withholds", sil(MaxSilhouetteDoubt + 0.05), GuardSilhouetteDoubtful},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newResult(c.w, c.h, 0.95, []Landmarks{l, apart}, sharpPeaks(2))
+			r.Silhouette = tc.sil
+			r.measureColumn(c.gray(3))
+			if r.Guard != tc.guard {
+				t.Fatalf("guard %q, want %q (code %d, heart SD %.3f)", r.Guard, tc.guard, r.Code, r.HeartVHSSD)
+			}
+			if withheld := tc.guard != GuardNone; withheld != (r.VHS == nil) {
+				t.Errorf("guard %q with VHS %v", r.Guard, r.VHS)
+			}
+			checkConsistent(t, r)
+		})
+	}
+}
+
 func squareMap(n, from, to int) []float32 {
 	p := make([]float32, n*n)
 	for r := from; r < to; r++ {
