@@ -76,41 +76,6 @@ func TestSilhouetteDoubt(t *testing.T) {
 	}
 }
 
-// TestColumnRouteSilhouetteDoubt: with a silhouette the column route
-// judges the heart by the silhouette's doubt, not by the members'
-// scatter, and a doubtful silhouette never gives a number.
-func TestColumnRouteSilhouetteDoubt(t *testing.T) {
-	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
-	l, apart := heartBeside(c, 10), heartBeside(c, 11)
-	sil := func(doubt float64) *HeartAxes {
-		m := heartBeside(c, 10.5)
-		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft], Doubt: doubt}
-	}
-	cases := []struct {
-		name  string
-		sil   *HeartAxes
-		guard Guard
-	}{
-		{"no silhouette: the members' scatter withholds", nil, GuardHeartPointsDisagree},
-		{"a crisp silhouette measures", sil(0.02), GuardNone},
-		{"a doubtful silhouette withholds", sil(MaxSilhouetteDoubt + 0.05), GuardSilhouetteDoubtful},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newResult(c.w, c.h, 0.95, []Landmarks{l, apart}, sharpPeaks(2))
-			r.Silhouette = tc.sil
-			r.measureColumn(c.gray(3))
-			if r.Guard != tc.guard {
-				t.Fatalf("guard %q, want %q (code %d, heart SD %.3f)", r.Guard, tc.guard, r.Code, r.HeartVHSSD)
-			}
-			if withheld := tc.guard != GuardNone; withheld != (r.VHS == nil) {
-				t.Errorf("guard %q with VHS %v", r.Guard, r.VHS)
-			}
-			checkConsistent(t, r)
-		})
-	}
-}
-
 func squareMap(n, from, to int) []float32 {
 	p := make([]float32, n*n)
 	for r := from; r < to; r++ {
@@ -174,8 +139,10 @@ func TestSilhouetteAxesMatchesTrainer(t *testing.T) {
 }
 
 // TestColumnRouteTakesSilhouetteAxes: where a silhouette measured the
-// heart, the column route reports its axes and withholds the number where
-// its VHS and the members' lie more than MaxSilhouetteGap apart.
+// heart, the column route reports its axes, withholds the number where
+// its VHS and the members' lie more than MaxSilhouetteGap apart, and
+// judges the heart by the silhouette's doubt, not the members' scatter;
+// a withheld heart never gives a number.
 func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	l := heartBeside(c, 10)
@@ -183,25 +150,34 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft]}
 	}
 	slightly := heartBeside(c, 10.4)
+	doubting := func(ax *HeartAxes, doubt float64) *HeartAxes { ax.Doubt = doubt; return ax }
+	agree, scatter := []Landmarks{l, l}, []Landmarks{heartBeside(c, 9.9), heartBeside(c, 10.9)}
 	cases := []struct {
 		name    string
+		members []Landmarks
 		sil     *HeartAxes
 		guard   Guard
 		wantGap float64 // NaN: none
 	}{
-		{"none", nil, GuardNone, math.NaN()},
-		{"agrees", axesOf(slightly), GuardNone, 0.4},
-		{"disagrees", axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
-		{"agrees, ends named the other way", &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
+		{"none", agree, nil, GuardNone, math.NaN()},
+		{"agrees", agree, axesOf(slightly), GuardNone, 0.4},
+		{"disagrees", agree, axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
+		{"agrees, ends named the other way", agree, &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
 			Left: slightly[HeartRight]}, GuardNone, 0.4},
+		{"members scatter, no silhouette", scatter, nil, GuardHeartPointsDisagree, math.NaN()},
+		{"members scatter, a crisp silhouette measures", scatter, doubting(axesOf(slightly), 0.02), GuardNone, 0},
+		{"a doubtful silhouette withholds", agree, doubting(axesOf(slightly), MaxSilhouetteDoubt+0.05), GuardSilhouetteDoubtful, 0.4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newResult(c.w, c.h, 0.95, []Landmarks{l, l}, sharpPeaks(2))
+			r := newResult(c.w, c.h, 0.95, tc.members, sharpPeaks(2))
 			r.Silhouette = tc.sil
 			r.measureColumn(c.gray(3))
 			if r.Guard != tc.guard {
-				t.Fatalf("guard %q, want %q (code %d)", r.Guard, tc.guard, r.Code)
+				t.Fatalf("guard %q, want %q (code %d, members' SD %.3f)", r.Guard, tc.guard, r.Code, r.HeartVHSSD)
+			}
+			if withheld := tc.guard != GuardNone; withheld != (r.VHS == nil) {
+				t.Errorf("guard %q with VHS %v", r.Guard, r.VHS)
 			}
 			if math.IsNaN(tc.wantGap) != math.IsNaN(r.SilhouetteGap) ||
 				(!math.IsNaN(tc.wantGap) && math.Abs(r.SilhouetteGap-tc.wantGap) > 0.15) {
@@ -215,8 +191,8 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 			if tc.sil != nil && r.Landmarks[HeartRight].Dist(l[HeartRight]) > r.Landmarks[HeartRight].Dist(l[HeartLeft]) {
 				t.Errorf("heart_right %v lies nearer the members' heart_left %v", r.Landmarks[HeartRight], l[HeartLeft])
 			}
-			if tc.sil == nil && r.Landmarks[HeartBottom].Dist(l[HeartBottom]) > 1e-9 {
-				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], l[HeartBottom])
+			if mean := EnsembleMean(tc.members); tc.sil == nil && r.Landmarks[HeartBottom].Dist(mean[HeartBottom]) > 1e-9 {
+				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], mean[HeartBottom])
 			}
 			checkConsistent(t, r)
 		})
