@@ -25,13 +25,15 @@ const (
 	MaxThoraxHeartVHSSD = 2.5
 	// MaxSilhouetteGap: where a silhouette model measured the heart, its
 	// VHS and the members' (both over the column's v) further apart than
-	// this withhold the number (silhouette_disagrees).
-	MaxSilhouetteGap = 1.0
+	// this withhold the number (silhouette_disagrees). 0.3 v and
+	// MaxSilhouetteDoubt are the bounds of the 2026-11-29 trial
+	// (experiments/2026-11-29-silhouette-cpu-long.md); no silhouette ships.
+	MaxSilhouetteGap = 0.3
 	// MaxSilhouetteDoubt: where a silhouette model measured the heart, its
 	// map's doubt (HeartAxes.Doubt) above this withholds the number
 	// (silhouette_doubtful); the members' scatter bound is not checked
 	// then, the silhouette's heart being the one measured.
-	MaxSilhouetteDoubt = 0.086
+	MaxSilhouetteDoubt = 0.067
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.

@@ -149,9 +149,9 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 	axesOf := func(m Landmarks) *HeartAxes {
 		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft]}
 	}
-	slightly := heartBeside(c, 10.4)
+	slightly := heartBeside(c, 10.2)
 	doubting := func(ax *HeartAxes, doubt float64) *HeartAxes { ax.Doubt = doubt; return ax }
-	agree, scatter := []Landmarks{l, l}, []Landmarks{heartBeside(c, 9.9), heartBeside(c, 10.9)}
+	agree, scatter := []Landmarks{l, l}, []Landmarks{heartBeside(c, 9.7), heartBeside(c, 10.7)}
 	cases := []struct {
 		name    string
 		members []Landmarks
@@ -160,13 +160,13 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 		wantGap float64 // NaN: none
 	}{
 		{"none", agree, nil, GuardNone, math.NaN()},
-		{"agrees", agree, axesOf(slightly), GuardNone, 0.4},
+		{"agrees", agree, axesOf(slightly), GuardNone, 0.2},
 		{"disagrees", agree, axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
 		{"agrees, ends named the other way", agree, &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
-			Left: slightly[HeartRight]}, GuardNone, 0.4},
+			Left: slightly[HeartRight]}, GuardNone, 0.2},
 		{"members scatter, no silhouette", scatter, nil, GuardHeartPointsDisagree, math.NaN()},
 		{"members scatter, a crisp silhouette measures", scatter, doubting(axesOf(slightly), 0.02), GuardNone, 0},
-		{"a doubtful silhouette withholds", agree, doubting(axesOf(slightly), MaxSilhouetteDoubt+0.05), GuardSilhouetteDoubtful, 0.4},
+		{"a doubtful silhouette withholds", agree, doubting(axesOf(slightly), MaxSilhouetteDoubt+0.05), GuardSilhouetteDoubtful, 0.2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
