@@ -56,7 +56,7 @@ func DoubtedLandmarks(m *Measurement) []int {
 		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree:
 		pts = spanPoints
 	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree,
-		cardiac.GuardSilhouetteDisagrees:
+		cardiac.GuardSilhouetteDisagrees, cardiac.GuardSilhouetteDoubtful:
 		pts = heartPoints
 	case cardiac.GuardVertebraeNotAlongSpine, cardiac.GuardVertebraeNotDorsal, cardiac.GuardAxesOutOfScale,
 		cardiac.GuardLongAxisTooShort, cardiac.GuardHeartTopNotDorsal, cardiac.GuardVHSOutOfRange:

@@ -206,6 +206,8 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 			}
 			if g := res.SilhouetteGap; !math.IsNaN(g) && res.Silhouette != nil {
 				line.SilhouetteGap = &g
+				d := res.Silhouette.Doubt
+				line.SilhouetteDoubt = &d
 			}
 			if line.VertebralPeriod == nil && !rejected {
 				if line.VertebralPeriod, err = periodScore(img, res.Landmarks); err != nil {

@@ -25,8 +25,15 @@ const (
 	MaxThoraxHeartVHSSD = 2.5
 	// MaxSilhouetteGap: where a silhouette model measured the heart, its
 	// VHS and the members' (both over the column's v) further apart than
-	// this withhold the number (silhouette_disagrees).
-	MaxSilhouetteGap = 1.0
+	// this withhold the number (silhouette_disagrees). 0.3 v and
+	// MaxSilhouetteDoubt are the bounds of the 2026-11-29 trial
+	// (experiments/2026-11-29-silhouette-cpu-long.md); no silhouette ships.
+	MaxSilhouetteGap = 0.3
+	// MaxSilhouetteDoubt: where a silhouette model measured the heart, its
+	// map's doubt (HeartAxes.Doubt) above this withholds the number
+	// (silhouette_doubtful); the members' scatter bound is not checked
+	// then, the silhouette's heart being the one measured.
+	MaxSilhouetteDoubt = 0.067
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.
@@ -297,6 +304,11 @@ type ColumnEvidence struct {
 	// SilhouetteGap is Result.SilhouetteGap: NaN where no silhouette
 	// measured the heart (then not checked).
 	SilhouetteGap float64
+	// Silhouette is whether a silhouette model measured the heart; then
+	// SilhouetteDoubt (its HeartAxes.Doubt) is checked in place of
+	// HeartVHSSD.
+	Silhouette      bool
+	SilhouetteDoubt float64
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -363,7 +375,9 @@ func (e Evidence) vhsGuard() Guard {
 		return guardSpread(e.Spread, e.spreadBound())
 	}
 	switch {
-	case !(e.Column.HeartVHSSD <= e.spreadBound()):
+	case e.Column.Silhouette && !(e.Column.SilhouetteDoubt <= MaxSilhouetteDoubt):
+		return GuardSilhouetteDoubtful
+	case !e.Column.Silhouette && !(e.Column.HeartVHSSD <= e.spreadBound()):
 		return GuardHeartPointsDisagree
 	case !(e.Column.Score >= MinColumnScore):
 		return GuardColumnWeak

@@ -233,5 +233,5 @@ func (e *Engine) runSilhouette(ctx context.Context, img image.Image, top Point) 
 		x, y := lb.ToOriginal(p.X, p.Y)
 		return Point{x, y}
 	}
-	return &HeartAxes{Bottom: back(ax.Bottom), Right: back(ax.Right), Left: back(ax.Left)}, nil
+	return &HeartAxes{Bottom: back(ax.Bottom), Right: back(ax.Right), Left: back(ax.Left), Doubt: SilhouetteDoubt(prob)}, nil
 }

@@ -106,7 +106,8 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		l = clampTo(l, w, h)
 	}
 	membersVHS := math.NaN() // the members' heart over v, where a silhouette replaces it
-	if found && r.Silhouette != nil {
+	silhouette := found && r.Silhouette != nil
+	if silhouette {
 		// The silhouette's axes replace the members' heart points; how far
 		// the two VHS lie apart is its own guard (silhouette_disagrees).
 		membersVHS = measureWith(l, v).VHS
@@ -147,12 +148,21 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		Spread:         r.Spread,
 		Guards:         guards,
 		Column: &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD,
-			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), SilhouetteGap: r.SilhouetteGap},
+			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), SilhouetteGap: r.SilhouetteGap,
+			Silhouette: silhouette, SilhouetteDoubt: doubtOf(r.Silhouette)},
 		SpreadBound: bound,
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()
 	r.setNumbers()
+}
+
+// doubtOf is the silhouette's doubt, NaN where none measured the heart.
+func doubtOf(ax *HeartAxes) float64 {
+	if ax == nil {
+		return math.NaN()
+	}
+	return ax.Doubt
 }
 
 // measureWith is Measure with the vertebral unit v given (NaN: none).

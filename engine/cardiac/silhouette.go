@@ -22,11 +22,36 @@ const (
 	// shortAxisFrom and shortAxisTo bound where along the long axis the
 	// widest perpendicular chord is looked for (shares of its length).
 	shortAxisFrom, shortAxisTo = 0.25, 0.8
+	// doubtLow and doubtHigh bound a soft probability for SilhouetteDoubt.
+	doubtLow, doubtHigh = 0.2, 0.8
 )
 
-// HeartAxes are the silhouette's long-axis end and short-axis ends.
+// HeartAxes are the silhouette's long-axis end and short-axis ends, and
+// how sure its map was of the heart.
 type HeartAxes struct {
 	Bottom, Right, Left Point
+	// Doubt is the map's SilhouetteDoubt (0 where not measured).
+	Doubt float64
+}
+
+// SilhouetteDoubt is the silhouette map's own doubt U: the share of its
+// heart pixels (p > 0.2) that are soft (0.2 < p < 0.8); 0 for a crisp
+// map, and 1 for an empty one (no silhouette is no certainty). It
+// mirrors models/train/cardiac/train_silhouette.py soft_share.
+func SilhouetteDoubt(prob []float32) float64 {
+	var heart, soft int
+	for _, p := range prob {
+		if p > doubtLow {
+			heart++
+			if p < doubtHigh {
+				soft++
+			}
+		}
+	}
+	if heart == 0 {
+		return 1
+	}
+	return float64(soft) / float64(heart)
 }
 
 // SilhouetteAxes measures the heart on prob, a size x size map of the

@@ -54,6 +54,28 @@ func TestSilhouetteAxesRefusesTooLittle(t *testing.T) {
 	}
 }
 
+func TestSilhouetteDoubt(t *testing.T) {
+	tests := []struct {
+		name string
+		prob []float32
+		want float64
+	}{
+		{"crisp", []float32{0, 0, 1, 1, 0.9}, 0},
+		{"soft everywhere", []float32{0.5, 0.3, 0.7}, 1},
+		{"empty", []float32{0, 0.1, 0.2}, 1},
+		{"no map", nil, 1},
+		{"one soft pixel in four", []float32{1, 1, 0.95, 0.5, 0.05}, 0.25},
+		{"the bounds: 0.2 is not heart, 0.8 is not soft", []float32{0.2, 0.8, 0.8, 0.79999}, 1.0 / 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SilhouetteDoubt(tc.prob); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("doubt %.4f, want %.4f", got, tc.want)
+			}
+		})
+	}
+}
+
 func squareMap(n, from, to int) []float32 {
 	p := make([]float32, n*n)
 	for r := from; r < to; r++ {
@@ -117,34 +139,45 @@ func TestSilhouetteAxesMatchesTrainer(t *testing.T) {
 }
 
 // TestColumnRouteTakesSilhouetteAxes: where a silhouette measured the
-// heart, the column route reports its axes and withholds the number where
-// its VHS and the members' lie more than MaxSilhouetteGap apart.
+// heart, the column route reports its axes, withholds the number where
+// its VHS and the members' lie more than MaxSilhouetteGap apart, and
+// judges the heart by the silhouette's doubt, not the members' scatter;
+// a withheld heart never gives a number.
 func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	l := heartBeside(c, 10)
 	axesOf := func(m Landmarks) *HeartAxes {
 		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft]}
 	}
-	slightly := heartBeside(c, 10.4)
+	slightly := heartBeside(c, 10.2)
+	doubting := func(ax *HeartAxes, doubt float64) *HeartAxes { ax.Doubt = doubt; return ax }
+	agree, scatter := []Landmarks{l, l}, []Landmarks{heartBeside(c, 9.7), heartBeside(c, 10.7)}
 	cases := []struct {
 		name    string
+		members []Landmarks
 		sil     *HeartAxes
 		guard   Guard
 		wantGap float64 // NaN: none
 	}{
-		{"none", nil, GuardNone, math.NaN()},
-		{"agrees", axesOf(slightly), GuardNone, 0.4},
-		{"disagrees", axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
-		{"agrees, ends named the other way", &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
-			Left: slightly[HeartRight]}, GuardNone, 0.4},
+		{"none", agree, nil, GuardNone, math.NaN()},
+		{"agrees", agree, axesOf(slightly), GuardNone, 0.2},
+		{"disagrees", agree, axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
+		{"agrees, ends named the other way", agree, &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
+			Left: slightly[HeartRight]}, GuardNone, 0.2},
+		{"members scatter, no silhouette", scatter, nil, GuardHeartPointsDisagree, math.NaN()},
+		{"members scatter, a crisp silhouette measures", scatter, doubting(axesOf(slightly), 0.02), GuardNone, 0},
+		{"a doubtful silhouette withholds", agree, doubting(axesOf(slightly), MaxSilhouetteDoubt+0.05), GuardSilhouetteDoubtful, 0.2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newResult(c.w, c.h, 0.95, []Landmarks{l, l}, sharpPeaks(2))
+			r := newResult(c.w, c.h, 0.95, tc.members, sharpPeaks(2))
 			r.Silhouette = tc.sil
 			r.measureColumn(c.gray(3))
 			if r.Guard != tc.guard {
-				t.Fatalf("guard %q, want %q (code %d)", r.Guard, tc.guard, r.Code)
+				t.Fatalf("guard %q, want %q (code %d, members' SD %.3f)", r.Guard, tc.guard, r.Code, r.HeartVHSSD)
+			}
+			if withheld := tc.guard != GuardNone; withheld != (r.VHS == nil) {
+				t.Errorf("guard %q with VHS %v", r.Guard, r.VHS)
 			}
 			if math.IsNaN(tc.wantGap) != math.IsNaN(r.SilhouetteGap) ||
 				(!math.IsNaN(tc.wantGap) && math.Abs(r.SilhouetteGap-tc.wantGap) > 0.15) {
@@ -158,8 +191,8 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 			if tc.sil != nil && r.Landmarks[HeartRight].Dist(l[HeartRight]) > r.Landmarks[HeartRight].Dist(l[HeartLeft]) {
 				t.Errorf("heart_right %v lies nearer the members' heart_left %v", r.Landmarks[HeartRight], l[HeartLeft])
 			}
-			if tc.sil == nil && r.Landmarks[HeartBottom].Dist(l[HeartBottom]) > 1e-9 {
-				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], l[HeartBottom])
+			if mean := EnsembleMean(tc.members); tc.sil == nil && r.Landmarks[HeartBottom].Dist(mean[HeartBottom]) > 1e-9 {
+				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], mean[HeartBottom])
 			}
 			checkConsistent(t, r)
 		})

@@ -92,6 +92,9 @@ type DumpLine struct {
 	// SilhouetteGap is cardiac.Result.SilhouetteGap, absent where no
 	// silhouette measured the heart.
 	SilhouetteGap *float64 `json:"silhouette_gap,omitempty"`
+	// SilhouetteDoubt is the silhouette's cardiac.HeartAxes.Doubt, absent
+	// where no silhouette measured the heart.
+	SilhouetteDoubt *float64 `json:"silhouette_doubt,omitempty"`
 	// HeartVHSSD is how far the members' VHS over the column's v
 	// disagree (cardiac.Result.HeartVHSSD), where a column was found.
 	HeartVHSSD *float64 `json:"heart_vhs_sd,omitempty"`

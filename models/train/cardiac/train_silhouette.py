@@ -385,7 +385,7 @@ def export_cmd(a):
     meta = {"role": "cardiac_silhouette", "input_size": [1, S, S], "inputs": ["image"], "outputs": ["heart"],
             "version": a.version,
             "params": {"arch": "mnv2-unet-silhouette", "width": ck["width"], "steps": ck["step"],
-                       "init_onnx": ck.get("init_onnx", ""), "training_data": "synthetic (xraysim.py, both worlds)"}}
+                       "init_onnx": ck.get("init_onnx", ""), "training_data": a.training_data}}
     side = a.out[: -len(".onnx")] + ".meta.json"
     with open(side, "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
@@ -426,6 +426,8 @@ def main():
     x = sub.add_parser("export")
     x.add_argument("--out", required=True, help="e.g. ../cardiac_silhouette.onnx; the sidecar .meta.json goes beside it")
     x.add_argument("--version", required=True, help="the model's version, naming its synthetic training data")
+    x.add_argument("--training-data", default="synthetic (xraysim.py, both worlds)",
+                   help="the synthetic data it was trained on, for the sidecar (e.g. the simulator's first world only)")
     x.add_argument("checkpoint")
     a = ap.parse_args()
     {"train": train_cmd, "eval": eval_cmd, "pack": pack_cmd, "export": export_cmd}[a.cmd](a)
