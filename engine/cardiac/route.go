@@ -106,8 +106,9 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		l = clampTo(l, w, h)
 	}
 	membersVHS := math.NaN() // the members' heart over v, where a silhouette replaces it
-	silhouette := found && r.Silhouette != nil
+	silhouette, doubt := found && r.Silhouette != nil, math.NaN()
 	if silhouette {
+		doubt = r.Silhouette.Doubt
 		// The silhouette's axes replace the members' heart points; how far
 		// the two VHS lie apart is its own guard (silhouette_disagrees).
 		membersVHS = measureWith(l, v).VHS
@@ -149,20 +150,12 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		Guards:         guards,
 		Column: &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD,
 			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), SilhouetteGap: r.SilhouetteGap,
-			Silhouette: silhouette, SilhouetteDoubt: doubtOf(r.Silhouette)},
+			Silhouette: silhouette, SilhouetteDoubt: doubt},
 		SpreadBound: bound,
 	})
 	r.GuardDetail = ""
 	r.AxesPerpendicular = r.Geometry.AxesPerpendicular()
 	r.setNumbers()
-}
-
-// doubtOf is the silhouette's doubt, NaN where none measured the heart.
-func doubtOf(ax *HeartAxes) float64 {
-	if ax == nil {
-		return math.NaN()
-	}
-	return ax.Doubt
 }
 
 // measureWith is Measure with the vertebral unit v given (NaN: none).
