@@ -50,8 +50,15 @@ type Summary struct {
 	PerLandmarkPct       map[string]num `json:"per_landmark_err_pct_median"`
 	Codes                map[int]int    `json:"result_codes"`
 	ByConfidence         map[string]agg `json:"by_confidence"`
-	LatencyMedianMs      num            `json:"latency_median_ms"`
-	Square1024MedianMs   num            `json:"latency_1024_median_ms"`
+	// Columns is how many radiographs the column route found a column on;
+	// ColumnRatioMedian the median of its v over the labels' |A-B| / 6,
+	// and ColumnWithin10 the share of those within 10 % of 1 (the
+	// column's own accuracy, whatever the heart points and the guards do).
+	Columns            int `json:"columns"`
+	ColumnRatioMedian  num `json:"column_ratio_median"`
+	ColumnWithin10     num `json:"column_within_10pct"`
+	LatencyMedianMs    num `json:"latency_median_ms"`
+	Square1024MedianMs num `json:"latency_1024_median_ms"`
 }
 
 // num is a figure that may be undefined (NaN: nothing measured); it is
@@ -154,7 +161,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		dumpEnc = json.NewEncoder(f)
 	}
 	s := Summary{Codes: map[int]int{}, ByConfidence: map[string]agg{}}
-	var vhsErr, vlasErr, lat, lat1024, lmErr []float64
+	var vhsErr, vlasErr, lat, lat1024, lmErr, colRatio []float64
 	perLandmark := map[string][]float64{}
 	correctClass, rejectedNeg, rejectedPos := 0, 0, 0
 	for _, it := range tf.Items {
@@ -225,6 +232,9 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 			rejectedPos++
 			continue
 		}
+		if r, ok := columnRatio(res.Column, it); ok {
+			colRatio = append(colRatio, r)
+		}
 		if res.VHS == nil {
 			continue
 		}
@@ -282,6 +292,16 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		s.PerLandmarkPct[k] = num(median(v))
 	}
 	s.LatencyMedianMs, s.Square1024MedianMs = num(median(lat)), num(median(lat1024))
+	s.Columns, s.ColumnRatioMedian, s.ColumnWithin10 = len(colRatio), num(median(colRatio)), num(math.NaN())
+	if len(colRatio) > 0 {
+		within := 0
+		for _, r := range colRatio {
+			if math.Abs(r-1) <= 0.1 {
+				within++
+			}
+		}
+		s.ColumnWithin10 = num(float64(within) / float64(len(colRatio)))
+	}
 	out, err := json.MarshalIndent(s, "", " ")
 	if err != nil {
 		return fmt.Errorf("summary: %w", err)
@@ -291,6 +311,20 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		return writeCard(card, section, tf.Generator, s)
 	}
 	return nil
+}
+
+// columnRatio is the found column's v over the labels' |A-B| / 6; false
+// without a column (the span route, none found) or without both labels.
+func columnRatio(c *cardiac.Column, it heldout.Item) (float64, bool) {
+	if c == nil || !(c.V > 0) {
+		return 0, false
+	}
+	a, okA := it.Point(cardiac.ClassNames[cardiac.VertebraA])
+	b, okB := it.Point(cardiac.ClassNames[cardiac.VertebraB])
+	if !okA || !okB || !(a.Dist(b) > 0) {
+		return 0, false
+	}
+	return c.V / (a.Dist(b) / 6), true
 }
 
 // periodScore decodes the image and scores it along the landmarks' A-B.
@@ -330,6 +364,9 @@ func writeCard(path, section, generator string, s Summary) error {
 		w.WriteString("| negatives rejected | (no negatives in this set) | >= 98 % |\n")
 	}
 	fmt.Fprintf(&w, "| radiographs falsely rejected | %.1f %% | <= 1 %% |\n", 100*s.RadiographsRejected)
+	if s.Columns > 0 {
+		fmt.Fprintf(&w, "| the column's v over the labels' \\|A-B\\|/6, %d columns found: median / within 10 %% | %.3f / %.1f %% | |\n", s.Columns, s.ColumnRatioMedian, 100*s.ColumnWithin10)
+	}
 	fmt.Fprintf(&w, "| median landmark error (%% of image diagonal) | %.2f %% | |\n", s.LandmarkErrPctMedian)
 	for _, name := range cardiac.ClassNames {
 		fmt.Fprintf(&w, "| median error of %s (%% of diagonal) | %.2f %% | |\n", name, s.PerLandmarkPct[name])
