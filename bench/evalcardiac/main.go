@@ -161,7 +161,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		dumpEnc = json.NewEncoder(f)
 	}
 	s := Summary{Codes: map[int]int{}, ByConfidence: map[string]agg{}}
-	var vhsErr, vlasErr, lat, lat1024, lmErr, colRatio []float64
+	var vhsErr, vlasErr, lat, lat1024, lmErr, colRatio, colOff []float64
 	perLandmark := map[string][]float64{}
 	correctClass, rejectedNeg, rejectedPos := 0, 0, 0
 	for _, it := range tf.Items {
@@ -233,7 +233,7 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 			continue
 		}
 		if r, ok := columnRatio(res.Column, it); ok {
-			colRatio = append(colRatio, r)
+			colRatio, colOff = append(colRatio, r), append(colOff, math.Abs(r-1))
 		}
 		if res.VHS == nil {
 			continue
@@ -292,16 +292,8 @@ func run(data, modelsDir, card, section, dump, lib string, opts cardiac.Options,
 		s.PerLandmarkPct[k] = num(median(v))
 	}
 	s.LatencyMedianMs, s.Square1024MedianMs = num(median(lat)), num(median(lat1024))
-	s.Columns, s.ColumnRatioMedian, s.ColumnWithin10 = len(colRatio), num(median(colRatio)), num(math.NaN())
-	if len(colRatio) > 0 {
-		within := 0
-		for _, r := range colRatio {
-			if math.Abs(r-1) <= 0.1 {
-				within++
-			}
-		}
-		s.ColumnWithin10 = num(float64(within) / float64(len(colRatio)))
-	}
+	s.Columns, s.ColumnRatioMedian = len(colRatio), num(median(colRatio))
+	s.ColumnWithin10 = num(heldout.ShareWithin(colOff, 0.1))
 	out, err := json.MarshalIndent(s, "", " ")
 	if err != nil {
 		return fmt.Errorf("summary: %w", err)
