@@ -89,10 +89,13 @@ def main():
                          "(negatives.HELDOUT_KINDS: spreadsheets, ultrasound, colour photos of rooms)")
     ap.add_argument("--validation", action="store_true",
                     help="a separate validation set (other seeds) for choosing thresholds, never for reporting")
+    ap.add_argument("--offset", type=int, default=0,
+                    help="add this to every seed: a fresh set for one trial's judgement, never generated before "
+                         "(experiments/ names the offsets used)")
     a = ap.parse_args()
     base = xraysim.HELDOUT_SEED_BASE if a.generator in xraysim.WORLDS else phantom.HELDOUT_SEED_BASE
-    pos_base = base + (5_000_000 if a.validation else 0)
-    neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0)
+    pos_base = base + (5_000_000 if a.validation else 0) + a.offset
+    neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0) + a.offset
     os.makedirs(a.out, exist_ok=True)
     with Pool(a.workers) as p:
         items = p.map(_pos, [(i, a.out, pos_base, a.generator) for i in range(a.n)], chunksize=4)
