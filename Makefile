@@ -33,7 +33,7 @@ DATA_DIR ?= $(CURDIR)/.vetlens-data
 ADDR ?=
 
 .PHONY: all deps deps-apt deps-ort build package deb test-deb test-deb-install run serve test test-go test-store test-leaks test-gui screenshots test-py fuzz models train-cardiac train-usg train-pop eval-popnet \
-	manifest eval eval-cardiac eval-usg eval-pop bench bench-api bench-learn clean
+	manifest eval eval-cardiac eval-fresh eval-usg eval-pop bench bench-api bench-learn clean
 
 all: build
 
@@ -396,6 +396,23 @@ eval-cardiac:
 	for s in "heldout eval" "heldout-phantom eval-phantom" "heldout-tilt eval-tilt" "heldout-world2 eval-world2"; do set -- $$s; \
 		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route column --card models/CARDIAC_MODEL_CARD.md --section $$2 || exit 1; \
 		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route span --card models/CARDIAC_MODEL_CARD.md --section $$2-span || exit 1; done
+
+# A trial's judgement on sets nothing has read: the four cardiac sets drawn
+# afresh with every seed moved by FRESH_OFFSET (sim/heldout.py --offset; the
+# journals in experiments/ name the offsets used, never reuse one), then
+# evaluated with FRESH_MODELS, one dump per set for comparing two runs.
+FRESH_OFFSET ?= 13000000
+FRESH_N ?= 200
+FRESH_MODELS ?= models
+FRESH_DIR ?= /tmp/vetlens-fresh-$(FRESH_OFFSET)
+eval-fresh:
+	cd models/train && $(PY) -m sim.heldout --generator xraysim --out $(FRESH_DIR)/sim --n $(FRESH_N) --negatives 10 --offset $(FRESH_OFFSET)
+	cd models/train && $(PY) -m sim.heldout --generator xraysim2 --out $(FRESH_DIR)/w2 --n $(FRESH_N) --negatives 10 --offset $(FRESH_OFFSET)
+	cd models/train && $(PY) -m sim.tilt $(FRESH_DIR)/sim $(FRESH_DIR)/tilt
+	cd models/train && $(PY) -m sim.heldout --generator phantom --out $(FRESH_DIR)/phantom --n $$(( $(FRESH_N) * 3 / 2 )) --negatives 10 --offset $(FRESH_OFFSET)
+	for s in sim w2 tilt phantom; do \
+		$(GO) run ./bench/evalcardiac --data $(FRESH_DIR)/$$s --models $(FRESH_MODELS) --dump $(FRESH_DIR)/$$s.jsonl > $(FRESH_DIR)/$$s.json || exit 1; \
+		$(PY) -c 'import json,sys; d=json.load(open(sys.argv[2])); print(sys.argv[1], "radiographs", d["radiographs"], "VHS", d["vhs_measured"], "MAE", d["vhs_mae"], "worst", d["vhs_max_ae"])' $$s $(FRESH_DIR)/$$s.json || exit 1; done
 
 # PoP: held-out screen-photo composites (seeds 40,000,000-42,300,000, used
 # nowhere else), then corner, detection, quality and (with cardiac models)
