@@ -53,7 +53,7 @@ func DoubtedLandmarks(m *Measurement) []int {
 	var pts []int
 	switch m.Result.Guard {
 	case cardiac.GuardVertebralSpanNotSix, cardiac.GuardVertebralPeriodMismatch, cardiac.GuardVertebraDegenerate,
-		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree:
+		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree, cardiac.GuardColumnPeriodDisagree:
 		pts = spanPoints
 	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree,
 		cardiac.GuardSilhouetteDisagrees, cardiac.GuardSilhouetteDoubtful:

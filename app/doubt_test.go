@@ -51,6 +51,7 @@ func TestCheckDoubt(t *testing.T) {
 		{"column route: weak column, apex moved", withheld(cardiac.GuardColumnWeak), MeasurementEdited, &apex, Settled{}, []int{cardiac.VertebraA, cardiac.VertebraB}},
 		{"column route: no column, A and B confirmed", withheld(cardiac.GuardColumnNotFound), MeasurementEdited, &apex, both, nil},
 		{"column route: column and span disagree, span moved", withheld(cardiac.GuardColumnSpanDisagree), MeasurementEdited, &spanMoved, Settled{}, nil},
+		{"column route: column and the period along the span disagree, apex moved", withheld(cardiac.GuardColumnPeriodDisagree), MeasurementEdited, &apex, Settled{}, []int{cardiac.VertebraA, cardiac.VertebraB}},
 		{"column route: heart points disagree, span moved", withheld(cardiac.GuardHeartPointsDisagree), MeasurementEdited, &spanMoved, Settled{},
 			[]int{cardiac.HeartTop, cardiac.HeartBottom, cardiac.HeartRight, cardiac.HeartLeft}},
 		{"spread guard, the model's points", withheld(cardiac.GuardSpreadTooHigh), MeasurementModel, nil, Settled{}, []int{0, 1, 2, 3, 4, 5, 6}},

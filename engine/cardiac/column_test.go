@@ -158,8 +158,9 @@ func TestFindColumnRefuses(t *testing.T) {
 }
 
 // TestColumnRouteGuards: on the column route a result withholds the VHS
-// (code 5) when the column is missing or the members disagree on the
-// heart's VHS, and names which, but not for members that sit apart and
+// (code 5) when the column is missing, the members disagree on the
+// heart's VHS, or the column's period is not the one the image repeats at
+// along the members' spine, and names which, but not for members that sit apart and
 // agree on the axes' lengths; the number it returns otherwise is the
 // heart's axes over the column's v, not over the members' A-B.
 func TestColumnRouteGuards(t *testing.T) {
@@ -195,6 +196,7 @@ func TestColumnRouteGuards(t *testing.T) {
 		{"members disagree on the heart", img, []Landmarks{short, apart}, GuardHeartPointsDisagree},
 		{"members apart, agreeing on VHS", img, []Landmarks{short, shifted}, GuardNone},
 		{"members' span half the column's", img, []Landmarks{halfSpan, halfSpan}, GuardColumnSpanDisagree},
+		{"a brighter repeat 20 % longer dorsal of the members' spine", longRepeatAbove(c, 2), []Landmarks{truth, truth}, GuardColumnPeriodDisagree},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,6 +225,32 @@ func TestColumnRouteGuards(t *testing.T) {
 			}
 		})
 	}
+}
+
+// longRepeatAbove is column c drawn faint, with a brighter band repeating
+// every 1.2 periods 1.6 periods dorsal of it: the bodies the members' A-B
+// lies on, and beside them a structure the column search may prefer
+// whose period is not the vertebra's.
+func longRepeatAbove(c column, seed uint64) *image.Gray {
+	img := c.gray(seed)
+	u := c.dir()
+	n := Point{u.Y, -u.X} // dorsal: away from the drawn rib heads and heart
+	for y := range c.h {
+		for x := range c.w {
+			d := sub(Point{float64(x) + 0.5, float64(y) + 0.5}, c.origin)
+			along, across := dot(d, u), dot(d, n)
+			if math.Abs(across-1.6*c.period) > 0.3*c.period {
+				continue
+			}
+			i := img.PixOffset(x, y)
+			if phase := math.Mod(along, 1.2*c.period) / (1.2 * c.period); phase >= 0 && phase < 0.5 {
+				img.Pix[i] = 250
+			} else {
+				img.Pix[i] = 20
+			}
+		}
+	}
+	return img
 }
 
 // TestColumnRouteFactor: the column route measures v with the factor it
@@ -331,6 +359,11 @@ func TestDecideColumnGuards(t *testing.T) {
 		{"column half the members' span", func(e *Evidence) { e.Column.SpanRatio = 0.5 }, CodeNoLandmarks, GuardColumnSpanDisagree},
 		{"column just inside the ratio", func(e *Evidence) { e.Column.SpanRatio = 1 / (MaxColumnSpanRatio - 0.01) }, CodeHighConfidence, GuardNone},
 		{"ratio NaN", func(e *Evidence) { e.Column.SpanRatio = math.NaN() }, CodeNoLandmarks, GuardColumnSpanDisagree},
+		{"column's period 1.2x the one along the members' A-B", func(e *Evidence) { e.Column.PeriodRatio = 1.2 }, CodeNoLandmarks, GuardColumnPeriodDisagree},
+		{"column's period 0.85x the one along the members' A-B", func(e *Evidence) { e.Column.PeriodRatio = 0.85 }, CodeNoLandmarks, GuardColumnPeriodDisagree},
+		{"the two periods within the bound", func(e *Evidence) { e.Column.PeriodRatio = MaxColumnPeriodRatio - 0.01 }, CodeHighConfidence, GuardNone},
+		{"no period along the members' A-B: not judged", func(e *Evidence) { e.Column.PeriodRatio = math.NaN() }, CodeHighConfidence, GuardNone},
+		{"the span's disagreement is named first", func(e *Evidence) { e.Column.SpanRatio, e.Column.PeriodRatio = 2, 1.2 }, CodeNoLandmarks, GuardColumnSpanDisagree},
 		{"a wide pixel spread lowers the confidence", func(e *Evidence) { e.Spread = 0.009 }, CodeReview, GuardNone},
 		{"both weak: the heart is named first", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score = 1, 0 }, CodeNoLandmarks, GuardHeartPointsDisagree},
 		{"span route: no column needed", func(e *Evidence) { e.Column = nil }, CodeHighConfidence, GuardNone},

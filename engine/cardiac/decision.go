@@ -301,6 +301,10 @@ type ColumnEvidence struct {
 	Score      float64 // its repeat's score (Column.Score)
 	HeartVHSSD float64 // the members' VHS disagreement (HeartVHSSD), vertebrae
 	SpanRatio  float64 // the column's v over the members' |A-B| / 6
+	// PeriodRatio is the column's period over MeasureColumnPeriod's along
+	// the members' A-B: 0 or NaN where that was not found or scored under
+	// MinLinePeriodScore (then not checked).
+	PeriodRatio float64
 	// SilhouetteGap is Result.SilhouetteGap: NaN where no silhouette
 	// measured the heart (then not checked).
 	SilhouetteGap float64
@@ -383,6 +387,8 @@ func (e Evidence) vhsGuard() Guard {
 		return GuardColumnWeak
 	case !(e.Column.SpanRatio < MaxColumnSpanRatio && e.Column.SpanRatio > 1/MaxColumnSpanRatio):
 		return GuardColumnSpanDisagree
+	case e.Column.PeriodRatio > 0 && (e.Column.PeriodRatio > MaxColumnPeriodRatio || e.Column.PeriodRatio < 1/MaxColumnPeriodRatio):
+		return GuardColumnPeriodDisagree
 	case e.Column.SilhouetteGap > MaxSilhouetteGap:
 		return GuardSilhouetteDisagrees
 	}

@@ -53,6 +53,12 @@ const (
 	// members' |A-B| / 6 differ by MaxColumnSpanRatio or more: one of
 	// them is likely read at a multiple of the true vertebra.
 	GuardColumnSpanDisagree Guard = "column_span_disagree"
+	// GuardColumnPeriodDisagree (column route): the column's period and
+	// the period the image repeats at along the members' own A-B
+	// (MeasureColumnPeriod, where that repeat is plain) differ by more
+	// than MaxColumnPeriodRatio: the column found is likely not the
+	// vertebral bodies.
+	GuardColumnPeriodDisagree Guard = "column_period_disagree"
 	// GuardHeartPointsDisagree (column route): the VHS of the members'
 	// own heart points over the column's v spread more than
 	// MaxHeartVHSSD.
@@ -108,6 +114,7 @@ var guardDescriptions = map[Guard]string{
 	GuardColumnWeak:              "the vertebral column's repeat is too faint to measure the vertebra",
 	GuardHeartPointsDisagree:     "the five models disagree on the heart's axes",
 	GuardColumnSpanDisagree:      "the vertebral column's period and the models' vertebrae disagree by half or double",
+	GuardColumnPeriodDisagree:    "the vertebral column's period and the period along the models' spine disagree",
 	GuardSilhouetteDisagrees:     "the heart's silhouette and the five models disagree on the heart's size",
 	GuardSilhouetteDoubtful:      "the heart's silhouette is too unsure of the heart's borders",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",

@@ -390,7 +390,8 @@ func TestGuardDescriptions(t *testing.T) {
 		GuardVertebraeNotAlongSpine, GuardVertebraeNotDorsal, GuardAxesOutOfScale, GuardLongAxisTooShort,
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
 		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardVertebralSpanNotSix, GuardPossibleScreenPhoto,
-		GuardScreenPhotoQuality, GuardScreenPhotoUnstable}
+		GuardScreenPhotoQuality, GuardScreenPhotoUnstable, GuardColumnNotFound, GuardColumnWeak, GuardColumnSpanDisagree,
+		GuardColumnPeriodDisagree, GuardHeartPointsDisagree, GuardSilhouetteDisagrees, GuardSilhouetteDoubtful}
 	seen := map[Guard]bool{}
 	for _, g := range all {
 		if d := g.Description(); d == "" || d == string(g) || seen[g] {

@@ -26,6 +26,17 @@ const (
 	// column more than 30 % off on the three validation sets and no
 	// returned number (docs/cardiac.md, "The column route").
 	MaxColumnSpanRatio = 1.5
+	// MaxColumnPeriodRatio (guard column_period_disagree): the column's
+	// period and MeasureColumnPeriod's along the members' A-B differing by
+	// more than this factor, either way, withholds the VHS (code 5), where
+	// that period scores at least MinLinePeriodScore. On three fresh draws
+	// of the evaluation sets every column read long behind a number over
+	// 1.5 v disagreed by 1.16-1.23 (experiments/2026-11-29-column-period-check.md).
+	MaxColumnPeriodRatio = 1.12
+	// MinLinePeriodScore: below this score the period along the members'
+	// A-B is no reading of the spine, and column_period_disagree does not
+	// judge.
+	MinLinePeriodScore = 0.3
 )
 
 // heartPoints are the four points VHS is measured between.
@@ -79,9 +90,13 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 	prior := EnsembleMean(r.ModelLandmarks)
 	col, found := FindColumn(img, prior)
 	v := math.NaN()
+	periodRatio := math.NaN() // not judged
 	if found {
 		col.V = col.Period * factor // B() and every use below follow
 		v = col.V
+		if line, ok := MeasureColumnPeriod(img, prior[VertebraA], prior[VertebraB]); ok && line.Score >= MinLinePeriodScore {
+			periodRatio = col.Period / line.Pixels
+		}
 	}
 	heartSD := HeartVHSSD(r.ModelLandmarks, v) // NaN without a column
 	if (!found || col.Score < MinColumnScore) && r.ClassifierConfidence < ValidityConfident {
@@ -149,7 +164,7 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		Spread:         r.Spread,
 		Guards:         guards,
 		Column: &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD,
-			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), SilhouetteGap: r.SilhouetteGap,
+			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), PeriodRatio: periodRatio, SilhouetteGap: r.SilhouetteGap,
 			Silhouette: silhouette, SilhouetteDoubt: doubt},
 		SpreadBound: bound,
 	})
