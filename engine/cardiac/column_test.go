@@ -160,9 +160,9 @@ func TestFindColumnRefuses(t *testing.T) {
 // TestColumnRouteGuards: on the column route a result withholds the VHS
 // (code 5) when the column is missing, the members disagree on the
 // heart's VHS, or the column's period is not the one the image repeats at
-// along the members' spine, and names which, but not for members that sit apart and
-// agree on the axes' lengths; the number it returns otherwise is the
-// heart's axes over the column's v, not over the members' A-B.
+// along the members' spine, and names which, but not for members that sit
+// apart and agree on the axes' lengths; the number it returns otherwise is
+// the heart's axes over the column's v, not over the members' A-B.
 func TestColumnRouteGuards(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	img := c.gray(2)

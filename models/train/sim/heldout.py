@@ -94,8 +94,8 @@ def main():
                          "(experiments/ names the offsets used)")
     a = ap.parse_args()
     base = xraysim.HELDOUT_SEED_BASE if a.generator in xraysim.WORLDS else phantom.HELDOUT_SEED_BASE
-    pos_base = base + (5_000_000 if a.validation else 0) + a.offset
-    neg_base = NEG_SEED_BASE + (5_000_000 if a.validation else 0) + a.offset
+    shift = (5_000_000 if a.validation else 0) + a.offset
+    pos_base, neg_base = base + shift, NEG_SEED_BASE + shift
     os.makedirs(a.out, exist_ok=True)
     with Pool(a.workers) as p:
         items = p.map(_pos, [(i, a.out, pos_base, a.generator) for i in range(a.n)], chunksize=4)
