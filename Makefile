@@ -401,7 +401,7 @@ eval-cardiac:
 # afresh with every seed moved by FRESH_OFFSET (sim/heldout.py --offset; the
 # journals in experiments/ name the offsets used, never reuse one), then
 # evaluated with FRESH_MODELS, one dump per set for comparing two runs.
-FRESH_OFFSET ?= 15000000
+FRESH_OFFSET ?= 16000000
 FRESH_N ?= 200
 FRESH_MODELS ?= models
 FRESH_DIR ?= /tmp/vetlens-fresh-$(FRESH_OFFSET)
