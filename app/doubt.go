@@ -55,8 +55,7 @@ func DoubtedLandmarks(m *Measurement) []int {
 	case cardiac.GuardVertebralSpanNotSix, cardiac.GuardVertebralPeriodMismatch, cardiac.GuardVertebraDegenerate,
 		cardiac.GuardColumnNotFound, cardiac.GuardColumnWeak, cardiac.GuardColumnSpanDisagree, cardiac.GuardColumnPeriodDisagree:
 		pts = spanPoints
-	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree,
-		cardiac.GuardSilhouetteDisagrees, cardiac.GuardSilhouetteDoubtful:
+	case cardiac.GuardShortAxisSkewed, cardiac.GuardShortAxisNotCrossing, cardiac.GuardHeartPointsDisagree:
 		pts = heartPoints
 	case cardiac.GuardVertebraeNotAlongSpine, cardiac.GuardVertebraeNotDorsal, cardiac.GuardAxesOutOfScale,
 		cardiac.GuardLongAxisTooShort, cardiac.GuardHeartTopNotDorsal, cardiac.GuardVHSOutOfRange:

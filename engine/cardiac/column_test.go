@@ -373,24 +373,21 @@ func TestDecideColumnGuards(t *testing.T) {
 		{"no bound: the later guards still decide", func(e *Evidence) { e.Column.HeartVHSSD, e.Column.Score, e.SpreadBound = 1, 0, math.Inf(1) }, CodeNoLandmarks, GuardColumnWeak},
 		{"span route: a version's own bound", func(e *Evidence) { e.Column = nil; e.Spread, e.SpreadBound = 0.012, 0.013 }, CodeReview, GuardNone},
 		{"span route: no bound", func(e *Evidence) { e.Column = nil; e.Spread, e.SpreadBound = 0.5, math.Inf(1) }, CodeReview, GuardNone},
-		{"a crisp silhouette: the members' scatter is not checked", func(e *Evidence) {
-			e.Column.HeartVHSSD, e.Column.Silhouette, e.Column.SilhouetteDoubt = 1, true, 0.02
+		{"silhouette: the members' whole-heart scatter is not checked", func(e *Evidence) {
+			e.Column.HeartVHSSD, e.Column.Silhouette, e.Column.LongAxisSD = 1, true, 0.02
 		}, CodeHighConfidence, GuardNone},
-		{"a doubtful silhouette", func(e *Evidence) {
-			e.Column.Silhouette, e.Column.SilhouetteDoubt = true, MaxSilhouetteDoubt+0.01
-		}, CodeNoLandmarks, GuardSilhouetteDoubtful},
-		{"a silhouette's doubt at the bound", func(e *Evidence) {
-			e.Column.Silhouette, e.Column.SilhouetteDoubt = true, MaxSilhouetteDoubt
+		{"silhouette: the members' long axes over the bound", func(e *Evidence) {
+			e.Column.Silhouette, e.Column.LongAxisSD = true, MaxLongAxisSD+0.01
+		}, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"silhouette: the long axes at the bound", func(e *Evidence) {
+			e.Column.Silhouette, e.Column.LongAxisSD = true, MaxLongAxisSD
 		}, CodeHighConfidence, GuardNone},
-		{"a silhouette's doubt NaN", func(e *Evidence) {
-			e.Column.Silhouette, e.Column.SilhouetteDoubt = true, math.NaN()
-		}, CodeNoLandmarks, GuardSilhouetteDoubtful},
-		{"a crisp silhouette the members disagree with", func(e *Evidence) {
-			e.Column.Silhouette, e.Column.SilhouetteDoubt, e.Column.SilhouetteGap = true, 0.02, MaxSilhouetteGap+0.1
-		}, CodeNoLandmarks, GuardSilhouetteDisagrees},
-		{"a doubtful silhouette on a weak column: the heart is named first", func(e *Evidence) {
-			e.Column.Silhouette, e.Column.SilhouetteDoubt, e.Column.Score = true, 0.5, 0
-		}, CodeNoLandmarks, GuardSilhouetteDoubtful},
+		{"silhouette: the long axes' scatter NaN", func(e *Evidence) {
+			e.Column.Silhouette, e.Column.LongAxisSD = true, math.NaN()
+		}, CodeNoLandmarks, GuardHeartPointsDisagree},
+		{"silhouette: long axes scattering on a weak column: the heart is named first", func(e *Evidence) {
+			e.Column.Silhouette, e.Column.LongAxisSD, e.Column.Score = true, 0.5, 0
+		}, CodeNoLandmarks, GuardHeartPointsDisagree},
 	}
 	for _, tc := range cases {
 		e := ok

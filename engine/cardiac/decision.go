@@ -23,17 +23,14 @@ const (
 	// MaxThoraxHeartVHSSD is that scatter's bound in v: the largest of any
 	// radiograph in the four validation sets (2.27 v), rounded up to 0.5 v.
 	MaxThoraxHeartVHSSD = 2.5
-	// MaxSilhouetteGap: where a silhouette model measured the heart, its
-	// VHS and the members' (both over the column's v) further apart than
-	// this withhold the number (silhouette_disagrees). 0.3 v and
-	// MaxSilhouetteDoubt are the bounds of the 2026-11-29 trial
-	// (experiments/2026-11-29-silhouette-cpu-long.md); no silhouette ships.
-	MaxSilhouetteGap = 0.3
-	// MaxSilhouetteDoubt: where a silhouette model measured the heart, its
-	// map's doubt (HeartAxes.Doubt) above this withholds the number
-	// (silhouette_doubtful); the members' scatter bound is not checked
-	// then, the silhouette's heart being the one measured.
-	MaxSilhouetteDoubt = 0.067
+	// MaxLongAxisSD: where the silhouette gives the short axis (the
+	// column route with a silhouette model), the members' long axes over
+	// the column's v scattering more than this withhold the number
+	// (heart_points_disagree) in place of MaxHeartVHSSD: the largest of
+	// 0.05, 0.10 and 0.15 v at which phantom.py's development set kept a
+	// heart MAE of at most 0.45 v with none over 1.5 v
+	// (experiments/2026-11-29-third-generator.md).
+	MaxLongAxisSD = 0.10
 
 	// SpreadOptimalBelow and SpreadGoodBelow are the spec's confidence
 	// bounds: optimal < 0.005 <= good < 0.008 <= review.
@@ -305,14 +302,11 @@ type ColumnEvidence struct {
 	// the members' A-B: 0 or NaN where that was not found or scored under
 	// MinLinePeriodScore (then not checked).
 	PeriodRatio float64
-	// SilhouetteGap is Result.SilhouetteGap: NaN where no silhouette
-	// measured the heart (then not checked).
-	SilhouetteGap float64
-	// Silhouette is whether a silhouette model measured the heart; then
-	// SilhouetteDoubt (its HeartAxes.Doubt) is checked in place of
-	// HeartVHSSD.
-	Silhouette      bool
-	SilhouetteDoubt float64
+	// Silhouette is whether a silhouette model gave the short axis; then
+	// LongAxisSD (the members' long-axis scatter, LongAxisSD, vertebrae)
+	// is checked against MaxLongAxisSD in place of HeartVHSSD.
+	Silhouette bool
+	LongAxisSD float64
 }
 
 // Decide returns the result code for the evidence and, for codes 4 and 5,
@@ -379,8 +373,8 @@ func (e Evidence) vhsGuard() Guard {
 		return guardSpread(e.Spread, e.spreadBound())
 	}
 	switch {
-	case e.Column.Silhouette && !(e.Column.SilhouetteDoubt <= MaxSilhouetteDoubt):
-		return GuardSilhouetteDoubtful
+	case e.Column.Silhouette && !(e.Column.LongAxisSD <= MaxLongAxisSD):
+		return GuardHeartPointsDisagree
 	case !e.Column.Silhouette && !(e.Column.HeartVHSSD <= e.spreadBound()):
 		return GuardHeartPointsDisagree
 	case !(e.Column.Score >= MinColumnScore):
@@ -389,8 +383,6 @@ func (e Evidence) vhsGuard() Guard {
 		return GuardColumnSpanDisagree
 	case e.Column.PeriodRatio > 0 && (e.Column.PeriodRatio > MaxColumnPeriodRatio || e.Column.PeriodRatio < 1/MaxColumnPeriodRatio):
 		return GuardColumnPeriodDisagree
-	case e.Column.SilhouetteGap > MaxSilhouetteGap:
-		return GuardSilhouetteDisagrees
 	}
 	return GuardNone
 }

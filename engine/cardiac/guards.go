@@ -59,18 +59,11 @@ const (
 	// than MaxColumnPeriodRatio: the column found is likely not the
 	// vertebral bodies.
 	GuardColumnPeriodDisagree Guard = "column_period_disagree"
-	// GuardHeartPointsDisagree (column route): the VHS of the members'
-	// own heart points over the column's v spread more than
-	// MaxHeartVHSSD.
+	// GuardHeartPointsDisagree (column route): the members' heart
+	// disagrees over the column's v: the VHS of their own heart points
+	// spreads more than MaxHeartVHSSD, or, where the silhouette gives the
+	// short axis, their long axes spread more than MaxLongAxisSD.
 	GuardHeartPointsDisagree Guard = "heart_points_disagree"
-	// GuardSilhouetteDisagrees (column route with a silhouette model):
-	// the VHS of the silhouette's axes and of the members' heart points
-	// differ by more than MaxSilhouetteGap.
-	GuardSilhouetteDisagrees Guard = "silhouette_disagrees"
-	// GuardSilhouetteDoubtful (column route with a silhouette model): the
-	// silhouette's map is soft over more than MaxSilhouetteDoubt of the
-	// heart; it takes heart_points_disagree's place there.
-	GuardSilhouetteDoubtful Guard = "silhouette_doubtful"
 	// GuardPossibleScreenPhoto is set by the PoP-aware prediction
 	// (app/capture.PredictImage), not by Decide: the image was measured as
 	// a file, but it may be a screen photographed at an angle
@@ -115,8 +108,6 @@ var guardDescriptions = map[Guard]string{
 	GuardHeartPointsDisagree:     "the five models disagree on the heart's axes",
 	GuardColumnSpanDisagree:      "the vertebral column's period and the models' vertebrae disagree by half or double",
 	GuardColumnPeriodDisagree:    "the vertebral column's period and the period along the models' spine disagree",
-	GuardSilhouetteDisagrees:     "the heart's silhouette and the five models disagree on the heart's size",
-	GuardSilhouetteDoubtful:      "the heart's silhouette is too unsure of the heart's borders",
 	GuardPossibleScreenPhoto:     "the image may be a photo of a screen taken at an angle; photograph the screen square-on or open the file itself",
 	GuardScreenPhotoUnstable:     "the measurement of the screen photo is not stable (it changes when the photo is mirrored); retake it, use a capture session, or open the file itself",
 	GuardScreenPhotoQuality:      "the screen photo is not good enough to measure (blur, glare over the heart, tilt, a small screen or uncertain screen corners); retake it sharp and square-on, use a capture session, or open the file itself",

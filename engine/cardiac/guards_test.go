@@ -391,7 +391,7 @@ func TestGuardDescriptions(t *testing.T) {
 		GuardShortAxisSkewed, GuardShortAxisNotCrossing, GuardHeartTopNotDorsal, GuardVLASMisplaced,
 		GuardVHSOutOfRange, GuardVLASOutOfRange, GuardSpreadTooHigh, GuardVertebralPeriodMismatch, GuardVertebralSpanNotSix, GuardPossibleScreenPhoto,
 		GuardScreenPhotoQuality, GuardScreenPhotoUnstable, GuardColumnNotFound, GuardColumnWeak, GuardColumnSpanDisagree,
-		GuardColumnPeriodDisagree, GuardHeartPointsDisagree, GuardSilhouetteDisagrees, GuardSilhouetteDoubtful}
+		GuardColumnPeriodDisagree, GuardHeartPointsDisagree}
 	seen := map[Guard]bool{}
 	for _, g := range all {
 		if d := g.Description(); d == "" || d == string(g) || seen[g] {

@@ -56,11 +56,13 @@ type Result struct {
 	// Silhouette is the heart's axes measured on the silhouette model's
 	// map (original pixels), nil where the engine has no silhouette
 	// model or the map held too little heart; where set, the column route
-	// reports these heart points. Not part of the spec's response body.
+	// reports its short axis (heart_right, heart_left). Not part of the
+	// spec's response body.
 	Silhouette *HeartAxes
-	// SilhouetteGap is |VHS from the silhouette - VHS from the members'
-	// heart points|, both over the column's v; NaN where either is
-	// missing. Not part of the spec's response body.
+	// SilhouetteGap is |VHS with the silhouette's short axis - VHS from
+	// the members' own heart points|, both over the column's v (the two
+	// short axes' difference); NaN where either is missing. Diagnostic
+	// only: no guard reads it. Not part of the spec's response body.
 	SilhouetteGap float64
 	// Column is the thoracic column FindColumn measured v on (the column
 	// route), nil where it was not found or not sought (the span route,

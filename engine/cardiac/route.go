@@ -66,6 +66,20 @@ func HeartVHSSD(models []Landmarks, v float64) float64 {
 	return stdDev(vhs)
 }
 
+// LongAxisSD is the standard deviation over the members of each one's
+// long axis (carina to apex) over v, in vertebrae: where the silhouette
+// gives the short axis, the members' heart is the long axis alone.
+func LongAxisSD(models []Landmarks, v float64) float64 {
+	if len(models) == 0 || !(v > 0) {
+		return math.NaN()
+	}
+	ls := make([]float64, len(models))
+	for i, m := range models {
+		ls[i] = m[HeartTop].Dist(m[HeartBottom]) / v
+	}
+	return stdDev(ls)
+}
+
 // measureColumn re-derives a result newResult made from the models'
 // landmarks on the column route: it finds the column in img with the
 // ensemble mean as the prior, puts Vertebra A and B on it, and decides the
@@ -99,6 +113,7 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		}
 	}
 	heartSD := HeartVHSSD(r.ModelLandmarks, v) // NaN without a column
+	longSD := LongAxisSD(r.ModelLandmarks, v)
 	if (!found || col.Score < MinColumnScore) && r.ClassifierConfidence < ValidityConfident {
 		// The classifier doubts the image and no thoracic column repeats
 		// plainly (none, or one too weak to measure) dorsal to where the
@@ -120,24 +135,26 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		l[VertebraA], l[VertebraB] = col.A(), col.B()
 		l = clampTo(l, w, h)
 	}
-	membersVHS := math.NaN() // the members' heart over v, where a silhouette replaces it
-	silhouette, doubt := found && r.Silhouette != nil, math.NaN()
+	membersVHS := math.NaN() // the members' heart over v, where the silhouette gives the short axis
+	silhouette := found && r.Silhouette != nil
 	if silhouette {
-		doubt = r.Silhouette.Doubt
-		// The silhouette's axes replace the members' heart points; how far
-		// the two VHS lie apart is its own guard (silhouette_disagrees).
+		// The hybrid heart: the members read the long axis (carina and
+		// apex) on every generator tried, the silhouette the short axis,
+		// which the members do not read off the simulator
+		// (docs/cardiac.md, "The heart"). Only heart_right and heart_left
+		// are replaced.
 		membersVHS = measureWith(l, v).VHS
 		right, left := r.Silhouette.Right, r.Silhouette.Left
 		if right.Dist(l[HeartRight])+left.Dist(l[HeartLeft]) > right.Dist(l[HeartLeft])+left.Dist(l[HeartRight]) {
 			// which end is cranial: the members know the head's side
 			right, left = left, right
 		}
-		l[HeartBottom], l[HeartRight], l[HeartLeft] = r.Silhouette.Bottom, right, left
+		l[HeartRight], l[HeartLeft] = right, left
 		l = clampTo(l, w, h)
 	}
 	r.Landmarks = l
 	r.Geometry = measureWith(l, v)
-	r.SilhouetteGap = math.Abs(r.Geometry.VHS - membersVHS) // NaN where no silhouette replaced it
+	r.SilhouetteGap = math.Abs(r.Geometry.VHS - membersVHS) // NaN where no silhouette measured
 	r.Spread = Round(HeartSpread(r.ModelLandmarks, w, h), DecimalsSpread)
 	r.HeartVHSSD = heartSD
 	r.Confidence = ConfidenceFor(r.Spread)
@@ -164,8 +181,8 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		Spread:         r.Spread,
 		Guards:         guards,
 		Column: &ColumnEvidence{Found: found, Score: col.Score, HeartVHSSD: r.HeartVHSSD,
-			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), PeriodRatio: periodRatio, SilhouetteGap: r.SilhouetteGap,
-			Silhouette: silhouette, SilhouetteDoubt: doubt},
+			SpanRatio: v / (prior[VertebraA].Dist(prior[VertebraB]) / 6), PeriodRatio: periodRatio,
+			Silhouette: silhouette, LongAxisSD: longSD},
 		SpreadBound: bound,
 	})
 	r.GuardDetail = ""

@@ -139,34 +139,36 @@ func TestSilhouetteAxesMatchesTrainer(t *testing.T) {
 }
 
 // TestColumnRouteTakesSilhouetteAxes: where a silhouette measured the
-// heart, the column route reports its axes, withholds the number where
-// its VHS and the members' lie more than MaxSilhouetteGap apart, and
-// judges the heart by the silhouette's doubt, not the members' scatter;
-// a withheld heart never gives a number.
+// heart, the column route reports the members' long axis with the
+// silhouette's short axis (the hybrid heart), judges the heart by the
+// members' long-axis scatter alone, and a withheld heart never gives a
+// number.
 func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45, noise: 0.05}
 	l := heartBeside(c, 10)
 	axesOf := func(m Landmarks) *HeartAxes {
 		return &HeartAxes{Bottom: m[HeartBottom], Right: m[HeartRight], Left: m[HeartLeft]}
 	}
-	slightly := heartBeside(c, 10.2)
-	doubting := func(ax *HeartAxes, doubt float64) *HeartAxes { ax.Doubt = doubt; return ax }
-	agree, scatter := []Landmarks{l, l}, []Landmarks{heartBeside(c, 9.7), heartBeside(c, 10.7)}
+	wide := heartBeside(c, 12) // its short axis is 0.44 x 12 periods: VHS 0.56 x 10 + 0.44 x 12 = 10.88
+	// members whose long axes agree and whose short axes do not
+	shortScatter := l
+	shortScatter[HeartRight], shortScatter[HeartLeft] = heartBeside(c, 11)[HeartRight], heartBeside(c, 11)[HeartLeft]
+	agree := []Landmarks{l, l}
 	cases := []struct {
 		name    string
 		members []Landmarks
 		sil     *HeartAxes
 		guard   Guard
-		wantGap float64 // NaN: none
+		wantVHS float64 // 0: not checked
 	}{
-		{"none", agree, nil, GuardNone, math.NaN()},
-		{"agrees", agree, axesOf(slightly), GuardNone, 0.2},
-		{"disagrees", agree, axesOf(heartBeside(c, 12)), GuardSilhouetteDisagrees, 2},
-		{"agrees, ends named the other way", agree, &HeartAxes{Bottom: slightly[HeartBottom], Right: slightly[HeartLeft],
-			Left: slightly[HeartRight]}, GuardNone, 0.2},
-		{"members scatter, no silhouette", scatter, nil, GuardHeartPointsDisagree, math.NaN()},
-		{"members scatter, a crisp silhouette measures", scatter, doubting(axesOf(slightly), 0.02), GuardNone, 0},
-		{"a doubtful silhouette withholds", agree, doubting(axesOf(slightly), MaxSilhouetteDoubt+0.05), GuardSilhouetteDoubtful, 0.2},
+		{"none", agree, nil, GuardNone, 10},
+		{"the silhouette's short axis", agree, axesOf(wide), GuardNone, 10.88},
+		{"the silhouette's short axis, ends named the other way", agree,
+			&HeartAxes{Bottom: wide[HeartBottom], Right: wide[HeartLeft], Left: wide[HeartRight]}, GuardNone, 10.88},
+		{"members' short axes scatter, no silhouette", []Landmarks{l, shortScatter}, nil, GuardHeartPointsDisagree, 0},
+		{"members' short axes scatter, the silhouette measures", []Landmarks{l, shortScatter}, axesOf(wide), GuardNone, 0},
+		{"members' long axes scatter: withheld with a silhouette too", []Landmarks{heartBeside(c, 9.7), heartBeside(c, 10.7)},
+			axesOf(wide), GuardHeartPointsDisagree, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,22 +181,58 @@ func TestColumnRouteTakesSilhouetteAxes(t *testing.T) {
 			if withheld := tc.guard != GuardNone; withheld != (r.VHS == nil) {
 				t.Errorf("guard %q with VHS %v", r.Guard, r.VHS)
 			}
-			if math.IsNaN(tc.wantGap) != math.IsNaN(r.SilhouetteGap) ||
-				(!math.IsNaN(tc.wantGap) && math.Abs(r.SilhouetteGap-tc.wantGap) > 0.15) {
-				t.Errorf("gap %.3f, want about %.3f", r.SilhouetteGap, tc.wantGap)
+			if tc.wantVHS != 0 && math.Abs(r.Geometry.VHS-tc.wantVHS) > 0.2 {
+				t.Errorf("VHS %.3f, want about %.2f", r.Geometry.VHS, tc.wantVHS)
 			}
-			if tc.sil != nil && r.Landmarks[HeartBottom].Dist(tc.sil.Bottom) > 1e-9 {
-				t.Errorf("heart_bottom %v, want the silhouette's %v", r.Landmarks[HeartBottom], tc.sil.Bottom)
+			if math.IsNaN(r.SilhouetteGap) != (tc.sil == nil) {
+				t.Errorf("gap %.3f with silhouette %v", r.SilhouetteGap, tc.sil != nil)
 			}
-			// the cranial end is heart_right whichever end the silhouette
-			// named so: the members know the head's side
-			if tc.sil != nil && r.Landmarks[HeartRight].Dist(l[HeartRight]) > r.Landmarks[HeartRight].Dist(l[HeartLeft]) {
-				t.Errorf("heart_right %v lies nearer the members' heart_left %v", r.Landmarks[HeartRight], l[HeartLeft])
+			mean := EnsembleMean(tc.members)
+			if r.Landmarks[HeartTop].Dist(mean[HeartTop]) > 1e-9 || r.Landmarks[HeartBottom].Dist(mean[HeartBottom]) > 1e-9 {
+				t.Errorf("long axis %v-%v, want the members' %v-%v", r.Landmarks[HeartTop], r.Landmarks[HeartBottom],
+					mean[HeartTop], mean[HeartBottom])
 			}
-			if mean := EnsembleMean(tc.members); tc.sil == nil && r.Landmarks[HeartBottom].Dist(mean[HeartBottom]) > 1e-9 {
-				t.Errorf("heart_bottom %v, want the members' %v", r.Landmarks[HeartBottom], mean[HeartBottom])
+			if tc.sil != nil {
+				got := []Point{r.Landmarks[HeartRight], r.Landmarks[HeartLeft]}
+				if !(got[0].Dist(tc.sil.Right) < 1e-9 && got[1].Dist(tc.sil.Left) < 1e-9) &&
+					!(got[0].Dist(tc.sil.Left) < 1e-9 && got[1].Dist(tc.sil.Right) < 1e-9) {
+					t.Errorf("short axis %v, want the silhouette's %v-%v", got, tc.sil.Right, tc.sil.Left)
+				}
+				// the cranial end is heart_right whichever end the
+				// silhouette named so: the members know the head's side
+				if r.Landmarks[HeartRight].Dist(l[HeartRight]) > r.Landmarks[HeartRight].Dist(l[HeartLeft]) {
+					t.Errorf("heart_right %v lies nearer the members' heart_left %v", r.Landmarks[HeartRight], l[HeartLeft])
+				}
 			}
 			checkConsistent(t, r)
 		})
+	}
+}
+
+// TestLongAxisSD: the members' long axes over v, their standard
+// deviation (the short axes play no part); NaN without members or v.
+func TestLongAxisSD(t *testing.T) {
+	c := column{w: 900, h: 700, origin: Point{40, 120}, dirDeg: 8, period: 45}
+	l := heartBeside(c, 10)
+	wider := l
+	wider[HeartRight], wider[HeartLeft] = heartBeside(c, 13)[HeartRight], heartBeside(c, 13)[HeartLeft]
+	longer := heartBeside(c, 11) // its long axis 0.56 x 11 periods
+	cases := []struct {
+		name    string
+		members []Landmarks
+		v       float64
+		want    float64 // NaN: NaN
+	}{
+		{"agree", []Landmarks{l, l, l}, 45, 0},
+		{"short axes differ only", []Landmarks{l, wider}, 45, 0},
+		{"long axes 0.56 v apart", []Landmarks{l, longer}, 45, stdDev([]float64{0.56 * 10, 0.56 * 11})},
+		{"no members", nil, 45, math.NaN()},
+		{"no v", []Landmarks{l, longer}, 0, math.NaN()},
+	}
+	for _, tc := range cases {
+		got := LongAxisSD(tc.members, tc.v)
+		if math.IsNaN(tc.want) != math.IsNaN(got) || (!math.IsNaN(tc.want) && math.Abs(got-tc.want) > 1e-6) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
