@@ -28,7 +28,10 @@ func newCaptureUI(t *testing.T) (*UI, chan struct{}) {
 	pipeline := func(c *cardiac.Engine) *capture.Service {
 		return capture.NewService(capture.NewManager(capture.DefaultConfig(), c, capture.PoP{}, time.Now), c, capture.PoP{})
 	}
-	open := func(spec string) (live.Source, error) { return camera.Open(spec, camera.Loop()) }
+	// Two frames a second: the session measures every frame the video
+	// sends, in order, however busy the machine is (at the video's own 15
+	// fps a loaded machine drops frames and measures other ones).
+	open := func(spec string) (live.Source, error) { return camera.Open(spec, camera.Loop(), camera.FPS(2)) }
 	u, _, done := newTestUIWith(t, true, pipeline, Options{OpenCamera: open})
 	return u, done
 }
