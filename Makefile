@@ -390,10 +390,13 @@ eval-cardiac:
 	# The simulator's second world (docs/cardiac.md, "The simulator's
 	# second world"): the held-out patients drawn with world 2's anatomy.
 	cd models/train && $(PY) -m sim.heldout --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
+	# A third family (sim/family3.py): hearts and spines drawn another way,
+	# which no model trains on (experiments/2026-11-29-third-generator.md).
+	cd models/train && $(PY) -m sim.family3 --out ../../testdata/heldout-family3 --n 300 --seed 60000000
 	# Each set on the shipped column route and, beside it, the span route
 	# it replaced (docs/cardiac.md, "The column route"): the model card's
 	# sections NAME and NAME-span.
-	for s in "heldout eval" "heldout-phantom eval-phantom" "heldout-tilt eval-tilt" "heldout-world2 eval-world2"; do set -- $$s; \
+	for s in "heldout eval" "heldout-phantom eval-phantom" "heldout-tilt eval-tilt" "heldout-world2 eval-world2" "heldout-family3 eval-family3"; do set -- $$s; \
 		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route column --card models/CARDIAC_MODEL_CARD.md --section $$2 || exit 1; \
 		$(GO) run ./bench/evalcardiac --data testdata/$$1 --route span --card models/CARDIAC_MODEL_CARD.md --section $$2-span || exit 1; done
 
