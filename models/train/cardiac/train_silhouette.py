@@ -326,6 +326,14 @@ def eval_cmd(a):
                     ax = axes_from_mask(pm, tops[i])
                     out.append(np.nan if ax is None else heart_sum(tops[i], *ax) / v[i])
                 rows[name] = np.array(out)
+            # the engine's hybrid (docs/cardiac.md): the members' long axis,
+            # the silhouette's short axis from the members' carina
+            hybrid = []
+            for i, pm in enumerate(probs):
+                ax = axes_from_mask(pm, mem[i, L["heart_top"]])
+                long_ = np.linalg.norm(mem[i, L["heart_bottom"]] - mem[i, L["heart_top"]])
+                hybrid.append(np.nan if ax is None else (long_ + np.linalg.norm(ax[1] - ax[2])) / v[i])
+            rows["hybrid"] = np.array(hybrid)
             doubt[os.path.basename(path)] = (np.array([soft_share(pm) for pm in probs]),
                                              np.abs(rows["sil_members_carina"] - truth))
         print(f"{os.path.basename(path)}: {len(X)} images; heart VHS error over the true v")
