@@ -56,28 +56,30 @@ func HeartSpread(models []Landmarks, w, h int) float64 {
 // how far the members disagree on the number itself. NaN for no members
 // or no v.
 func HeartVHSSD(models []Landmarks, v float64) float64 {
-	if len(models) == 0 || !(v > 0) {
-		return math.NaN()
-	}
-	vhs := make([]float64, len(models))
-	for i, m := range models {
-		vhs[i] = (m[HeartTop].Dist(m[HeartBottom]) + m[HeartRight].Dist(m[HeartLeft])) / v
-	}
-	return stdDev(vhs)
+	return membersSD(models, v, func(m Landmarks) float64 {
+		return m[HeartTop].Dist(m[HeartBottom]) + m[HeartRight].Dist(m[HeartLeft])
+	})
 }
 
 // LongAxisSD is the standard deviation over the members of each one's
 // long axis (carina to apex) over v, in vertebrae: where the silhouette
-// gives the short axis, the members' heart is the long axis alone.
+// gives the short axis, the members' heart is the long axis alone. NaN
+// for no members or no v.
 func LongAxisSD(models []Landmarks, v float64) float64 {
+	return membersSD(models, v, func(m Landmarks) float64 { return m[HeartTop].Dist(m[HeartBottom]) })
+}
+
+// membersSD is the standard deviation over the members of length(m) / v;
+// NaN for no members or no v.
+func membersSD(models []Landmarks, v float64, length func(Landmarks) float64) float64 {
 	if len(models) == 0 || !(v > 0) {
 		return math.NaN()
 	}
-	ls := make([]float64, len(models))
+	xs := make([]float64, len(models))
 	for i, m := range models {
-		ls[i] = m[HeartTop].Dist(m[HeartBottom]) / v
+		xs[i] = length(m) / v
 	}
-	return stdDev(ls)
+	return stdDev(xs)
 }
 
 // measureColumn re-derives a result newResult made from the models'
@@ -141,8 +143,8 @@ func (r *Result) measureColumnWith(img image.Image, bound, factor float64) {
 		// The hybrid heart: the members read the long axis (carina and
 		// apex) on every generator tried, the silhouette the short axis,
 		// which the members do not read off the simulator
-		// (docs/cardiac.md, "The heart"). Only heart_right and heart_left
-		// are replaced.
+		// (docs/cardiac.md, "The heart's silhouette"). Only heart_right and
+		// heart_left are replaced.
 		membersVHS = measureWith(l, v).VHS
 		right, left := r.Silhouette.Right, r.Silhouette.Left
 		if right.Dist(l[HeartRight])+left.Dist(l[HeartLeft]) > right.Dist(l[HeartLeft])+left.Dist(l[HeartRight]) {
