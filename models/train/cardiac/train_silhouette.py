@@ -320,20 +320,17 @@ def eval_cmd(a):
                 for s in range(0, len(X), 64):
                     probs.append(sil(X[s:s + 64].float().unsqueeze(1) / 255.0).float().cpu().numpy()[:, 0])
             probs = np.concatenate(probs)
-            for name, tops in (("sil_members_carina", mem[:, L["heart_top"]]), ("sil_true_carina", y[:, L["heart_top"]])):
-                out = []
-                for i, pm in enumerate(probs):
-                    ax = axes_from_mask(pm, tops[i])
-                    out.append(np.nan if ax is None else heart_sum(tops[i], *ax) / v[i])
-                rows[name] = np.array(out)
+            top_m, top_t = mem[:, L["heart_top"]], y[:, L["heart_top"]]
+            ax_m = [axes_from_mask(pm, top_m[i]) for i, pm in enumerate(probs)]
+            ax_t = [axes_from_mask(pm, top_t[i]) for i, pm in enumerate(probs)]
+
+            def nan_or(axes, f):
+                return np.array([np.nan if ax is None else f(i, ax) for i, ax in enumerate(axes)])
+            rows["sil_members_carina"] = nan_or(ax_m, lambda i, ax: heart_sum(top_m[i], *ax) / v[i])
+            rows["sil_true_carina"] = nan_or(ax_t, lambda i, ax: heart_sum(top_t[i], *ax) / v[i])
             # the engine's hybrid (docs/cardiac.md): the members' long axis,
             # the silhouette's short axis from the members' carina
-            hybrid = []
-            for i, pm in enumerate(probs):
-                ax = axes_from_mask(pm, mem[i, L["heart_top"]])
-                long_ = np.linalg.norm(mem[i, L["heart_bottom"]] - mem[i, L["heart_top"]])
-                hybrid.append(np.nan if ax is None else (long_ + np.linalg.norm(ax[1] - ax[2])) / v[i])
-            rows["hybrid"] = np.array(hybrid)
+            rows["hybrid"] = nan_or(ax_m, lambda i, ax: heart_sum(top_m[i], mem[i, L["heart_bottom"]], ax[1], ax[2]) / v[i])
             doubt[os.path.basename(path)] = (np.array([soft_share(pm) for pm in probs]),
                                              np.abs(rows["sil_members_carina"] - truth))
         print(f"{os.path.basename(path)}: {len(X)} images; heart VHS error over the true v")
