@@ -392,7 +392,7 @@ eval-cardiac:
 	cd models/train && $(PY) -m sim.heldout --generator xraysim2 --out ../../testdata/heldout-world2 --n 320 --negatives 0
 	# A third family (sim/family3.py): hearts and spines drawn another way,
 	# which no model trains on (experiments/2026-11-29-third-generator.md).
-	cd models/train && $(PY) -m sim.family3 --out ../../testdata/heldout-family3 --n 300 --seed 60000000
+	cd models/train && $(PY) -m sim.heldout --generator family3 --out ../../testdata/heldout-family3 --n 300 --negatives 0
 	# Each set on the shipped column route and, beside it, the span route
 	# it replaced (docs/cardiac.md, "The column route"): the model card's
 	# sections NAME and NAME-span.
@@ -403,9 +403,8 @@ eval-cardiac:
 # A trial's judgement on sets nothing has read: the four cardiac sets drawn
 # afresh with every seed moved by FRESH_OFFSET (sim/heldout.py --offset; the
 # journals in experiments/ name the offsets used, never reuse one), and the
-# third family (sim/family3.py, which no model trains on) from seed
-# 50,000,000 + FRESH_OFFSET, then evaluated with FRESH_MODELS, one dump per
-# set for comparing two runs.
+# third family (sim/family3.py, which no model trains on) the same way,
+# then evaluated with FRESH_MODELS, one dump per set for comparing two runs.
 FRESH_OFFSET ?= 18000000
 FRESH_N ?= 200
 FRESH_MODELS ?= models
@@ -415,7 +414,7 @@ eval-fresh:
 	cd models/train && $(PY) -m sim.heldout --generator xraysim2 --out $(FRESH_DIR)/w2 --n $(FRESH_N) --negatives 10 --offset $(FRESH_OFFSET)
 	cd models/train && $(PY) -m sim.tilt $(FRESH_DIR)/sim $(FRESH_DIR)/tilt
 	cd models/train && $(PY) -m sim.heldout --generator phantom --out $(FRESH_DIR)/phantom --n $$(( $(FRESH_N) * 3 / 2 )) --negatives 10 --offset $(FRESH_OFFSET)
-	cd models/train && $(PY) -m sim.family3 --out $(FRESH_DIR)/family3 --n $$(( $(FRESH_N) * 3 / 2 )) --seed $$(( 50000000 + $(FRESH_OFFSET) ))
+	cd models/train && $(PY) -m sim.heldout --generator family3 --out $(FRESH_DIR)/family3 --n $$(( $(FRESH_N) * 3 / 2 )) --negatives 10 --offset $(FRESH_OFFSET)
 	for s in sim w2 tilt phantom family3; do \
 		$(GO) run ./bench/evalcardiac --data $(FRESH_DIR)/$$s --models $(FRESH_MODELS) --dump $(FRESH_DIR)/$$s.jsonl > $(FRESH_DIR)/$$s.json || exit 1; \
 		$(PY) -c 'import json,sys; d=json.load(open(sys.argv[2])); print(sys.argv[1], "radiographs", d["radiographs"], "VHS", d["vhs_measured"], "MAE", d["vhs_mae"], "worst", d["vhs_max_ae"])' $$s $(FRESH_DIR)/$$s.json || exit 1; done

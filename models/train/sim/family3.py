@@ -13,16 +13,17 @@ outline point farthest from it, heart_right/heart_left the widest chord
 perpendicular to that axis, Vertebra A/B T4's cranial and T9's caudal
 endplate midpoints on the bodies' centre line.
 """
-import json
 import math
-import os
-from multiprocessing import Pool
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 from scipy import ndimage
 
-LANDMARKS = ["heart_top", "heart_bottom", "heart_right", "heart_left", "VLAS", "Vertebra A", "Vertebra B"]
+from sim.phantom import measure
+
+# Held-out seeds (sim/heldout.py --generator family3): the development
+# and trial seeds of experiments/2026-11-29-third-generator.md lie below.
+HELDOUT_SEED_BASE = 60_000_000
 SS = 2  # supersampling of the drawn masks
 
 
@@ -41,7 +42,9 @@ def _poly_mask(size, polys, width=0, lines=False):
 
 def generate(seed, long_side=None):
     """(PIL L image, truth {name: (x, y)}, meta) of one thorax: the first
-    draw from seed whose landmarks all lie inside the frame."""
+    draw from seed whose landmarks all lie inside the frame. meta holds
+    the truth's "vhs" and "vlas" (phantom.measure), the VHS the heart was
+    drawn for ("vhs_drawn") and the true vertebral unit "v" in pixels."""
     for k in range(20):
         out = _draw(np.random.default_rng([seed, k]), long_side)
         if out is not None:
@@ -247,57 +250,5 @@ def _draw(r, long_side):
     truth = {kk: (R @ (np.asarray(p) - ctr) + ctr).tolist() for kk, p in truth.items()}
     if r.random() < 0.5:
         out = out.filter(ImageFilter.UnsharpMask(radius=u(1, 4), percent=int(u(40, 150))))
-    return out, truth, {"vhs": vhs, "v": v_true}
-
-
-def vhs_of(t):
-    """VHS of a truth dict: (|top-bottom| + |right-left|) / (|A-B| / 6)."""
-    n = lambda a, b: math.dist(t[a], t[b])
-    return (n("heart_top", "heart_bottom") + n("heart_right", "heart_left")) / (n("Vertebra A", "Vertebra B") / 6)
-
-
-def vlas_of(t):
-    """VLAS of a truth dict: |top-VLAS| / (|A-B| / 6)."""
-    return math.dist(t["heart_top"], t["VLAS"]) / (math.dist(t["Vertebra A"], t["Vertebra B"]) / 6)
-
-
-def _write_one(args):
-    seed, i, out = args
-    r = np.random.default_rng([seed, 99])
-    im, t, _ = generate(seed, long_side=int(r.integers(700, 1100)))
-    name = f"pos_{i:04d}." + ("jpg" if r.random() < 0.5 else "png")
-    path = os.path.join(out, name)
-    if name.endswith("jpg"):
-        im.save(path, quality=int(r.integers(80, 96)))
-    else:
-        im.save(path)
-    return {"file": name, "radiograph": True, "width": im.size[0], "height": im.size[1], "vhs": vhs_of(t),
-            "vlas": vlas_of(t), "landmarks": {k: [float(p[0]), float(p[1])] for k, p in t.items()}}
-
-
-def write_set(out, n, seed0, workers=1):
-    """n radiographs (seeds seed0...) at 700-1,100 pixels with truth.json,
-    the folder layout bench/evalcardiac reads. Returns the items."""
-    os.makedirs(out, exist_ok=True)
-    jobs = [(seed0 + i, i, out) for i in range(n)]
-    if workers > 1:
-        with Pool(workers) as pool:
-            items = pool.map(_write_one, jobs, chunksize=8)
-    else:
-        items = [_write_one(j) for j in jobs]
-    with open(os.path.join(out, "truth.json"), "w") as f:
-        json.dump({"generator": f"sim/family3.py (a third way of drawing; judging only), seeds from {seed0}",
-                   "items": items}, f)
-    return items
-
-
-if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser(description="write a judging set of third-family radiographs for bench/evalcardiac")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--n", type=int, default=150)
-    ap.add_argument("--seed", type=int, required=True, help="first seed (the journal lists those used)")
-    ap.add_argument("--workers", type=int, default=2)
-    a = ap.parse_args()
-    print(f"third family: {len(write_set(a.out, a.n, a.seed, a.workers))} radiographs in {a.out}")
+    vhs_t, vlas_t = measure(truth)
+    return out, truth, {"vhs": vhs_t, "vlas": vlas_t, "vhs_drawn": vhs, "v": v_true}

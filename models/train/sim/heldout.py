@@ -11,6 +11,8 @@ Two generators, so generalisation is measured the honest way:
   --generator phantom  the first, independently written 2D generator
                        (sim/phantom.py, HELDOUT ranges): never in training, an
                        outside world for the models.
+  --generator family3  a third way of drawing a thorax (sim/family3.py),
+                       700-1,100 pixels: never in training, for judging.
 Files are full-size JPEG or PNG as a clinic would send them; truth.json holds
 landmarks in pixels and VHS/VLAS.
 """
@@ -21,6 +23,7 @@ from multiprocessing import Pool
 
 import numpy as np
 
+from sim import family3
 from sim import negatives
 from sim import phantom
 from sim import xraysim
@@ -37,6 +40,9 @@ def _pos(args):
             im, truth, meta = xraysim.generate(seed, 1024, 1024, heldout=True, world=gen)
         else:
             im, truth, meta = xraysim.generate(seed, heldout=True, long_side=int(r.integers(300, 1400)), world=gen)
+        w, h = im.size
+    elif gen == "family3":
+        im, truth, meta = family3.generate(seed, long_side=int(r.integers(700, 1100)))
         w, h = im.size
     else:
         if i % 4 == 0:
@@ -83,7 +89,7 @@ def main():
     ap.add_argument("--n", type=int, default=320)
     ap.add_argument("--negatives", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom"], default="xraysim")
+    ap.add_argument("--generator", choices=list(xraysim.WORLDS) + ["phantom", "family3"], default="xraysim")
     ap.add_argument("--ood", type=int, default=0,
                     help="also this many negatives of each kind the validity classifier never saw in training "
                          "(negatives.HELDOUT_KINDS: spreadsheets, ultrasound, colour photos of rooms)")
@@ -93,7 +99,8 @@ def main():
                     help="add this to every seed: a fresh set for one trial's judgement, never generated before "
                          "(experiments/ names the offsets used)")
     a = ap.parse_args()
-    base = xraysim.HELDOUT_SEED_BASE if a.generator in xraysim.WORLDS else phantom.HELDOUT_SEED_BASE
+    base = (xraysim.HELDOUT_SEED_BASE if a.generator in xraysim.WORLDS else
+            family3.HELDOUT_SEED_BASE if a.generator == "family3" else phantom.HELDOUT_SEED_BASE)
     shift = (5_000_000 if a.validation else 0) + a.offset
     pos_base, neg_base = base + shift, NEG_SEED_BASE + shift
     os.makedirs(a.out, exist_ok=True)
@@ -107,7 +114,8 @@ def main():
             "xraysim2": "xraysim.py world 2 (xraysim2: the simulator's second anatomy and DR processing), "
                         "held-out seeds from %d" % pos_base,
             "phantom": "phantom.py (the first 2D generator, never used in training), HELDOUT ranges, seeds from %d"
-                       % pos_base}[a.generator]
+                       % pos_base,
+            "family3": "sim/family3.py (a third way of drawing; judging only), seeds from %d" % pos_base}[a.generator]
     with open(os.path.join(a.out, "truth.json"), "w") as f:
         json.dump({"generator": desc, "items": items}, f, indent=1)
     print(f"held-out set: {a.n} {a.generator} radiographs, {a.negatives} negatives in {a.out}")
