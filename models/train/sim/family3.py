@@ -90,9 +90,7 @@ def _draw(r, long_side):
     v_true = np.linalg.norm(A - B) / 6
     body_h = u(0.55, 0.75) * v
     disc = u(0.12, 0.2)
-    # --- structures -----------------------------------------------------------
-    ventral_y = None  # set from the heart below
-    # --- the heart --------------------------------------------------------------
+    # --- the heart (the sternum is placed below it) ---------------------------
     carina = np.array([starts["T5"] + u(0.0, 1.3) * v, 0.0])
     carina[1] = spine(carina[0]) + body_h / 2 + u(1.3, 2.3) * v
     vhs = u(8.2, 12.8)
@@ -102,9 +100,9 @@ def _draw(r, long_side):
     d_spine = np.array([1.0, slope]) / math.hypot(1, slope)
     c, s = d_spine
     d = np.array([c * d[0] - s * d[1], s * d[0] + c * d[1]])
-    nrm = np.array([-d[1], d[0]])  # points cranioventral? make it cranial
+    nrm = np.array([-d[1], d[0]])
     if nrm[0] > 0:
-        nrm = -nrm  # nrm points cranially
+        nrm = -nrm  # the heart's normal points cranially
     base_depth = u(-0.04, 0.14) * Lax  # how far the outline reaches dorsal of the carina
     wmax = (vhs * v_true - Lax) / 2 * u(0.97, 1.03)
     kc = u(0.85, 1.15)  # cranial share of the width
@@ -124,7 +122,7 @@ def _draw(r, long_side):
     caud = [start + d * t * ax_len - nrm * w for t, w in zip(ts, wk)]
     outline = np.array(cran + caud[::-1])
     apex_y = max(p[1] for p in outline)
-    ventral_y = apex_y + u(0.3, 1.3) * v - slope * (starts["T6"] - carina[0]) * 0
+    ventral_y = apex_y + u(0.3, 1.3) * v  # the sternum's level at the carina, below the apex
     ster_slope = math.tan(math.radians(u(-8, 14)))
     def sternum(xx):
         return ventral_y + ster_slope * (xx - carina[0])
