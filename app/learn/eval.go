@@ -235,6 +235,21 @@ func measureCase(ctx context.Context, m Measurer, c evalCase) (Reading, image.Re
 	return r, img.Bounds(), nil
 }
 
+// caseVHSError is one case's |VHS error| as the evaluation counts it:
+// at most the whole score (the true VHS). A reading the product could not
+// measure (a degenerate placement, or one 20-40 v off on a column read at
+// the wrong scale) is wholly wrong, and how far beyond the score it lands
+// says nothing about the models; uncapped, one such phantom decided the
+// regression rule on its own (experiments/2026-11-28-learning-journal.md,
+// "One wild reading").
+func caseVHSError(measured, truth float64) float64 {
+	e := math.Abs(measured - truth)
+	if math.IsNaN(e) || e > truth {
+		return truth
+	}
+	return e
+}
+
 // evaluate measures every case with m, applying m's own spread bound
 // (applyBound sets another). step is called after each case.
 func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (Eval, error) {
@@ -257,10 +272,7 @@ func evaluate(ctx context.Context, m Measurer, cases []evalCase, step func()) (E
 			pct[k] += 100 * d / diag
 			n[k]++
 		}
-		e := math.Abs(r.VHS() - c.vhs)
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			e = c.vhs // a degenerate placement counts as the whole score wrong
-		}
+		e := caseVHSError(r.VHS(), c.vhs)
 		ev.VHSAbsErr[i] = e
 		ev.VHSMAE += e
 		if e <= 0.5 {

@@ -33,3 +33,26 @@ func TestReadingVHS(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseVHSError: a case's error counts at most the whole score, so a
+// reading far off (or not a number) weighs as much as a degenerate one,
+// whatever its size.
+func TestCaseVHSError(t *testing.T) {
+	cases := []struct {
+		name            string
+		measured, truth float64
+		want            float64
+	}{
+		{"close", 10.4, 10, 0.4},
+		{"under", 8.5, 10, 1.5},
+		{"off by the whole score", 20, 10, 10},
+		{"wild: capped at the score", 40.5, 11.3, 11.3},
+		{"not a number", math.NaN(), 9, 9},
+		{"infinite", math.Inf(1), 9, 9},
+	}
+	for _, tc := range cases {
+		if got := caseVHSError(tc.measured, tc.truth); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %.3f, want %.3f", tc.name, got, tc.want)
+		}
+	}
+}
