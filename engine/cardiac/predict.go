@@ -52,16 +52,12 @@ func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions)
 	if err := imageproc.CheckSize(b.Dx(), b.Dy()); err != nil {
 		return nil, err
 	}
-	p, err := e.runValidity(ctx, img)
+	p, models, peaks, err := e.validityAndLandmarks(ctx, img)
 	if err != nil {
 		return nil, err
 	}
 	if !isRadiograph(p) {
 		return newResult(b.Dx(), b.Dy(), p, nil, nil), nil
-	}
-	models, peaks, err := e.runLandmarks(ctx, img, e.landmarks)
-	if err != nil {
-		return nil, err
 	}
 	levelled := 0.0
 	if !o.NoLevel {
@@ -110,6 +106,38 @@ func (e *Engine) RawLandmarks(ctx context.Context, img image.Image) (Landmarks, 
 		return Landmarks{}, err
 	}
 	return EnsembleMean(models), nil
+}
+
+// validityAndLandmarks runs the validity classifier and, beside it, the
+// landmark ensemble, so that the cores the classifier leaves idle already
+// measure; a rejected image (isRadiograph false) cancels the members and
+// comes back without landmarks. Every member has returned before it
+// does, so nothing runs on after a rejection. The members' error counts
+// only for an image the classifier accepts.
+func (e *Engine) validityAndLandmarks(ctx context.Context, img image.Image) (float64, []Landmarks, [][NumLandmarks]float64, error) {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type landmarks struct {
+		models []Landmarks
+		peaks  [][NumLandmarks]float64
+		err    error
+	}
+	done := make(chan landmarks, 1)
+	go func() {
+		m, pk, err := e.runLandmarks(lctx, img, e.landmarks)
+		done <- landmarks{m, pk, err}
+	}()
+	p, err := e.runValidity(ctx, img)
+	if err != nil || !isRadiograph(p) {
+		cancel()
+		<-done
+		return p, nil, nil, err
+	}
+	l := <-done
+	if l.err != nil {
+		return 0, nil, nil, l.err
+	}
+	return p, l.models, l.peaks, nil
 }
 
 func (e *Engine) runValidity(ctx context.Context, img image.Image) (float64, error) {

@@ -1,0 +1,169 @@
+package cardiac
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"vetlens/engine/infer"
+	"vetlens/engine/manifest"
+)
+
+// scriptedSession answers with fixed outputs after a delay, counting the
+// runs in flight; err, where set, is returned instead.
+type scriptedSession struct {
+	name     string
+	delay    time.Duration
+	out      []infer.Tensor
+	err      error
+	inFlight *atomic.Int32
+	runs     *atomic.Int32
+}
+
+func (s scriptedSession) Name() string { return s.name }
+func (s scriptedSession) Run(ctx context.Context, _ ...infer.Tensor) ([]infer.Tensor, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	s.runs.Add(1)
+	time.Sleep(s.delay)
+	return s.out, s.err
+}
+func (s scriptedSession) Close() error { return nil }
+
+// TestValidityBesideLandmarks: the validity classifier and the landmark
+// members run side by side, and whatever the classifier says, no member
+// is still running when Predict returns. A rejected image comes back
+// without landmarks, and a classifier error comes back as the error; a
+// member's error counts only for an accepted image.
+func TestValidityBesideLandmarks(t *testing.T) {
+	cases := []struct {
+		name        string
+		p           float32
+		validityErr error
+		memberErr   error
+		wantErr     string
+		wantCode    Code
+		wantMembers int
+	}{
+		{name: "rejected", p: 0.01, wantCode: CodeRejected},
+		{name: "rejected while a member fails", p: 0.01, memberErr: errors.New("member broke"), wantCode: CodeRejected},
+		{name: "classifier error", validityErr: errors.New("classifier broke"), wantErr: "classifier broke"},
+		{name: "accepted", p: 0.97, wantMembers: 5},
+		{name: "accepted, a member fails", p: 0.97, memberErr: errors.New("member broke"), wantErr: "member broke"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var inFlight, memberRuns atomic.Int32
+			e := loadScripted(t, func(role string, i int) scriptedSession {
+				s := scriptedSession{inFlight: &inFlight, runs: &memberRuns, delay: 15 * time.Millisecond}
+				if role == RoleValidity {
+					var validityRuns atomic.Int32
+					s.runs = &validityRuns
+					s.delay = 30 * time.Millisecond // the members start before it answers
+					s.out, s.err = []infer.Tensor{{Shape: []int64{1, 1}, Data: []float32{tc.p}}}, tc.validityErr
+					return s
+				}
+				s.out = scriptedLandmarks()
+				if i == 3 {
+					s.err = tc.memberErr
+				}
+				return s
+			})
+			res, err := e.Predict(t.Context(), grey(256), PredictOptions{NoLevel: true})
+			if n := inFlight.Load(); n != 0 {
+				t.Errorf("%d runs still in flight when Predict returned", n)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantCode == CodeRejected {
+				if !res.Rejected || res.Code != CodeRejected || len(res.ModelLandmarks) != 0 {
+					t.Errorf("rejected: code %d, rejected %v, %d members' landmarks", res.Code, res.Rejected, len(res.ModelLandmarks))
+				}
+				return
+			}
+			if res.Rejected || len(res.ModelLandmarks) != tc.wantMembers || int(memberRuns.Load()) != tc.wantMembers {
+				t.Errorf("accepted: rejected %v, %d members' landmarks, %d member runs; want %d",
+					res.Rejected, len(res.ModelLandmarks), memberRuns.Load(), tc.wantMembers)
+			}
+		})
+	}
+}
+
+// scriptedLandmarks is a landmark model's output: seven points of a
+// plausible lateral thorax in letterbox units over S, and their peaks.
+func scriptedLandmarks() []infer.Tensor {
+	pts := []float32{0.45, 0.45, 0.5, 0.75, 0.35, 0.62, 0.62, 0.55, 0.55, 0.45, 0.3, 0.3, 0.75, 0.3}
+	peaks := []float32{0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9}
+	return []infer.Tensor{{Shape: []int64{1, 7, 2}, Data: pts}, {Shape: []int64{1, 7}, Data: peaks}}
+}
+
+// loadScripted loads an engine whose validity model and five landmark
+// members are the sessions session gives (i: the member's number, 0 for
+// the validity model).
+func loadScripted(t *testing.T, session func(role string, i int) scriptedSession) *Engine {
+	t.Helper()
+	dir := t.TempDir()
+	var models []manifest.Model
+	add := func(file, role string, size []int, outs ...string) {
+		body := []byte("scripted " + file)
+		if err := os.WriteFile(filepath.Join(dir, file), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(body)
+		models = append(models, manifest.Model{File: file, Role: role, InputSize: size, Inputs: []string{"image"},
+			Outputs: outs, Version: "t", SHA256: hex.EncodeToString(sum[:])})
+	}
+	add("v.onnx", RoleValidity, []int{3, 64, 64}, "p_radiograph")
+	for i := 1; i <= 5; i++ {
+		add("l"+string(rune('0'+i))+".onnx", RoleLandmark, []int{1, 64, 64}, "landmarks", "peak")
+	}
+	b, err := json.Marshal(manifest.Manifest{Families: map[string]manifest.Family{Family: {ModelVersion: "t"}}, Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(path string, _, _ []string) (infer.Session, error) {
+		name := filepath.Base(path)
+		if name == "v.onnx" {
+			return session(RoleValidity, 0), nil
+		}
+		return session(RoleLandmark, int(name[1]-'0')), nil
+	}
+	e, err := LoadWith(dir, open, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// grey is a mid-grey square image of side n.
+func grey(n int) image.Image {
+	img := image.NewGray(image.Rect(0, 0, n, n))
+	for i := range img.Pix {
+		img.Pix[i] = color.Gray{Y: 128}.Y
+	}
+	return img
+}
