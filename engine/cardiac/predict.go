@@ -40,10 +40,11 @@ func (e *Engine) PredictBytes(ctx context.Context, b []byte, o PredictOptions) (
 	return e.Predict(ctx, img, o)
 }
 
-// Predict runs the validity classifier and, for a valid radiograph, the
-// landmark ensemble, and decides the result code. An error means the
-// prediction could not run (bad input size, cancelled context, ONNX Runtime
-// failure); every measurement outcome, including rejection, is a Result.
+// Predict runs the validity classifier and, beside it, the landmark
+// ensemble, whose points count only for a valid radiograph, and decides
+// the result code. An error means the prediction could not run (bad input
+// size, cancelled context, ONNX Runtime failure); every measurement
+// outcome, including rejection, is a Result.
 func (e *Engine) Predict(ctx context.Context, img image.Image, o PredictOptions) (*Result, error) {
 	if o.Mirror {
 		img = imageproc.MirrorX(img)
