@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"image"
-	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,7 +162,7 @@ func loadScripted(t *testing.T, session func(role string, i int) scriptedSession
 func grey(n int) image.Image {
 	img := image.NewGray(image.Rect(0, 0, n, n))
 	for i := range img.Pix {
-		img.Pix[i] = color.Gray{Y: 128}.Y
+		img.Pix[i] = 128
 	}
 	return img
 }
