@@ -181,7 +181,9 @@ func (bigRectify) Rectify(ctx context.Context, b []byte, c [4][2]float64) ([]byt
 // write is TestTimedWriterDeadlines's, on a fake clock; here net/http
 // enforces it on the wall clock, and the test only waits for the handlers.
 func TestUnreadResponseFreesHandler(t *testing.T) {
-	const writeTimeout = 500 * time.Millisecond
+	// The reading client must get its 32 MB within the timeout between
+	// writes, which the race detector's slower encoding would exceed.
+	const writeTimeout = raceSlowdown * 500 * time.Millisecond
 	a := newAPI(t, apiOpts{pop: bigRectify{&fakePoP{sessions: map[string]*fakeSession{}}}, cfg: Config{WriteTimeout: writeTimeout}})
 	body := `{"image":"` + b64(grayPNG(t, 1, 640, 480)) + `","corners":[[1,1],[600,1],[600,400],[1,400]]}`
 
