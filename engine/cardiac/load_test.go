@@ -28,6 +28,31 @@ func (f fakeSession) Run(context.Context, ...infer.Tensor) ([]infer.Tensor, erro
 }
 func (f fakeSession) Close() error { f.closed.Add(1); return nil }
 
+// writeModelDir writes each model's file (a few bytes naming it) into dir,
+// fills in the SHA-256 of those models that name none, and writes the
+// manifest of models and fams beside them.
+func writeModelDir(t *testing.T, dir string, models []manifest.Model, fams map[string]manifest.Family) {
+	t.Helper()
+	for i := range models {
+		m := &models[i]
+		body := []byte("not a model " + m.File)
+		if err := os.WriteFile(filepath.Join(dir, m.File), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if m.SHA256 == "" {
+			sum := sha256.Sum256(body)
+			m.SHA256 = hex.EncodeToString(sum[:])
+		}
+	}
+	b, err := json.Marshal(manifest.Manifest{Families: fams, Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLoadManifestErrors: every manifest problem is caught before the
 // runtime sees the file, with an error naming the model; a model the
 // runtime refuses is named too; whatever was opened is closed again.
@@ -92,25 +117,12 @@ func TestLoadManifestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for i := range tc.models {
-				m := &tc.models[i]
-				body := []byte("not a model " + m.File)
-				if m.File != "gone.onnx" {
-					if err := os.WriteFile(filepath.Join(dir, m.File), body, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if m.SHA256 == "" {
-					sum := sha256.Sum256(body)
-					m.SHA256 = hex.EncodeToString(sum[:])
-				}
-			}
 			fams := tc.families
 			if fams == nil {
 				fams = map[string]manifest.Family{Family: {ModelVersion: "t"}}
 			}
-			b, _ := json.Marshal(manifest.Manifest{Families: fams, Models: tc.models})
-			if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
+			writeModelDir(t, dir, tc.models, fams)
+			if err := os.Remove(filepath.Join(dir, "gone.onnx")); err != nil && !errors.Is(err, os.ErrNotExist) {
 				t.Fatal(err)
 			}
 			var opened, closed atomic.Int32

@@ -2,12 +2,8 @@ package cardiac
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"image"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -19,7 +15,8 @@ import (
 )
 
 // scriptedSession answers with fixed outputs after a delay, counting the
-// runs in flight; err, where set, is returned instead.
+// runs in flight and, where runs is set, every run; err, where set, is
+// returned instead.
 type scriptedSession struct {
 	name     string
 	delay    time.Duration
@@ -36,7 +33,9 @@ func (s scriptedSession) Run(ctx context.Context, _ ...infer.Tensor) ([]infer.Te
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	s.runs.Add(1)
+	if s.runs != nil {
+		s.runs.Add(1)
+	}
 	time.Sleep(s.delay)
 	return s.out, s.err
 }
@@ -67,21 +66,19 @@ func TestValidityBesideLandmarks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var inFlight, memberRuns atomic.Int32
 			e := loadScripted(t, func(role string, i int) scriptedSession {
-				s := scriptedSession{inFlight: &inFlight, runs: &memberRuns, delay: 15 * time.Millisecond}
+				s := scriptedSession{inFlight: &inFlight, delay: 15 * time.Millisecond}
 				if role == RoleValidity {
-					var validityRuns atomic.Int32
-					s.runs = &validityRuns
 					s.delay = 30 * time.Millisecond // the members start before it answers
 					s.out, s.err = []infer.Tensor{{Shape: []int64{1, 1}, Data: []float32{tc.p}}}, tc.validityErr
 					return s
 				}
-				s.out = scriptedLandmarks()
+				s.runs, s.out = &memberRuns, scriptedLandmarks()
 				if i == 3 {
 					s.err = tc.memberErr
 				}
 				return s
 			})
-			res, err := e.Predict(t.Context(), grey(256), PredictOptions{NoLevel: true})
+			res, err := e.Predict(t.Context(), flatGray(image.Rect(0, 0, 256, 256), 128), PredictOptions{NoLevel: true})
 			if n := inFlight.Load(); n != 0 {
 				t.Errorf("%d runs still in flight when Predict returned", n)
 			}
@@ -122,33 +119,24 @@ func scriptedLandmarks() []infer.Tensor {
 func loadScripted(t *testing.T, session func(role string, i int) scriptedSession) *Engine {
 	t.Helper()
 	dir := t.TempDir()
-	var models []manifest.Model
-	add := func(file, role string, size []int, outs ...string) {
-		body := []byte("scripted " + file)
-		if err := os.WriteFile(filepath.Join(dir, file), body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		models = append(models, manifest.Model{File: file, Role: role, InputSize: size, Inputs: []string{"image"},
-			Outputs: outs, Version: "t", SHA256: hex.EncodeToString(sum[:])})
+	entry := func(file, role string, outs ...string) manifest.Model {
+		return manifest.Model{File: file, Role: role, InputSize: []int{1, 64, 64}, Inputs: []string{"image"}, Outputs: outs, Version: "t"}
 	}
-	add("v.onnx", RoleValidity, []int{3, 64, 64}, "p_radiograph")
+	models := []manifest.Model{entry("v.onnx", RoleValidity, "p_radiograph")}
+	models[0].InputSize = []int{3, 64, 64}
 	for i := 1; i <= 5; i++ {
-		add("l"+string(rune('0'+i))+".onnx", RoleLandmark, []int{1, 64, 64}, "landmarks", "peak")
+		models = append(models, entry("l"+string(rune('0'+i))+".onnx", RoleLandmark, "landmarks", "peak"))
 	}
-	b, err := json.Marshal(manifest.Manifest{Families: map[string]manifest.Family{Family: {ModelVersion: "t"}}, Models: models})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, manifest.FileName), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeModelDir(t, dir, models, map[string]manifest.Family{Family: {ModelVersion: "t"}})
 	open := func(path string, _, _ []string) (infer.Session, error) {
 		name := filepath.Base(path)
+		role, i := RoleLandmark, int(name[1]-'0')
 		if name == "v.onnx" {
-			return session(RoleValidity, 0), nil
+			role, i = RoleValidity, 0
 		}
-		return session(RoleLandmark, int(name[1]-'0')), nil
+		s := session(role, i)
+		s.name = name
+		return s, nil
 	}
 	e, err := LoadWith(dir, open, DefaultOptions())
 	if err != nil {
@@ -156,13 +144,4 @@ func loadScripted(t *testing.T, session func(role string, i int) scriptedSession
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
-}
-
-// grey is a mid-grey square image of side n.
-func grey(n int) image.Image {
-	img := image.NewGray(image.Rect(0, 0, n, n))
-	for i := range img.Pix {
-		img.Pix[i] = 128
-	}
-	return img
 }
